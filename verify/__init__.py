@@ -1,0 +1,1 @@
+"""verify: symbolic verification of GPU shared-memory layouts, swizzles and bank conflicts."""

@@ -1,0 +1,118 @@
+"""The one module that builds Z3 bit-vector terms.
+
+Everything here is unsigned: ``/`` is UDiv, ``%`` is URem, ``>>`` is LShR,
+comparisons are ULT/ULE. Widths come from `verify.expr.max_intermediate`, plus a
+margin, so no term can wrap around; `Context.require_fits` enforces that.
+Nothing outside this module applies Python operators to Z3 terms.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import z3
+
+from verify.expr import BinOp, Const, Expr, Range, Var, max_intermediate
+
+# Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
+MAX_WIDTH = 192
+
+
+class Context:
+    """Z3 variables of one query, all of one bit-width."""
+
+    def __init__(self, width: int, ranges: Mapping[str, Range]):
+        if width > MAX_WIDTH:
+            raise ValueError(f"bit-vector width {width} exceeds {MAX_WIDTH}")
+        self.width = width
+        self.ranges = dict(ranges)
+        self._vars: dict[str, z3.BitVecRef] = {}
+
+    def var(self, name: str, tag: str = "") -> z3.BitVecRef:
+        """The Z3 variable for `name` (a fresh copy per `tag`, e.g. per lane)."""
+        key = f"{name}#{tag}" if tag else name
+        if key not in self._vars:
+            self._vars[key] = z3.BitVec(key, self.width)
+        return self._vars[key]
+
+    def in_range(self, name: str, tag: str = "") -> z3.BoolRef:
+        r = self.ranges[name]
+        v = self.var(name, tag)
+        return z3.And(z3.UGE(v, self.num(r.lo)), z3.ULT(v, self.num(r.hi)))
+
+    def num(self, value: int) -> z3.BitVecRef:
+        return z3.BitVecVal(value, self.width)
+
+    def lower(self, e: Expr, tag: str = "", fixed: Mapping[str, int] | None = None) -> z3.BitVecRef:
+        """Bit-vector term for `e`; variables in `fixed` become constants."""
+        fixed = fixed or {}
+        if isinstance(e, Const):
+            return self.num(e.value)
+        if isinstance(e, Var):
+            if e.name in fixed:
+                return self.num(fixed[e.name])
+            return self.var(e.name, tag)
+        a, b = self.lower(e.a, tag, fixed), self.lower(e.b, tag, fixed)
+        return _BINOPS[e.op](a, b)
+
+    def value(self, model: z3.ModelRef, name: str, tag: str = "") -> int:
+        """The model's value for a variable (0 when the model left it free)."""
+        return model.eval(self.var(name, tag), model_completion=True).as_long()
+
+
+_BINOPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": z3.UDiv,
+    "%": z3.URem,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+    "<<": lambda a, b: a << b,
+    ">>": z3.LShR,
+}
+
+
+def width_for(exprs: Iterable[Expr], ranges: Mapping[str, Range], extra: int = 0) -> int:
+    """Bits so that every subexpression (and values up to `extra`) fit, with margin.
+
+    The margin of two bits leaves room for sums of two terms built by the
+    property encodings (``addr + size``) without wrap-around.
+    """
+    top = max([extra, *(max_intermediate(e, ranges) for e in exprs)])
+    return max(8, top.bit_length() + 2)
+
+
+def low_bits_zero(term: z3.BitVecRef, bits: int) -> z3.BoolRef:
+    """term % 2**bits == 0."""
+    if bits == 0:
+        return z3.BoolVal(True)
+    return z3.Extract(bits - 1, 0, term) == 0
+
+
+def low_bits(term: z3.BitVecRef, bits: int) -> z3.BitVecRef:
+    """term % 2**bits, as a `bits`-wide vector."""
+    return z3.Extract(bits - 1, 0, term)
+
+
+def word_of(addr: z3.BitVecRef, extra_words: int, ctx: Context) -> z3.BitVecRef:
+    """Index of the 4-byte word holding byte `addr`, plus `extra_words`."""
+    return z3.LShR(addr, 2) + ctx.num(extra_words)
+
+
+def ult(a, b):
+    return z3.ULT(a, b)
+
+
+def ule(a, b):
+    return z3.ULE(a, b)
+
+
+def uge(a, b):
+    return z3.UGE(a, b)
+
+
+def count_true(conds: list[z3.BoolRef], bits: int = 8) -> z3.BitVecRef:
+    """Number of true conditions, as a `bits`-wide vector (for pseudo-Boolean sums)."""
+    one, zero = z3.BitVecVal(1, bits), z3.BitVecVal(0, bits)
+    return z3.Sum([z3.If(c, one, zero) for c in conds]) if conds else zero

@@ -1,0 +1,133 @@
+"""Shared-memory instructions as access groups: who supplies addresses, how many
+bytes each address covers, and which lanes are served together (phases).
+
+Phase model (see README, "The bank model"): accesses of at most 32 bits are served
+for all 32 lanes at once, 64-bit ones per half-warp, 128-bit ones per
+quarter-warp, and ldmatrix/stmatrix one 8x8 matrix (8 row addresses of 16 bytes)
+per phase. Whether the model is exact or only an upper bound on the hardware
+comes from the H200 measurements in ``shared/hardware/h200.md``.
+
+Names are accepted in full PTX spelling, short forms and CuTe copy-atom names:
+``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``, ``ldmatrix.x4.trans``,
+``SM75_U16x8_LDSM_T``, ``ld.shared.v4.b32``, ``ld.shared.v4``, ``st.shared.b64``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verify.errors import SpecError
+
+WARP = 32
+
+_TYPE_BITS = {f"{p}{n}": n for p in "bsuf" for n in (8, 16, 32, 64)}
+_TYPE_BITS.update({"b128": 128, "bf16": 16, "f16x2": 32, "bf16x2": 32})
+
+# CuTe copy atoms: name -> (PTX family, matrices, trans).
+_CUTE_MATRIX_ATOMS = {
+    f"SM{sm}_U{u}x{n}_{op}_{t}": (fam, m, t == "T")
+    for sm, op, fam in ((75, "LDSM", "ldmatrix"), (90, "STSM", "stmatrix"))
+    for t, shapes in (("N", ((32, 1, 1), (32, 2, 2), (32, 4, 4))),
+                      ("T", ((16, 2, 1), (16, 4, 2), (16, 8, 4))))
+    for u, n, m in shapes
+}
+
+_IGNORED_QUALIFIERS = {"sync", "aligned", "m8n8", "shared", "shared::cta", "volatile",
+                       "relaxed", "weak", "cta"}
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One warp-wide shared-memory instruction, as the bank model sees it."""
+
+    name: str                 # canonical short spelling, e.g. "ldmatrix.x4.trans"
+    family: str               # "ld", "st", "ldmatrix" or "stmatrix"
+    bytes_per_address: int    # bytes covered by one lane's address
+    address_lanes: int        # lanes 0 .. address_lanes-1 supply addresses
+    phase_lanes: int          # lanes served together in one phase
+    trans: bool = False
+
+    @property
+    def is_store(self) -> bool:
+        return self.family in ("st", "stmatrix")
+
+    @property
+    def phases(self) -> list[range]:
+        return [range(s, s + self.phase_lanes)
+                for s in range(0, self.address_lanes, self.phase_lanes)]
+
+    @property
+    def ideal_wavefronts(self) -> int:
+        return len(self.phases)
+
+    @property
+    def words_per_address(self) -> int:
+        return max(1, self.bytes_per_address // 4)
+
+    @property
+    def exact(self) -> bool:
+        """False where the H200 was seen to use fewer wavefronts than the model."""
+        return not (self.family == "ld" and self.bytes_per_address > 4)
+
+    @property
+    def fidelity(self) -> str:
+        if self.exact:
+            return "exact (matches H200 measurements)"
+        return ("upper bound (the H200 merged some repeated-address 64/128-bit loads "
+                "into fewer wavefronts)")
+
+
+def _vector_access(family: str, quals: list[str], text: str) -> Instruction:
+    vec, elem_bits = 1, 32
+    for q in quals:
+        if q in ("v2", "v4", "v8"):
+            vec = int(q[1:])
+        elif q in _TYPE_BITS:
+            elem_bits = _TYPE_BITS[q]
+        elif q not in _IGNORED_QUALIFIERS:
+            raise SpecError(f"instruction '{text}': unknown qualifier '.{q}'")
+    bits = vec * elem_bits
+    if bits not in (8, 16, 32, 64, 128):
+        raise SpecError(f"instruction '{text}': expected 8, 16, 32, 64 or 128 bits per lane, "
+                        f"found {bits}")
+    phase = {64: 16, 128: 8}.get(bits, WARP)
+    short = f"{family}.shared" + (f".v{vec}" if vec > 1 else "") + f".b{elem_bits}"
+    return Instruction(short, family, bits // 8, WARP, phase)
+
+
+def _matrix_access(family: str, quals: list[str], text: str) -> Instruction:
+    count, trans = None, False
+    for q in quals:
+        if q in ("x1", "x2", "x4"):
+            count = int(q[1:])
+        elif q == "trans":
+            trans = True
+        elif q not in _IGNORED_QUALIFIERS and q != "b16":
+            raise SpecError(f"instruction '{text}': unknown qualifier '.{q}' "
+                            "(only .m8n8 with .b16 is modelled)")
+    if count is None:
+        raise SpecError(f"instruction '{text}': expected .x1, .x2 or .x4")
+    return _matrix(family, count, trans)
+
+
+def _matrix(family: str, count: int, trans: bool) -> Instruction:
+    name = f"{family}.x{count}" + (".trans" if trans else "")
+    return Instruction(name, family, 16, 8 * count, 8, trans)
+
+
+def parse_instruction(text: str) -> Instruction:
+    """Instruction named `text` (PTX, short form, or CuTe copy atom)."""
+    if text in _CUTE_MATRIX_ATOMS:
+        return _matrix(*_CUTE_MATRIX_ATOMS[text])
+    head, *quals = text.split(".")
+    if head == "cp" or text.startswith("cp.async"):
+        raise SpecError(f"instruction '{text}': cp.async's shared-memory side does not follow "
+                        "the bank model on the H200 and is not modelled")
+    if head in ("ld", "st"):
+        if "shared" not in quals and "shared::cta" not in quals:
+            raise SpecError(f"instruction '{text}': expected a shared-memory access "
+                            f"('{head}.shared...')")
+        return _vector_access(head, quals, text)
+    if head in ("ldmatrix", "stmatrix"):
+        return _matrix_access(head, quals, text)
+    raise SpecError(f"unknown instruction '{text}': expected ld.shared*, st.shared*, "
+                    "ldmatrix*, stmatrix* or a CuTe atom such as SM75_U32x4_LDSM_N")

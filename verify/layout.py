@@ -1,0 +1,243 @@
+"""Layouts as functions from logical coordinates to offsets, lowered to `Expr`.
+
+Overview
+--------
+A layout maps a coordinate to an offset. verify knows three kinds, with CuTe's
+semantics where CuTe defines them:
+
+* `CuteLayout` -- ``shape:stride`` with hierarchical (nested) modes. A coordinate
+  is one integer per top-level mode (or one integer for the whole layout); an
+  integer inside a nested mode is split colexicographically (column-major), as
+  CuTe's ``crd2idx`` does.
+* `Swizzle` -- ``Sw<B,M,S>`` XORs bits [M+S, M+S+B) into [M, M+B) (S < 0: the
+  other way). It is a function on integers, an involution.
+* `Formula` -- an expression over named coordinates with ranges.
+
+`Composed` is CuTe's ``A o offset o B``: ``A(offset + B(c))``.
+
+Worked example
+--------------
+``Sw<3,3,3> o (_8,_64):(_64,_1)`` at coordinate (r, c) = (5, 3)::
+
+    B(5, 3) = 5*64 + 3*1 = 323 = 0b101_000_011
+    Sw<3,3,3>(323) = 323 ^ ((323 & 0b111_000_000) >> 3) = 0b101_101_011 = 363
+
+Every layout lowers to one `Expr` (``apply``), so the concrete evaluator and the
+bit-vector encoder see the same function.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Union
+
+from verify.errors import SpecError
+from verify.expr import BinOp, Const, Expr, Range, Var, add, evaluate, mul
+
+IntTuple = Union[int, tuple["IntTuple", ...]]
+
+
+def size(shape: IntTuple) -> int:
+    """Number of coordinates of a (possibly nested) shape."""
+    return shape if isinstance(shape, int) else prod(size(s) for s in shape)
+
+
+def depth(t: IntTuple) -> int:
+    return 0 if isinstance(t, int) else 1 + max((depth(s) for s in t), default=0)
+
+
+def flatten(t: IntTuple) -> list[int]:
+    return [t] if isinstance(t, int) else [x for s in t for x in flatten(s)]
+
+
+def crd2idx(coord: Expr, shape: IntTuple, stride: IntTuple) -> Expr:
+    """Offset of a 1-D coordinate within a mode, as CuTe/pycute compute it.
+
+    Requires: `shape` and `stride` congruent. The integer is split
+    colexicographically; the last sub-mode takes the remainder without a
+    modulo, exactly like pycute's ``crd2idx(int, tuple, tuple)``.
+    """
+    if isinstance(shape, int):
+        return mul(coord, Const(stride))
+    result: Expr = Const(0)
+    rest = coord
+    for sub_shape, sub_stride in zip(shape[:-1], stride[:-1]):
+        n = size(sub_shape)
+        result = add(result, crd2idx(_mod(rest, n), sub_shape, sub_stride))
+        rest = _div(rest, n)
+    return add(result, crd2idx(rest, shape[-1], stride[-1]))
+
+
+def _mod(e: Expr, n: int) -> Expr:
+    return Const(0) if n == 1 else BinOp("%", e, Const(n))
+
+
+def _div(e: Expr, n: int) -> Expr:
+    return e if n == 1 else BinOp("/", e, Const(n))
+
+
+@dataclass(frozen=True)
+class CuteLayout:
+    shape: IntTuple
+    stride: IntTuple
+
+    @property
+    def mode_sizes(self) -> list[int]:
+        shape = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        return [size(s) for s in shape]
+
+    def size(self) -> int:
+        return size(self.shape)
+
+    def apply(self, coords: list[Expr]) -> Expr:
+        if len(coords) == 1:
+            return crd2idx(coords[0], self.shape, self.stride)
+        shape, stride = self.shape, self.stride
+        if isinstance(shape, int) or len(coords) != len(shape):
+            raise SpecError(f"layout {self} takes {len(self.mode_sizes)} coordinates "
+                            f"(or one 1-D index), found {len(coords)}")
+        terms = [crd2idx(c, s, d) for c, s, d in zip(coords, shape, stride)]
+        total: Expr = Const(0)
+        for t in terms:
+            total = add(total, t)
+        return total
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.shape)}:{_fmt(self.stride)}"
+
+
+def _fmt(t: IntTuple) -> str:
+    return str(t) if isinstance(t, int) else "(" + ",".join(_fmt(s) for s in t) + ")"
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """CuTe ``Swizzle<B, M, S>``: B mask bits, M kept low bits, shift S."""
+
+    bits: int
+    base: int
+    shift: int
+
+    def __post_init__(self):
+        if self.bits < 0 or self.base < 0:
+            raise SpecError(f"Swizzle<{self.bits},{self.base},{self.shift}>: "
+                            "expected B >= 0 and M >= 0")
+        if abs(self.shift) < self.bits:
+            raise SpecError(f"Swizzle<{self.bits},{self.base},{self.shift}>: "
+                            f"expected |S| >= B so the two bit fields do not overlap, "
+                            f"found |S| = {abs(self.shift)} < B = {self.bits}")
+
+    @property
+    def source_mask(self) -> int:
+        """CuTe's ``yyy_msk``: the bits that are read."""
+        return ((1 << self.bits) - 1) << (self.base + max(0, self.shift))
+
+    @property
+    def target_mask(self) -> int:
+        """CuTe's ``zzz_msk``: the bits that are flipped."""
+        return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
+
+    def apply_expr(self, x: Expr) -> Expr:
+        if self.bits == 0:
+            return x
+        picked = BinOp("&", x, Const(self.source_mask))
+        moved = (BinOp(">>", picked, Const(self.shift)) if self.shift >= 0
+                 else BinOp("<<", picked, Const(-self.shift)))
+        return BinOp("^", x, moved)
+
+    def apply(self, coords: list[Expr]) -> Expr:
+        if len(coords) != 1:
+            raise SpecError(f"{self} takes one integer, found {len(coords)} coordinates")
+        return self.apply_expr(coords[0])
+
+    def diagram(self) -> str:
+        """ASCII picture of which offset bits are read (Y) and flipped (Z)."""
+        top = max(self.source_mask, self.target_mask, 1).bit_length()
+        cells = []
+        for bit in reversed(range(top)):
+            m = 1 << bit
+            cells.append("Y" if self.source_mask & m else "Z" if self.target_mask & m else ".")
+        header = " ".join(f"{b % 10}" for b in reversed(range(top)))
+        return f"bit {header}\n    {' '.join(cells)}\n    (Y read, Z ^= Y)"
+
+    def __str__(self) -> str:
+        return f"Sw<{self.bits},{self.base},{self.shift}>"
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A user's expression over named coordinates, e.g. ``64*r + (c ^ ((r & 7) << 3))``."""
+
+    params: tuple[tuple[str, Range], ...]
+    body: Expr
+
+    @property
+    def mode_sizes(self) -> list[int]:
+        return [r.size for _, r in self.params]
+
+    def size(self) -> int:
+        return prod(self.mode_sizes)
+
+    def apply(self, coords: list[Expr]) -> Expr:
+        from verify.expr import substitute
+        if len(coords) != len(self.params):
+            raise SpecError(f"formula layout takes {len(self.params)} coordinates, "
+                            f"found {len(coords)}")
+        return substitute(self.body, {n: c for (n, _), c in zip(self.params, coords)})
+
+    def __str__(self) -> str:
+        from verify.expr import render
+        ps = ", ".join(f"{n} in {r}" for n, r in self.params)
+        return f"({ps}) -> {render(self.body)}"
+
+
+@dataclass(frozen=True)
+class Composed:
+    """CuTe's ComposedLayout ``outer o offset o inner``: outer(offset + inner(c))."""
+
+    outer: "Layout"
+    offset: int
+    inner: "Layout"
+
+    @property
+    def mode_sizes(self) -> list[int]:
+        return self.inner.mode_sizes
+
+    def size(self) -> int:
+        return self.inner.size()
+
+    def apply(self, coords: list[Expr]) -> Expr:
+        return self.outer.apply([add(Const(self.offset), self.inner.apply(coords))])
+
+    def __str__(self) -> str:
+        mid = f" o {self.offset}" if self.offset else ""
+        return f"{self.outer}{mid} o {self.inner}"
+
+
+Layout = Union[CuteLayout, Swizzle, Formula, Composed]
+
+
+def coordinate_vars(layout: Layout, prefix: str = "m") -> list[tuple[str, Range]]:
+    """One variable per top-level mode, spanning the whole domain of `layout`."""
+    if isinstance(layout, Formula):
+        return list(layout.params)
+    if isinstance(layout, Composed):
+        return coordinate_vars(layout.inner, prefix)
+    return [(f"{prefix}{i}", Range(0, n)) for i, n in enumerate(layout.mode_sizes)]
+
+
+def index_to_coords(layout: Layout, index: int) -> list[int]:
+    """Top-level coordinates of CuTe 1-D index `index` (colexicographic)."""
+    coords = []
+    for _, r in coordinate_vars(layout):
+        coords.append(r.lo + index % r.size)
+        index //= r.size
+    return coords
+
+
+def offsets(layout: Layout) -> list[int]:
+    """[L(0), L(1), ..., L(size-1)] in CuTe's 1-D (colexicographic) index order."""
+    names = [n for n, _ in coordinate_vars(layout)]
+    expr = layout.apply([Var(n) for n in names])
+    return [evaluate(expr, dict(zip(names, index_to_coords(layout, i))))
+            for i in range(layout.size())]

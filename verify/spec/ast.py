@@ -1,0 +1,79 @@
+"""What a parsed spec says, before names are resolved into address functions."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verify.errors import Pos
+from verify.expr import Expr, Range
+from verify.layout import Layout, Swizzle
+
+
+@dataclass(frozen=True)
+class LayoutDef:
+    """A named layout.
+
+    The byte address of coordinate c, for a buffer at `base` and stage k, is
+    ``base + k*stage_bytes + elem_bytes * function(c)``; with a pointer swizzle
+    (CuTe's ``Sw<..> o smem_ptr[Nb] o L``) the swizzle is applied to that whole
+    absolute byte address, as CuTe's swizzled smem pointers do.
+    """
+
+    name: str
+    function: Layout
+    pos: Pos
+    pointer_swizzle: Swizzle | None = None
+    pointer_bits: int | None = None
+
+
+@dataclass(frozen=True)
+class Buffer:
+    align: int = 16
+    stages: int = 1
+    stage_bytes: int = 0
+    pos: Pos = Pos()
+
+
+@dataclass(frozen=True)
+class AccessDef:
+    """``access NAME = INSTR LAYOUT(coords) for loop in lo..hi, ...``"""
+
+    name: str
+    instr_text: str
+    layout: str
+    coords: tuple[Expr, ...]
+    loops: tuple[tuple[str, Range], ...]
+    pos: Pos
+    instr_pos: Pos = Pos()
+    layout_pos: Pos = Pos()
+
+
+@dataclass(frozen=True)
+class CheckDef:
+    """``check PROPERTY ... [expect proved|refuted]``.
+
+    kind is one of: bijective, aligned, conflict_free, max_ways, wavefronts,
+    equivalent_layouts, equivalent_exprs. `target` names the layout or access.
+    """
+
+    kind: str
+    pos: Pos
+    target: str = ""
+    second: str = ""
+    bound: int = 0
+    exact: bool = False          # "max_ways == k" rather than "<= k"
+    lhs: Expr | None = None
+    rhs: Expr | None = None
+    loops: tuple[tuple[str, Range], ...] = ()
+    expect: str | None = None
+    text: str = ""
+
+
+@dataclass
+class Spec:
+    file: str
+    dtype: str | None = None
+    dtype_pos: Pos = Pos()
+    buffer: Buffer = field(default_factory=Buffer)
+    layouts: dict[str, LayoutDef] = field(default_factory=dict)
+    accesses: dict[str, AccessDef] = field(default_factory=dict)
+    checks: list[CheckDef] = field(default_factory=list)

@@ -1,0 +1,371 @@
+"""Spec text -> `Spec` (see README, "The spec language").
+
+Parsing is LALR(1) with lark; every error becomes a `SpecError` that names the
+line and column, what was expected and what was found. Input is bounded before
+it reaches the parser (file size, statement length, nesting), so hostile input
+fails fast instead of exhausting time, memory or the Python stack.
+"""
+from __future__ import annotations
+
+from importlib import resources
+
+import lark
+from lark import Token, Transformer, v_args
+
+from verify.errors import Pos, SpecError
+from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
+from verify.layout import Composed, CuteLayout, Formula, Swizzle, depth, flatten
+from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec
+
+MAX_SPEC_BYTES = 1 << 20
+MAX_TOKENS_PER_STATEMENT = 512
+MAX_NESTING = 32
+MAX_LITERAL = 1 << 64
+
+_FRIENDLY = {
+    "NAME": "a name", "INT": "an integer", "STATIC_INT": "an integer like _8",
+    "DOTTED": "an instruction name", "_NL": "end of line", "$END": "end of file",
+    "SMEM_PTR": "smem_ptr[Nb]", "SWIZZLE": "Sw<B,M,S>", "CMP": "'<=' or '=='",
+    "VERDICT": "'proved' or 'refuted'", "_COMPOSE": "'o'", "MINUS": "'-'",
+}
+
+
+class _LineAwareLexer:
+    """Post-lexer: newlines inside parentheses do not end a statement, and
+    statements and nesting are bounded."""
+
+    always_accept = ("_NL",)
+
+    def process(self, stream):
+        nesting, count = 0, 0
+        for tok in stream:
+            if tok.type in ("LPAR", "LSQB"):
+                nesting += 1
+                if nesting > MAX_NESTING:
+                    raise SpecError(f"expected at most {MAX_NESTING} nested parentheses, "
+                                    "found more", _pos(tok))
+            elif tok.type in ("RPAR", "RSQB"):
+                nesting = max(0, nesting - 1)
+            if tok.type == "_NL":
+                if nesting:
+                    continue
+                count = 0
+            else:
+                count += 1
+                if count > MAX_TOKENS_PER_STATEMENT:
+                    raise SpecError(f"statement too long: expected at most "
+                                    f"{MAX_TOKENS_PER_STATEMENT} tokens", _pos(tok))
+            yield tok
+
+
+def _pos(tok) -> Pos:
+    return Pos(getattr(tok, "line", 0) or 0, getattr(tok, "column", 0) or 0)
+
+
+def _int(tok: Token) -> int:
+    text = str(tok).lstrip("_")
+    value = int(text, 16) if text[:2].lower() == "0x" else int(text)
+    if value >= MAX_LITERAL:
+        raise SpecError(f"integer literal {text} is too large: expected less than 2^64", _pos(tok))
+    return value
+
+
+_BIN = {"bor": "|", "bxor": "^", "band": "&", "shl": "<<", "shr": ">>",
+        "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%"}
+
+
+def _binop(op: str):
+    def build(self, meta, children):
+        a, b = children[0], children[-1]
+        return BinOp(op, a, b, Pos(meta.line, meta.column))
+    return v_args(meta=True)(build)
+
+
+class _ToSpec(Transformer):
+    """Bottom-up: expressions first, then statements in file order."""
+
+    def __init__(self, file: str):
+        super().__init__()
+        self.spec = Spec(file)
+
+    def num(self, children):
+        return Const(_int(children[0]), _pos(children[0]))
+
+    def var(self, children):
+        return Var(str(children[0]), _pos(children[0]))
+
+    def int_lit(self, children):
+        return (_int(children[0]), _pos(children[0]))
+
+    def signed(self, children):
+        value = _int(children[-1])
+        return -value if len(children) == 2 else value
+
+    def swizzle(self, children):
+        tok, b, m, s = children
+        try:
+            return (Swizzle(b, m, s), _pos(tok))
+        except SpecError as e:
+            raise SpecError(e.message, _pos(tok)) from None
+
+    def swizzle_call(self, children):
+        (sw, _), arg = children
+        return sw.apply_expr(arg)
+
+    def layout_call(self, children):
+        name, *args = children
+        ldef = self.spec.layouts.get(str(name))
+        if ldef is None:
+            raise SpecError(f"unknown layout '{name}': expected one defined above", _pos(name))
+        return _call_layout(ldef, list(args), _pos(name))
+
+    def tuple(self, children):
+        return (tuple(c[0] for c in children), children[0][1])
+
+    def cute_layout(self, children):
+        (shape, pos), (stride, _) = children
+        _check_congruent(shape, stride, pos)
+        return (CuteLayout(shape, stride), pos)
+
+    def composition(self, children):
+        return children
+
+    def param(self, children):
+        name, lo, hi = children
+        r = Range(_constant(lo), _constant(hi))
+        if r.size <= 0:
+            raise SpecError(f"range of '{name}' is empty: expected lo..hi with lo < hi, "
+                            f"found {r}", _pos(name))
+        return (str(name), r, _pos(name))
+
+    def for_clause(self, children):
+        _no_duplicates(children)
+        return tuple((n, r) for n, r, _ in children)
+
+    def instr(self, children):
+        return children[0]
+
+    def expect(self, children):
+        return str(children[0])
+
+    # statements -------------------------------------------------------------
+
+    @v_args(meta=True)
+    def dtype_stmt(self, meta, children):
+        self.spec.dtype, self.spec.dtype_pos = str(children[0]), _pos(children[0])
+
+    @v_args(meta=True)
+    def buffer_stmt(self, meta, children):
+        opts = {}
+        for kw, value in (c.children for c in children):
+            opts[str(kw)] = _int(value)
+        self.spec.buffer = Buffer(opts.get("align", 16), opts.get("stages", 1),
+                                  opts.get("stage_bytes", 0), Pos(meta.line, meta.column))
+
+    def cute_layout_stmt(self, children):
+        name, terms = children
+        self._define(_layout_from_terms(str(name), terms, _pos(name)))
+
+    def formula_layout_stmt(self, children):
+        name, *params, body = children
+        _no_duplicates(params)
+        ranges = tuple((n, r) for n, r, _ in params)
+        unknown = free_vars(body) - {n for n, _ in ranges}
+        if unknown:
+            raise SpecError(f"formula uses '{sorted(unknown)[0]}', expected only its "
+                            f"coordinates {[n for n, _ in ranges]}", _pos(name))
+        self._define(LayoutDef(str(name), Formula(ranges, body), _pos(name)))
+
+    def _define(self, ldef: LayoutDef):
+        if ldef.name in self.spec.layouts:
+            raise SpecError(f"layout '{ldef.name}' is defined twice", ldef.pos)
+        self.spec.layouts[ldef.name] = ldef
+
+    def access_stmt(self, children):
+        name, instr, layout, *rest = children
+        loops = rest.pop() if rest and isinstance(rest[-1], tuple) else ()
+        if str(name) in self.spec.accesses:
+            raise SpecError(f"access '{name}' is defined twice", _pos(name))
+        self.spec.accesses[str(name)] = AccessDef(
+            str(name), str(instr), str(layout), tuple(rest), loops, _pos(name),
+            _pos(instr), _pos(layout))
+
+    @v_args(meta=True)
+    def check_stmt(self, meta, children):
+        check, *expect = children
+        self.spec.checks.append(CheckDef(**{**check, "expect": expect[0] if expect else None,
+                                            "pos": Pos(meta.line, meta.column)}))
+
+    def bijective(self, c):
+        return {"kind": "bijective", "target": str(c[0])}
+
+    def aligned(self, c):
+        return {"kind": "aligned", "bound": _int(c[0]), "target": str(c[1])}
+
+    def conflict_free(self, c):
+        return {"kind": "max_ways", "bound": 1, "target": str(c[0]), "text": "conflict_free"}
+
+    def max_ways(self, c):
+        return {"kind": "max_ways", "exact": str(c[0]) == "==", "bound": _int(c[1]),
+                "target": str(c[2])}
+
+    def wavefronts(self, c):
+        return {"kind": "wavefronts", "exact": str(c[0]) == "==", "bound": _int(c[1]),
+                "target": str(c[2])}
+
+    def equivalent_layouts(self, c):
+        return {"kind": "equivalent_layouts", "target": str(c[0]), "second": str(c[1])}
+
+    def equivalent_exprs(self, c):
+        return {"kind": "equivalent_exprs", "lhs": c[0], "rhs": c[1], "loops": c[2]}
+
+
+for _name, _op in _BIN.items():
+    setattr(_ToSpec, _name, _binop(_op))
+
+
+def _constant(e: Expr) -> int:
+    if free_vars(e):
+        raise SpecError(f"range bounds must be constant, found variable "
+                        f"'{sorted(free_vars(e))[0]}'", e.pos)
+    return evaluate(e, {})
+
+
+def _no_duplicates(params):
+    seen = set()
+    for name, _, pos in params:
+        if name in seen or name == "lane":
+            raise SpecError(f"variable '{name}' is bound twice ('lane' is built in)", pos)
+        seen.add(name)
+
+
+def _check_congruent(shape, stride, pos: Pos):
+    if depth(shape) > 8:
+        raise SpecError(f"shape nests {depth(shape)} levels deep: expected at most 8", pos)
+    same = (isinstance(shape, int) == isinstance(stride, int) and
+            (isinstance(shape, int) or len(shape) == len(stride)))
+    if not same:
+        raise SpecError(f"shape {shape} and stride {stride} are not congruent: "
+                        "expected the same nesting", pos)
+    if not isinstance(shape, int):
+        for s, d in zip(shape, stride):
+            _check_congruent(s, d, pos)
+    if any(n <= 0 for n in flatten(shape)):
+        raise SpecError(f"shape {shape}: expected every extent to be at least 1", pos)
+
+
+def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
+    """Build ``t0 o t1 o ... o tn`` right to left: tn is the domain."""
+    pointer_swizzle, pointer_bits = None, None
+    ptr_at = [i for i, t in enumerate(terms) if isinstance(t, Token)]
+    if ptr_at:
+        i = ptr_at[0]
+        if i != 1 or len(ptr_at) > 1 or not isinstance(terms[0][0], Swizzle):
+            raise SpecError("expected 'Sw<B,M,S> o smem_ptr[Nb] o LAYOUT' with the swizzle "
+                            "directly before one smem_ptr", _pos(terms[i]))
+        pointer_swizzle = terms[0][0]
+        pointer_bits = int(str(terms[1]).split("[")[1].split("b")[0])
+        terms = terms[2:]
+    *outer_terms, (inner, inner_pos) = terms
+    if not isinstance(inner, CuteLayout):
+        raise SpecError(f"the right-most term of a layout must be shape:stride, found {inner}",
+                        inner_pos)
+    function, offset = inner, 0
+    for term, tpos in reversed(outer_terms):
+        if isinstance(term, int):
+            offset += term
+        else:
+            function, offset = Composed(term, offset, function), 0
+    if offset:
+        raise SpecError("an offset must sit between two layouts: expected 'A o OFFSET o B'", pos)
+    return LayoutDef(name, function, pos, pointer_swizzle, pointer_bits)
+
+
+def _call_layout(ldef: LayoutDef, args: list[Expr], pos: Pos) -> Expr:
+    """Value of a named layout inside an expression (bytes at base 0 for pointer swizzles)."""
+    try:
+        value = ldef.function.apply(args)
+    except SpecError as e:
+        raise SpecError(e.message, pos) from None
+    if ldef.pointer_swizzle is None:
+        return value
+    elem_bytes = Const(ldef.pointer_bits // 8)
+    return ldef.pointer_swizzle.apply_expr(BinOp("*", elem_bytes, value))
+
+
+_PARSER = None
+
+
+def _parser() -> lark.Lark:
+    global _PARSER
+    if _PARSER is None:
+        grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
+        _PARSER = lark.Lark(grammar, parser="lalr", lexer="contextual",
+                            postlex=_LineAwareLexer(), propagate_positions=True,
+                            maybe_placeholders=False)
+    return _PARSER
+
+
+def _describe_expected(expected) -> str:
+    names = []
+    for term in sorted(expected):
+        if term in _FRIENDLY:
+            names.append(_FRIENDLY[term])
+            continue
+        try:
+            pattern = _parser().get_terminal(term).pattern
+            names.append(f"'{pattern.value}'" if pattern.type == "str" else term)
+        except KeyError:
+            names.append(term)
+    names = sorted(set(names))
+    return names[0] if len(names) == 1 else "one of " + ", ".join(names)
+
+
+def _syntax_error(err: lark.exceptions.UnexpectedInput) -> SpecError:
+    pos = Pos(getattr(err, "line", 0) or 0, getattr(err, "column", 0) or 0)
+    if isinstance(err, lark.exceptions.UnexpectedCharacters):
+        return SpecError(f"unexpected character {err.char!r}", pos)
+    if isinstance(err, lark.exceptions.UnexpectedToken):
+        tok = err.token
+        found = "end of line" if tok.type == "_NL" else (
+            "end of file" if tok.type == "$END" else repr(str(tok)))
+        return SpecError(f"expected {_describe_expected(err.expected)}, found {found}", pos)
+    return SpecError(f"unexpected end of file; expected {_describe_expected(err.expected)}", pos)
+
+
+def parse_text(text: str, file: str = "<input>") -> Spec:
+    """Parse spec text. Raises SpecError with file, line and column on bad input."""
+    try:
+        if len(text) > MAX_SPEC_BYTES:
+            raise SpecError(f"spec is {len(text)} characters long: expected at most "
+                            f"{MAX_SPEC_BYTES}", Pos(1, 1))
+        if "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            raise SpecError("expected text, found a NUL byte", Pos(line, 1))
+        tree = _parser().parse(text + "\n")
+        transformer = _ToSpec(file)
+        transformer.transform(tree)
+        return transformer.spec
+    except lark.exceptions.VisitError as e:
+        if isinstance(e.orig_exc, SpecError):
+            raise e.orig_exc.located(file) from None
+        raise
+    except lark.exceptions.UnexpectedInput as e:
+        raise _syntax_error(e).located(file) from None
+    except SpecError as e:
+        raise e.located(file) from None
+
+
+def parse_file(path: str) -> Spec:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SPEC_BYTES + 1)
+    except OSError as e:
+        raise SpecError(f"cannot read spec: {e.strerror}", file=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise SpecError(f"expected UTF-8 text, found byte 0x{raw[e.start]:02x}",
+                        Pos(line, e.start - raw.rfind(b"\n", 0, e.start)), path) from None
+    return parse_text(text, path)
