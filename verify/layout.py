@@ -226,6 +226,15 @@ def coordinate_vars(layout: Layout, prefix: str = "m") -> list[tuple[str, Range]
     return [(f"{prefix}{i}", Range(0, n)) for i, n in enumerate(layout.mode_sizes)]
 
 
+def domain_shape(layout: Layout) -> IntTuple:
+    """The shape of the coordinates a layout takes (its right-most CuTe shape)."""
+    if isinstance(layout, Composed):
+        return domain_shape(layout.inner)
+    if isinstance(layout, CuteLayout):
+        return layout.shape
+    return tuple(layout.mode_sizes)
+
+
 def index_to_coords(layout: Layout, index: int) -> list[int]:
     """Top-level coordinates of CuTe 1-D index `index` (colexicographic)."""
     coords = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verify.errors import Pos
-from verify.expr import Expr, Range
-from verify.layout import Layout, Swizzle
+from verify.expr import BinOp, Const, Expr, Range, add, mul
+from verify.layout import Layout, Swizzle, coordinate_vars
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,24 @@ class LayoutDef:
     pos: Pos
     pointer_swizzle: Swizzle | None = None
     pointer_bits: int | None = None
+
+    def value(self, coords: list[Expr]) -> Expr:
+        """The layout's own offset: elements, or bytes at base 0 for a pointer swizzle."""
+        value = self.function.apply(coords)
+        if self.pointer_swizzle is None:
+            return value
+        return self.pointer_swizzle.apply_expr(mul(Const(self.pointer_bits // 8), value))
+
+    def value_at_index(self, index: Expr) -> Expr:
+        """The layout at CuTe 1-D index `index` (colexicographic over its modes)."""
+        coords, rest = [], index
+        params = coordinate_vars(self.function)
+        for i, (_, r) in enumerate(params):
+            last = i == len(params) - 1
+            c = rest if last else BinOp("%", rest, Const(r.size))
+            coords.append(add(c, Const(r.lo)))
+            rest = BinOp("/", rest, Const(r.size))
+        return self.value(coords)
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,7 @@ class CheckDef:
     rhs: Expr | None = None
     loops: tuple[tuple[str, Range], ...] = ()
     expect: str | None = None
-    text: str = ""
+    text: str = ""               # the property as written in the spec
 
 
 @dataclass

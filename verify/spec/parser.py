@@ -84,9 +84,10 @@ def _binop(op: str):
 class _ToSpec(Transformer):
     """Bottom-up: expressions first, then statements in file order."""
 
-    def __init__(self, file: str):
+    def __init__(self, file: str, source: str):
         super().__init__()
         self.spec = Spec(file)
+        self.source = source
 
     def num(self, children):
         return Const(_int(children[0]), _pos(children[0]))
@@ -117,7 +118,10 @@ class _ToSpec(Transformer):
         ldef = self.spec.layouts.get(str(name))
         if ldef is None:
             raise SpecError(f"unknown layout '{name}': expected one defined above", _pos(name))
-        return _call_layout(ldef, list(args), _pos(name))
+        try:
+            return ldef.value(list(args))
+        except SpecError as e:
+            raise SpecError(e.message, _pos(name)) from None
 
     def tuple(self, children):
         return (tuple(c[0] for c in children), children[0][1])
@@ -194,7 +198,14 @@ class _ToSpec(Transformer):
     def check_stmt(self, meta, children):
         check, *expect = children
         self.spec.checks.append(CheckDef(**{**check, "expect": expect[0] if expect else None,
-                                            "pos": Pos(meta.line, meta.column)}))
+                                            "pos": Pos(meta.line, meta.column),
+                                            "text": self._property_text(meta)}))
+
+    def _property_text(self, meta) -> str:
+        """The property as written: the statement without 'check' and 'expect ...'."""
+        words = " ".join(self.source[meta.start_pos:meta.end_pos].split())
+        words = words.removeprefix("check").strip()
+        return words.split(" expect ")[0] if " expect " in words else words
 
     def bijective(self, c):
         return {"kind": "bijective", "target": str(c[0])}
@@ -203,7 +214,7 @@ class _ToSpec(Transformer):
         return {"kind": "aligned", "bound": _int(c[0]), "target": str(c[1])}
 
     def conflict_free(self, c):
-        return {"kind": "max_ways", "bound": 1, "target": str(c[0]), "text": "conflict_free"}
+        return {"kind": "max_ways", "bound": 1, "target": str(c[0])}
 
     def max_ways(self, c):
         return {"kind": "max_ways", "exact": str(c[0]) == "==", "bound": _int(c[1]),
@@ -281,18 +292,6 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
     return LayoutDef(name, function, pos, pointer_swizzle, pointer_bits)
 
 
-def _call_layout(ldef: LayoutDef, args: list[Expr], pos: Pos) -> Expr:
-    """Value of a named layout inside an expression (bytes at base 0 for pointer swizzles)."""
-    try:
-        value = ldef.function.apply(args)
-    except SpecError as e:
-        raise SpecError(e.message, pos) from None
-    if ldef.pointer_swizzle is None:
-        return value
-    elem_bytes = Const(ldef.pointer_bits // 8)
-    return ldef.pointer_swizzle.apply_expr(BinOp("*", elem_bytes, value))
-
-
 _PARSER = None
 
 
@@ -343,7 +342,7 @@ def parse_text(text: str, file: str = "<input>") -> Spec:
             line = text.count("\n", 0, text.index("\x00")) + 1
             raise SpecError("expected text, found a NUL byte", Pos(line, 1))
         tree = _parser().parse(text + "\n")
-        transformer = _ToSpec(file)
+        transformer = _ToSpec(file, text)
         transformer.transform(tree)
         return transformer.spec
     except lark.exceptions.VisitError as e:

@@ -1,0 +1,90 @@
+"""The Python entry points, shared by the CLI."""
+from __future__ import annotations
+
+import os
+
+from verify.bank import BankCost, bank_cost
+from verify.errors import Pos, SpecError
+from verify.expr import Var, evaluate
+from verify.instructions import parse_instruction
+from verify.layout import coordinate_vars, index_to_coords
+from verify.program import DTYPE_BYTES
+from verify.results import CheckResult
+from verify.runner import run_spec
+from verify.spec.ast import LayoutDef
+from verify.spec.parser import parse_file, parse_text
+
+MAX_MAP_SIZE = 1 << 22
+_PREFIX = "layout L = "
+
+
+def parse_layout(text: str) -> LayoutDef:
+    """A layout from CuTe text (``Sw<3,3,3> o (_8,_64):(_64,_1)``) or a formula
+    (``L(r in 0..8, c in 0..64) = 64*r + c``)."""
+    source = f"layout {text}" if "=" in text else _PREFIX + text
+    shift = len(source) - len(text)
+    try:
+        spec = parse_text(source, "<layout>")
+    except SpecError as e:
+        col = max(1, e.pos.col - shift) if e.pos.line == 1 else e.pos.col
+        raise SpecError(e.message, Pos(e.pos.line, col), "<layout>") from None
+    if len(spec.layouts) != 1 or spec.accesses or spec.checks:
+        raise SpecError("expected exactly one layout", Pos(1, 1), "<layout>")
+    return next(iter(spec.layouts.values()))
+
+
+def offsets(layout: str | LayoutDef, dtype: str | None = None) -> list[int]:
+    """[L(0), ..., L(size-1)] in CuTe's 1-D order, in elements.
+
+    A pointer swizzle (``Sw<..> o smem_ptr[Nb] o L``) acts on byte addresses; its
+    offsets are converted back to elements of N bits.
+    """
+    ldef = parse_layout(layout) if isinstance(layout, str) else layout
+    if dtype is not None and dtype not in DTYPE_BYTES:
+        raise SpecError(f"unknown dtype '{dtype}': expected one of {', '.join(sorted(DTYPE_BYTES))}")
+    size = ldef.function.size()
+    if size > MAX_MAP_SIZE:
+        raise SpecError(f"layout has {size} coordinates: expected at most {MAX_MAP_SIZE} to list")
+    names = [n for n, _ in coordinate_vars(ldef.function)]
+    value = ldef.value([Var(n) for n in names])
+    values = [evaluate(value, dict(zip(names, index_to_coords(ldef.function, i))))
+              for i in range(size)]
+    if ldef.pointer_swizzle is None:
+        return values
+    eb = ldef.pointer_bits // 8
+    if any(v % eb for v in values):
+        raise SpecError(f"{ldef.pointer_swizzle} moves bytes inside a {ldef.pointer_bits}-bit "
+                        "element, so its offsets are not whole elements")
+    return [v // eb for v in values]
+
+
+def wavefront_cost(instr: str, addresses: list[int]) -> BankCost:
+    try:
+        return bank_cost(parse_instruction(instr), list(addresses))
+    except ValueError as e:
+        raise SpecError(str(e)) from None
+
+
+def wavefronts(instr: str, addresses: list[int]) -> int:
+    """Predicted wavefronts of one warp instruction whose lane i uses byte `addresses[i]`."""
+    return wavefront_cost(instr, addresses).wavefronts
+
+
+def spec_paths(paths: list[str]) -> list[str]:
+    """Spec files named directly, plus every *.spec under named directories, sorted."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, files in os.walk(p):
+                out += [os.path.join(root, f) for f in files if f.endswith(".spec")]
+        else:
+            out.append(p)
+    return sorted(dict.fromkeys(out), key=lambda p: (os.path.dirname(p), p))
+
+
+def check(path: str, timeout: float = 60.0) -> list[CheckResult]:
+    """Run every check of one spec file."""
+    try:
+        return run_spec(parse_file(path), timeout)
+    except SpecError as e:
+        raise e.located(path) from None

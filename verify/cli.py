@@ -1,0 +1,150 @@
+"""Command line: ``verify SPEC...``, ``verify wavefronts``, ``verify map``.
+
+Exit codes: 0 every check proved; 1 some check refuted; 2 usage or spec error
+(``file:line:col: error: ...``, no traceback); 3 some check unknown (solver
+timeout) and none refuted. With ``--check-expect`` the status follows the
+``expect`` clauses instead: 0 when every check ends as its spec expects (checks
+without ``expect`` must be proved), 1 otherwise.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from verify import api
+from verify.errors import InternalError, SpecError
+from verify.layout import domain_shape
+from verify.report import json_report, text_report
+from verify.solve import Status
+
+EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+class _DefaultToCheck(click.Group):
+    """`verify a.spec` means `verify check a.spec`; subcommands stay reachable."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h",
+                                                                      "--version"):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="verify")
+def main():
+    """Prove shared-memory layouts bijective, aligned and bank-conflict-free."""
+
+
+def _exit_code(results, errors, check_expect: bool) -> int:
+    if errors:
+        return EXIT_ERROR
+    if check_expect:
+        ok = all(r.status.value == (r.expect or "proved") for r in results)
+        return EXIT_OK if ok else EXIT_REFUTED
+    statuses = {r.status for r in results}
+    if Status.REFUTED in statuses:
+        return EXIT_REFUTED
+    return EXIT_UNKNOWN if Status.UNKNOWN in statuses else EXIT_OK
+
+
+@main.command("check")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds per check; a check that runs out is UNKNOWN.")
+@click.option("--check-expect", is_flag=True,
+              help="Exit 0 when every check ends as its 'expect' clause says.")
+def check_cmd(paths, as_json, timeout, check_expect):
+    """Check every spec file (directories are searched for *.spec)."""
+    files = api.spec_paths(list(paths))
+    if not files:
+        _fail("no .spec files found in " + ", ".join(paths))
+    results, errors = [], []
+    for path in files:
+        try:
+            results += api.check(path, timeout)
+        except SpecError as e:
+            errors.append(str(e))
+            if not as_json:
+                click.echo(str(e), err=True)
+    report = json_report(results, errors) if as_json else text_report(results, [])
+    click.echo(report)
+    sys.exit(_exit_code(results, errors, check_expect))
+
+
+@main.command("wavefronts")
+@click.argument("instr")
+@click.argument("addresses", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
+def wavefronts_cmd(instr, addresses, as_json):
+    """Predicted wavefronts of one warp instruction, from each lane's byte offset."""
+    try:
+        cost = api.wavefront_cost(instr, [_parse_int(a) for a in addresses])
+    except SpecError as e:
+        _fail(str(e))
+    instruction = cost.instruction
+    if as_json:
+        click.echo(json.dumps({
+            "instruction": instruction.name, "wavefronts": cost.wavefronts,
+            "ideal": cost.ideal, "max_ways": cost.max_ways, "exact": instruction.exact,
+            "model_fidelity": instruction.fidelity,
+            "phases": [{"lanes": [p.lanes.start, p.lanes.stop - 1], "ways": p.ways,
+                        "worst_bank": p.worst_bank} for p in cost.phases]}, indent=2))
+        return
+    for p in cost.phases:
+        click.echo(f"lanes {p.lanes.start:2}-{p.lanes.stop - 1:2}: {p.ways}-way "
+                   f"(bank {p.worst_bank})")
+    click.echo(f"{instruction.name}: max_ways {cost.max_ways}, ideal {cost.ideal}; model "
+               f"{instruction.fidelity}")
+    click.echo(str(cost.wavefronts))
+
+
+@main.command("map")
+@click.argument("layout")
+@click.option("--dtype", default=None, help="Element type; adds byte offsets.")
+@click.option("--json", "as_json", is_flag=True)
+def map_cmd(layout, dtype, as_json):
+    """Offsets L(0), ..., L(size-1) of a layout, in CuTe's 1-D index order."""
+    try:
+        ldef = api.parse_layout(layout)
+        offs = api.offsets(ldef, dtype)
+    except SpecError as e:
+        _fail(str(e))
+    doc = {"layout": layout, "shape": domain_shape(ldef.function), "offsets": offs}
+    if dtype:
+        from verify.program import DTYPE_BYTES
+        doc["byte_offsets"] = [DTYPE_BYTES[dtype] * o for o in offs]
+    if as_json:
+        click.echo(json.dumps(doc))
+        return
+    click.echo(f"{layout}\nshape {doc['shape']}, {len(offs)} offsets")
+    if ldef.pointer_swizzle or "Sw" in layout:
+        from verify.layout import Composed
+        sw = ldef.pointer_swizzle or getattr(ldef.function, "outer", None)
+        if sw is not None and not isinstance(sw, Composed) and hasattr(sw, "diagram"):
+            click.echo(sw.diagram())
+    click.echo(" ".join(map(str, offs)))
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        _fail(f"<args>: error: expected an integer byte offset, found {text!r}")
+
+
+def _fail(message: str):
+    click.echo(message if "error:" in message else f"<args>: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def run():
+    """Entry point that turns internal errors into a clear message (exit 4)."""
+    try:
+        main()
+    except InternalError as e:
+        click.echo(f"verify: internal error (a bug in verify, please report): {e}", err=True)
+        sys.exit(4)

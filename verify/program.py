@@ -1,0 +1,142 @@
+"""A parsed spec resolved into address functions: the input of every property.
+
+Variables that every address depends on:
+
+* ``lane``            -- the lane supplying an address (0 .. address lanes);
+* the access's loop variables (``q``, ``warp``, ``k`` ...) with their ranges;
+* ``$stage``          -- the pipeline stage, 0 .. stages;
+* ``$base``           -- the buffer base in units of its alignment, so that
+                         ``align * $base`` ranges over every aligned address of
+                         the 32-bit shared window.
+
+A proof quantifies over all of them; a counterexample gives each a value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from verify.errors import Pos, SpecError
+from verify.expr import Const, Expr, Range, Var, add, bounds, mul
+from verify.instructions import Instruction, parse_instruction
+from verify.layout import coordinate_vars
+from verify.spec.ast import AccessDef, LayoutDef, Spec
+
+BASE, STAGE, LANE = "$base", "$stage", "lane"
+SHARED_WINDOW_BYTES = 1 << 32
+
+DTYPE_BYTES = {
+    **{t: 1 for t in ("i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
+    **{t: 2 for t in ("f16", "bf16", "i16", "u16", "s16", "b16")},
+    **{t: 4 for t in ("f32", "tf32", "i32", "u32", "s32", "b32")},
+    **{t: 8 for t in ("f64", "i64", "u64", "s64", "b64")},
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """One instruction touching a layout: per-lane byte addresses over instances."""
+
+    definition: AccessDef
+    instruction: Instruction
+    layout: LayoutDef
+    address: Expr                 # byte address, over lane, loops, $stage, $base
+    ranges: dict[str, Range]      # every variable of `address`
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def instance_vars(self) -> list[str]:
+        """Everything except the lane: the values shared by all lanes of one execution."""
+        return [v for v in self.ranges if v != LANE]
+
+    @cached_property
+    def coordinate_ranges(self) -> list[Range]:
+        if len(self.definition.coords) == 1 and len(coordinate_vars(self.layout.function)) > 1:
+            return [Range(0, self.layout.function.size())]
+        return [r for _, r in coordinate_vars(self.layout.function)]
+
+
+class Program:
+    """Name resolution and address construction for one spec."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self._validate_buffer()
+
+    @property
+    def file(self) -> str:
+        return self.spec.file
+
+    def elem_bytes(self, where: Pos, ldef: LayoutDef | None = None) -> int:
+        dtype = self.spec.dtype
+        if dtype is None and ldef is not None and ldef.pointer_bits:
+            return ldef.pointer_bits // 8
+        if dtype is None:
+            raise SpecError("expected a 'dtype' statement (f16, bf16, f32, tf32, i8, f8, f64, "
+                            "b8..b64) before addresses can be computed", where)
+        if dtype not in DTYPE_BYTES:
+            raise SpecError(f"unknown dtype '{dtype}': expected one of "
+                            f"{', '.join(sorted(DTYPE_BYTES))}", self.spec.dtype_pos)
+        eb = DTYPE_BYTES[dtype]
+        if ldef is not None and ldef.pointer_bits and ldef.pointer_bits != 8 * eb:
+            raise SpecError(f"layout '{ldef.name}' says smem_ptr[{ldef.pointer_bits}b] but the "
+                            f"dtype {dtype} is {8 * eb} bits", ldef.pos)
+        return eb
+
+    def _validate_buffer(self):
+        buf = self.spec.buffer
+        if buf.align <= 0 or buf.align & (buf.align - 1):
+            raise SpecError(f"buffer align: expected a power of two, found {buf.align}", buf.pos)
+        if buf.stages < 1:
+            raise SpecError(f"buffer stages: expected at least 1, found {buf.stages}", buf.pos)
+        if buf.stages > 1 and buf.stage_bytes <= 0:
+            raise SpecError("buffer with several stages: expected 'stage_bytes N' "
+                            "(stage k starts at base + k*N)", buf.pos)
+
+    def layout(self, name: str, where: Pos) -> LayoutDef:
+        if name not in self.spec.layouts:
+            raise SpecError(f"unknown layout '{name}': expected one of "
+                            f"{sorted(self.spec.layouts) or 'the layouts defined in the spec'}",
+                            where)
+        return self.spec.layouts[name]
+
+    def access(self, name: str, where: Pos) -> Access:
+        if name not in self.spec.accesses:
+            raise SpecError(f"unknown access '{name}': expected one of "
+                            f"{sorted(self.spec.accesses) or 'the accesses defined in the spec'}",
+                            where)
+        return self._resolve_access(self.spec.accesses[name])
+
+    def buffer_ranges(self) -> dict[str, Range]:
+        buf = self.spec.buffer
+        return {STAGE: Range(0, buf.stages), BASE: Range(0, SHARED_WINDOW_BYTES // buf.align)}
+
+    def address(self, ldef: LayoutDef, coords: list[Expr], where: Pos) -> Expr:
+        """Byte address of `coords` in `ldef` for symbolic base and stage."""
+        buf = self.spec.buffer
+        start = add(mul(Const(buf.align), Var(BASE)), mul(Const(buf.stage_bytes), Var(STAGE)))
+        eb = self.elem_bytes(where, ldef)
+        absolute = add(start, mul(Const(eb), ldef.function.apply(coords)))
+        if ldef.pointer_swizzle is None:
+            return absolute
+        return ldef.pointer_swizzle.apply_expr(absolute)
+
+    def _resolve_access(self, adef: AccessDef) -> Access:
+        try:
+            instr = parse_instruction(adef.instr_text)
+        except SpecError as e:
+            raise SpecError(e.message, adef.instr_pos) from None
+        ldef = self.layout(adef.layout, adef.layout_pos)
+        ranges = {LANE: Range(0, instr.address_lanes), **dict(adef.loops),
+                  **self.buffer_ranges()}
+        try:
+            address = self.address(ldef, list(adef.coords), adef.pos)
+        except SpecError as e:
+            raise SpecError(e.message, e.pos if e.pos.line else adef.layout_pos) from None
+        for c in adef.coords:
+            bounds(c, ranges)          # names unknown variables and negative terms early
+        bounds(address, ranges)
+        return Access(adef, instr, ldef, address, ranges)

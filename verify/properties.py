@@ -1,0 +1,301 @@
+"""Properties as solver queries, and the concrete replay of what the solver finds.
+
+Each property searches for a violation over every coordinate, lane, loop value,
+stage and aligned base (see `verify.program`). UNSAT proves the property. A
+model is decoded into plain integers and replayed with `verify.expr.evaluate`
+and `verify.bank`; only the replayed figures are ever reported.
+
+Bank encoding (max-ways and wavefronts): lanes are instantiated one by one (a
+warp has 32), instance variables stay symbolic. Per phase, item i (a lane's j-th
+word) is "new" if no earlier item of the phase has the same word; with a
+symbolic bank b_p per phase, cnt_p = #{new items in bank b_p}. Then
+  max-ways >= k   <=>  OR_p  cnt_p >= k   is satisfiable
+  wavefronts >= n <=>  SUM_p cnt_p >= n   is satisfiable
+because choosing b_p as the busiest bank makes cnt_p that phase's cost.
+"""
+from __future__ import annotations
+
+import z3
+
+from verify import bv
+from verify.bank import BANKS, bank_cost, lane_words
+from verify.errors import InternalError, SpecError
+from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
+from verify.layout import coordinate_vars
+from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.results import Counterexample, LaneRow
+from verify.solve import Budget, Status, maximize, new_solver, search, violation_status
+from verify.spec.ast import LayoutDef
+
+COUNT_BITS = 16
+
+
+# -- shared helpers -----------------------------------------------------------
+
+def _context(exprs: list[Expr], ranges: dict[str, Range], extra: int = 0) -> bv.Context:
+    width = bv.width_for(exprs, ranges, extra)
+    if width > bv.MAX_WIDTH:
+        raise SpecError(f"values need {width} bits: expected magnitudes below "
+                        f"2^{bv.MAX_WIDTH - 2}")
+    return bv.Context(width, ranges)
+
+
+def _in_ranges(ctx: bv.Context, names) -> list[z3.BoolRef]:
+    return [ctx.in_range(n) for n in names]
+
+
+def _decode(ctx: bv.Context, model: z3.ModelRef, names) -> dict[str, int]:
+    return {n: ctx.value(model, n) for n in names}
+
+
+def _shown_instance(program: Program, values: dict[str, int]) -> dict[str, int]:
+    """Instance for people: base in bytes, stage only when there are stages."""
+    shown = {k: v for k, v in values.items() if k not in (BASE, STAGE, LANE)}
+    if STAGE in values and program.spec.buffer.stages > 1:
+        shown["stage"] = values[STAGE]
+    if BASE in values:
+        shown["base"] = values[BASE] * program.spec.buffer.align
+    return shown
+
+
+def _lane_row(access: Access, lane: int, values: dict[str, int]) -> LaneRow:
+    env = {**values, LANE: lane}
+    address = evaluate(access.address, env)
+    coord = tuple(evaluate(c, env) for c in access.definition.coords)
+    words = tuple(lane_words(access.instruction, address))
+    return LaneRow(lane, coord, address, words, tuple(w % BANKS for w in words))
+
+
+def _addresses(access: Access, values: dict[str, int]) -> list[int]:
+    return [evaluate(access.address, {**values, LANE: lane})
+            for lane in range(access.instruction.address_lanes)]
+
+
+# -- alignment and bounds of one access ---------------------------------------
+
+def aligned(program: Program, access: Access, n: int, budget: Budget):
+    """Every lane's address is a multiple of n, for every instance and aligned base."""
+    if n <= 0 or n & (n - 1):
+        raise SpecError(f"aligned: expected a power of two, found {n}")
+    ctx = _context([access.address], access.ranges)
+    solver = new_solver()
+    solver.add(_in_ranges(ctx, access.ranges))
+    solver.add(z3.Not(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1)))
+    result = search(solver, [], budget)
+    status = violation_status(result)
+    if status != Status.REFUTED:
+        return status, None, result.reason
+    values = _decode(ctx, result.model, access.ranges)
+    row = _lane_row(access, values[LANE], values)
+    if row.address % n == 0:
+        raise InternalError(f"alignment counterexample does not replay: {values}")
+    cex = Counterexample(
+        f"{access.instruction.name}: lane {row.lane} uses byte address {row.address}, "
+        f"which is {row.address % n} past a multiple of {n}",
+        _shown_instance(program, values), (row,))
+    return status, cex, ""
+
+
+def in_bounds(program: Program, access: Access, budget: Budget):
+    """Every coordinate an access names lies inside its layout's domain."""
+    coords, limits = access.definition.coords, access.coordinate_ranges
+    ctx = _context(list(coords), access.ranges, max(r.hi for r in limits))
+    solver = new_solver()
+    solver.add(_in_ranges(ctx, access.ranges))
+    solver.add(z3.Or([z3.Or(bv.ult(ctx.lower(c), ctx.num(r.lo)), bv.uge(ctx.lower(c), ctx.num(r.hi)))
+                      for c, r in zip(coords, limits)]))
+    result = search(solver, [], budget)
+    status = violation_status(result)
+    if status != Status.REFUTED:
+        return status, None, result.reason
+    values = _decode(ctx, result.model, access.ranges)
+    row = _lane_row(access, values[LANE], values)
+    bad = [i for i, (c, r) in enumerate(zip(row.coord, limits)) if not r.lo <= c < r.hi]
+    if not bad:
+        raise InternalError(f"bounds counterexample does not replay: {values}")
+    i = bad[0]
+    cex = Counterexample(
+        f"{access.instruction.name}: lane {row.lane} names coordinate {row.coord}, whose "
+        f"mode {i} value {row.coord[i]} is outside {limits[i]}",
+        _shown_instance(program, values), (row,))
+    return status, cex, ""
+
+
+# -- bank conflicts ----------------------------------------------------------
+
+class BankQuery:
+    """Per-phase distinct-word counts of one access, lanes concrete, instance symbolic."""
+
+    def __init__(self, access: Access):
+        self.access = access
+        instr = access.instruction
+        self.instance = access.instance_vars
+        ranges = dict(access.ranges)
+        self.ctx = _context([access.address], ranges, extra=4 * instr.words_per_address)
+        self.solver = new_solver()
+        self.solver.add(_in_ranges(self.ctx, self.instance))
+        self.counts = [self._phase_count(p, lanes) for p, lanes in enumerate(instr.phases)]
+
+    def _phase_count(self, phase: int, lanes: range) -> z3.BitVecRef:
+        ctx, instr = self.ctx, self.access.instruction
+        words = []
+        for lane in lanes:
+            addr = ctx.lower(self.access.address, fixed={LANE: lane})
+            words += [bv.word_of(addr, j, ctx) for j in range(instr.words_per_address)]
+        bank = z3.BitVec(f"bank_of_phase_{phase}", 5)
+        counted = []
+        for i, w in enumerate(words):
+            first = z3.And([w != earlier for earlier in words[:i]])
+            counted.append(z3.And(first, bv.low_bits(w, 5) == bank))
+        return bv.count_true(counted, COUNT_BITS)
+
+    def ways_at_least(self, k: int) -> z3.BoolRef:
+        return z3.Or([bv.uge(c, z3.BitVecVal(k, COUNT_BITS)) for c in self.counts])
+
+    def wavefronts_at_least(self, n: int) -> z3.BoolRef:
+        total = z3.Sum(self.counts)
+        return bv.uge(total, z3.BitVecVal(n, COUNT_BITS))
+
+    def decode(self, model: z3.ModelRef) -> dict[str, int]:
+        return _decode(self.ctx, model, self.instance)
+
+    def cost(self, values: dict[str, int]):
+        return bank_cost(self.access.instruction, _addresses(self.access, values))
+
+    def start(self) -> dict[str, int]:
+        return {n: self.access.ranges[n].lo for n in self.instance}
+
+    def maximum(self, metric: str, budget: Budget):
+        instr = self.access.instruction
+        if metric == "ways":
+            return maximize(self.solver, self.ways_at_least, self.decode,
+                            lambda v: self.cost(v).max_ways, self.start(),
+                            instr.phase_lanes, budget)
+        return maximize(self.solver, self.wavefronts_at_least, self.decode,
+                        lambda v: self.cost(v).wavefronts, self.start(),
+                        instr.phase_lanes * len(instr.phases), budget)
+
+
+def bank_counterexample(program: Program, access: Access, values: dict[str, int],
+                        metric: str) -> Counterexample:
+    """Lanes of the worst phase that hit its busiest banks, all figures replayed."""
+    cost = bank_cost(access.instruction, _addresses(access, values))
+    worst = max(cost.phases, key=lambda p: p.ways)
+    hot = [b for b, ws in worst.words_by_bank.items() if len(ws) == worst.ways]
+    rows = [r for r in (_lane_row(access, lane, values) for lane in worst.lanes)
+            if set(r.banks) & set(hot)]
+    name = access.instruction.name
+    lanes = _ranges_text([r.lane for r in rows])
+    if metric == "ways":
+        summary = (f"{name}: lanes {lanes} hit bank{'s' if len(hot) > 1 else ''} "
+                   f"{_ranges_text(hot)} with {worst.ways} distinct words: {worst.ways}-way")
+    else:
+        per_phase = ", ".join(f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.ways}"
+                              for p in cost.phases)
+        summary = (f"{name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); "
+                   f"per phase {per_phase}")
+    return Counterexample(summary, _shown_instance(program, values), tuple(rows))
+
+
+def _ranges_text(values: list[int]) -> str:
+    """[0,1,2,3,7] -> '0-3, 7'."""
+    out, vs = [], sorted(set(values))
+    i = 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        out.append(str(vs[i]) if i == j else f"{vs[i]}-{vs[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+# -- layouts -----------------------------------------------------------------
+
+def _layout_domain(program: Program, ldef: LayoutDef):
+    coords = coordinate_vars(ldef.function)
+    return coords, {**dict(coords), **program.buffer_ranges()}
+
+
+def _renamed(expr: Expr, names, suffix: str) -> Expr:
+    return substitute(expr, {n: Var(n + suffix) for n in names})
+
+
+def bijective(program: Program, ldef: LayoutDef, budget: Budget):
+    """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
+    coords, ranges = _layout_domain(program, ldef)
+    eb = program.elem_bytes(ldef.pos, ldef)
+    addr = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
+    own = [n for n, _ in coords] + [STAGE]
+    a, b = _renamed(addr, own, "'a"), _renamed(addr, own, "'b")
+    both = {**{n + s: ranges[n] for n in own for s in ("'a", "'b")}, BASE: ranges[BASE]}
+    ctx = _context([a, b], both, extra=2 * eb)
+    solver = new_solver()
+    solver.add(_in_ranges(ctx, both))
+    solver.add(z3.Or([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
+    ta, tb = ctx.lower(a), ctx.lower(b)
+    solver.add(bv.ule(ta, tb), bv.ult(tb, ta + ctx.num(eb)))
+    result = search(solver, [], budget)
+    status = violation_status(result)
+    if status != Status.REFUTED:
+        return status, None, result.reason
+    va = {n: ctx.value(result.model, n + "'a") for n in own}
+    vb = {n: ctx.value(result.model, n + "'b") for n in own}
+    base = ctx.value(result.model, BASE)
+    return status, _overlap_counterexample(program, ldef, addr, coords, va, vb, base, eb), ""
+
+
+def _overlap_counterexample(program, ldef, addr, coords, va, vb, base, eb) -> Counterexample:
+    rows = []
+    for v in (va, vb):
+        address = evaluate(addr, {**v, BASE: base})
+        coord = tuple(v[n] for n, _ in coords)
+        label = f"stage {v[STAGE]}" if program.spec.buffer.stages > 1 else ""
+        rows.append(LaneRow(None, coord, address, label=label))
+    if va == vb or not rows[0].address <= rows[1].address < rows[0].address + eb:
+        raise InternalError(f"overlap counterexample does not replay: {va} {vb}")
+    summary = (f"layout {ldef.name}: coordinates {rows[0].coord} and {rows[1].coord} share "
+               f"memory (byte addresses {rows[0].address} and {rows[1].address})")
+    return Counterexample(summary, {"base": base * program.spec.buffer.align}, tuple(rows))
+
+
+def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
+    """cosize: 1 + the largest element offset (base 0, stage 0)."""
+    coords = coordinate_vars(ldef.function)
+    names = [n for n, _ in coords]
+    eb = program.elem_bytes(ldef.pos, ldef)
+    value = ldef.value([Var(n) for n in names])
+    ranges = dict(coords)
+    ctx = _context([value], ranges)
+    solver = new_solver()
+    solver.add(_in_ranges(ctx, names))
+    term = ctx.lower(value)
+    scale = eb if ldef.pointer_swizzle else 1
+    best = maximize(solver, lambda k: bv.uge(term, ctx.num(k)),
+                    lambda m: _decode(ctx, m, names), lambda v: evaluate(value, v),
+                    {n: r.lo for n, r in coords}, bounds(value, ranges)[1], budget)
+    cosize = best.value // scale + 1
+    facts = {"size": ldef.function.size(), "cosize": cosize if best.exact else None}
+    if best.exact:
+        facts["cosize_bytes"] = cosize * eb
+    return facts
+
+
+def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget):
+    """lhs == rhs for every value of the loop variables."""
+    ranges = dict(loops)
+    ctx = _context([lhs, rhs], ranges)
+    solver = new_solver()
+    solver.add(_in_ranges(ctx, ranges))
+    solver.add(ctx.lower(lhs) != ctx.lower(rhs))
+    result = search(solver, [], budget)
+    status = violation_status(result)
+    if status != Status.REFUTED:
+        return status, None, result.reason
+    values = _decode(ctx, result.model, ranges)
+    left, right = evaluate(lhs, values), evaluate(rhs, values)
+    if left == right:
+        raise InternalError(f"equivalence counterexample does not replay: {values}")
+    shown = ", ".join(f"{k}={v}" for k, v in values.items())
+    return status, Counterexample(f"at {shown}: left side is {left}, right side is {right}",
+                                  values), ""

@@ -1,0 +1,110 @@
+"""Check results as text for people and as one JSON document for machines."""
+from __future__ import annotations
+
+import json
+
+from verify.results import CheckResult, Counterexample, LaneRow
+from verify.solve import Status
+
+
+def _span(values: tuple[int, ...]) -> str:
+    if not values:
+        return "-"
+    if len(values) > 1 and list(values) == list(range(values[0], values[0] + len(values))):
+        return f"{values[0]}-{values[-1]}"
+    return ",".join(str(v) for v in values)
+
+
+def _instance_text(instance: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in instance.items()) or "-"
+
+
+def _rows_text(rows: tuple[LaneRow, ...]) -> list[str]:
+    if not rows:
+        return []
+    table = [("lane", "coord", "address", "word", "bank")]
+    for r in rows:
+        lane = str(r.lane) if r.lane is not None else (r.label or "-")
+        coord = "(" + ", ".join(map(str, r.coord)) + ")"
+        table.append((lane, coord, str(r.address), _span(r.words), _span(r.banks)))
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    return ["      " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in table]
+
+
+def counterexample_text(cex: Counterexample) -> list[str]:
+    lines = [f"    counterexample: {cex.summary}",
+             f"    at: {_instance_text(cex.instance)}"]
+    lines += _rows_text(cex.rows)
+    lines += [f"    note: {n}" for n in cex.notes]
+    return lines
+
+
+def _figures(r: CheckResult) -> str:
+    parts = []
+    if r.max_ways is not None:
+        bound = "" if r.facts.get("max_ways_exact", True) else ">="
+        parts.append(f"max_ways {bound}{r.max_ways}")
+    if r.wavefronts is not None:
+        bound = "" if r.facts.get("wavefronts_exact", True) else ">="
+        parts.append(f"wavefronts {bound}{r.wavefronts} (ideal {r.ideal_wavefronts})")
+    if r.fidelity:
+        parts.append(f"model: {r.fidelity}")
+    if "cosize" in r.facts:
+        f = r.facts
+        cosize = "unknown" if f["cosize"] is None else f"{f['cosize']} elements"
+        parts.append(f"size {f['size']}, cosize {cosize}, onto [0,size): "
+                     f"{'yes' if f.get('onto') else 'no'}")
+    return "; ".join(parts)
+
+
+def result_text(r: CheckResult) -> list[str]:
+    head = f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}"
+    if r.expect:
+        head += " (as expected)" if r.matches_expectation else f" (EXPECTED {r.expect.upper()})"
+    head += f"  [{r.seconds * 1000:.0f} ms]"
+    lines = [head]
+    figures = _figures(r)
+    if figures:
+        lines.append(f"    {figures}")
+    if r.reason and r.status != Status.PROVED:
+        lines.append(f"    reason: {r.reason}")
+    if r.counterexample:
+        lines += counterexample_text(r.counterexample)
+    return lines
+
+
+def summary_counts(results: list[CheckResult]) -> dict[str, int]:
+    return {s.value: sum(r.status == s for r in results) for s in Status}
+
+
+def text_report(results: list[CheckResult], errors: list[str]) -> str:
+    lines = [line for r in results for line in result_text(r)]
+    lines += errors
+    c = summary_counts(results)
+    lines.append(f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
+                 f"{c['unknown']} unknown" + (f"; {len(errors)} spec errors" if errors else ""))
+    return "\n".join(lines)
+
+
+def _cex_json(cex: Counterexample | None):
+    if cex is None:
+        return None
+    return {"summary": cex.summary, "instance": cex.instance, "notes": list(cex.notes),
+            "lanes": [{"lane": r.lane, "label": r.label or None, "coord": list(r.coord),
+                       "address": r.address, "words": list(r.words), "banks": list(r.banks)}
+                      for r in cex.rows]}
+
+
+def result_json(r: CheckResult) -> dict:
+    return {"spec": r.file, "line": r.line, "property": r.property, "status": r.status.value,
+            "expect": r.expect, "implicit": r.implicit, "max_ways": r.max_ways,
+            "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal_wavefronts,
+            "model_fidelity": r.fidelity, "solver_seconds": round(r.seconds, 6),
+            "facts": r.facts, "reason": r.reason or None,
+            "counterexample": _cex_json(r.counterexample)}
+
+
+def json_report(results: list[CheckResult], errors: list[str]) -> str:
+    doc = {"checks": [result_json(r) for r in results], "errors": errors,
+           "summary": summary_counts(results)}
+    return json.dumps(doc, indent=2)

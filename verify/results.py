@@ -1,0 +1,48 @@
+"""What a check found: plain data shared by properties, reports and the CLI."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verify.solve import Status
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """One lane of a counterexample, every figure replayed concretely."""
+
+    lane: int | None
+    coord: tuple[int, ...]
+    address: int
+    words: tuple[int, ...] = ()
+    banks: tuple[int, ...] = ()
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    summary: str                  # one line a person can act on
+    instance: dict[str, int]      # loop values, stage, base (bytes)
+    rows: tuple[LaneRow, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class CheckResult:
+    file: str
+    line: int
+    property: str                 # as written, e.g. "conflict_free rd"
+    status: Status
+    expect: str | None = None
+    max_ways: int | None = None
+    wavefronts: int | None = None
+    ideal_wavefronts: int | None = None
+    fidelity: str | None = None
+    seconds: float = 0.0
+    counterexample: Counterexample | None = None
+    facts: dict = field(default_factory=dict)
+    reason: str = ""
+    implicit: bool = False
+
+    @property
+    def matches_expectation(self) -> bool | None:
+        return None if self.expect is None else self.expect == self.status.value

@@ -1,0 +1,147 @@
+"""Runs every check of a spec, in file order, and collects `CheckResult`s.
+
+Each access also gets two implicit checks at its own line: its coordinates stay
+inside the layout's domain, and every address has the instruction's natural
+alignment (16 bytes for an ldmatrix/stmatrix row or a 128-bit access). Bank
+figures are only defined for naturally aligned accesses, so a bank check on a
+misaligned access is refuted with the alignment counterexample.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from verify import properties as props
+from verify.errors import SpecError
+from verify.expr import Range, Var
+from verify.program import Access, Program
+from verify.results import CheckResult
+from verify.solve import Budget, Status, bound_status
+from verify.spec.ast import AccessDef, CheckDef, Spec
+
+
+class Runner:
+    def __init__(self, spec: Spec, timeout: float):
+        self.spec = spec
+        self.program = Program(spec)
+        self.timeout = timeout
+        self._alignment: dict[str, tuple] = {}
+        self._maxima: dict[tuple[str, str], object] = {}
+
+    def run(self) -> list[CheckResult]:
+        items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
+        items += [(c.pos.line, 1, c) for c in self.spec.checks]
+        results = []
+        for _, _, item in sorted(items, key=lambda t: (t[0], t[1])):
+            if isinstance(item, AccessDef):
+                results += self._implicit(item)
+            else:
+                results.append(self._explicit(item))
+        return results
+
+    # -- implicit checks -----------------------------------------------------
+
+    def _implicit(self, adef: AccessDef) -> list[CheckResult]:
+        access = self.program.access(adef.name, adef.pos)
+        n = access.instruction.bytes_per_address
+        out = []
+        for prop, fn in ((f"in_bounds {adef.name}", lambda b: props.in_bounds(self.program, access, b)),
+                         (f"aligned {n} {adef.name}", lambda b: self._natural_alignment(access, b))):
+            started, budget = time.monotonic(), Budget(self.timeout)
+            status, cex, reason = fn(budget)
+            out.append(CheckResult(self.spec.file, adef.pos.line, prop, status,
+                                   seconds=time.monotonic() - started, counterexample=cex,
+                                   reason=reason, implicit=True))
+        return out
+
+    def _natural_alignment(self, access: Access, budget: Budget):
+        if access.name not in self._alignment:
+            n = access.instruction.bytes_per_address
+            self._alignment[access.name] = props.aligned(self.program, access, n, budget)
+        return self._alignment[access.name]
+
+    # -- explicit checks -----------------------------------------------------
+
+    def _explicit(self, check: CheckDef) -> CheckResult:
+        started, budget = time.monotonic(), Budget(self.timeout)
+        result = CheckResult(self.spec.file, check.pos.line, check.text, Status.UNKNOWN,
+                             expect=check.expect)
+        try:
+            getattr(self, f"_check_{check.kind}")(check, budget, result)
+        except SpecError as e:
+            raise SpecError(e.message, e.pos if e.pos.line else check.pos) from None
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _check_bijective(self, check: CheckDef, budget: Budget, result: CheckResult):
+        ldef = self.program.layout(check.target, check.pos)
+        result.status, result.counterexample, result.reason = props.bijective(
+            self.program, ldef, budget)
+        facts = props.footprint(self.program, ldef, budget)
+        facts["onto"] = (result.status == Status.PROVED and facts["cosize"] == facts["size"]
+                         if facts["cosize"] is not None else None)
+        result.facts = facts
+
+    def _check_aligned(self, check: CheckDef, budget: Budget, result: CheckResult):
+        access = self.program.access(check.target, check.pos)
+        result.status, result.counterexample, result.reason = props.aligned(
+            self.program, access, check.bound, budget)
+
+    def _check_max_ways(self, check: CheckDef, budget: Budget, result: CheckResult):
+        self._bank_check(check, budget, result, "ways")
+
+    def _check_wavefronts(self, check: CheckDef, budget: Budget, result: CheckResult):
+        self._bank_check(check, budget, result, "wavefronts")
+
+    def _bank_check(self, check: CheckDef, budget: Budget, result: CheckResult, metric: str):
+        access = self.program.access(check.target, check.pos)
+        instr = access.instruction
+        result.ideal_wavefronts, result.fidelity = instr.ideal_wavefronts, instr.fidelity
+        status, cex, reason = self._natural_alignment(access, budget)
+        if status != Status.PROVED:
+            result.status, result.counterexample = status, cex
+            result.reason = reason or ("bank figures are undefined: the access is not "
+                                       "naturally aligned")
+            return
+        ways, waves = (self._maximum(access, m, budget) for m in ("ways", "wavefronts"))
+        result.max_ways = ways.value
+        result.wavefronts = waves.value
+        best = ways if metric == "ways" else waves
+        result.status = bound_status(best, check.bound, check.exact)
+        result.facts = {"max_ways_exact": ways.exact, "wavefronts_exact": waves.exact}
+        if result.status == Status.REFUTED:
+            cex = props.bank_counterexample(self.program, access, best.witness, metric)
+            if best.value <= check.bound:       # "== bound" that no instance reaches
+                cex = replace(cex, summary=f"no instance reaches {check.bound}; the worst "
+                                           f"gives {best.value}: {cex.summary}")
+            result.counterexample = cex
+        elif result.status == Status.UNKNOWN:
+            result.reason = best.reason
+
+    def _maximum(self, access: Access, metric: str, budget: Budget):
+        key = (access.name, metric)
+        if key not in self._maxima or not self._maxima[key].exact:
+            query = self._maxima.get((access.name, "query")) or props.BankQuery(access)
+            self._maxima[(access.name, "query")] = query
+            self._maxima[key] = query.maximum(metric, budget)
+        return self._maxima[key]
+
+    def _check_equivalent_layouts(self, check: CheckDef, budget: Budget, result: CheckResult):
+        a = self.program.layout(check.target, check.pos)
+        b = self.program.layout(check.second, check.pos)
+        if a.function.size() != b.function.size():
+            raise SpecError(f"equivalent {a.name}, {b.name}: expected layouts of one size, "
+                            f"found {a.function.size()} and {b.function.size()}", check.pos)
+        index = Var("index")
+        result.status, result.counterexample, result.reason = props.equivalent(
+            a.value_at_index(index), b.value_at_index(index),
+            (("index", Range(0, a.function.size())),), budget)
+
+    def _check_equivalent_exprs(self, check: CheckDef, budget: Budget, result: CheckResult):
+        result.status, result.counterexample, result.reason = props.equivalent(
+            check.lhs, check.rhs, check.loops, budget)
+
+
+def run_spec(spec: Spec, timeout: float = 60.0) -> list[CheckResult]:
+    return Runner(spec, timeout).run()
+

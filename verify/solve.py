@@ -1,0 +1,148 @@
+"""The one place where solver answers become verdicts.
+
+Every property is phrased as a search for a violation: UNSAT is the proof,
+a model is a candidate counterexample (which the caller replays concretely),
+and anything else -- timeout, resource limit, solver error -- is UNKNOWN.
+UNKNOWN is never a pass.
+
+Solver seeds are fixed, so one spec always gets the same answer and the same
+counterexample.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+import z3
+
+from verify.errors import InternalError
+
+SEED = 0
+
+
+class Status(str, Enum):
+    """Ordered from best to worst for exit codes: proved < refuted < unknown."""
+
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+
+def _configure():
+    z3.set_param("smt.random_seed", SEED)
+    z3.set_param("sat.random_seed", SEED)
+
+
+_configure()
+
+
+class Budget:
+    """Wall-clock allowance for one check, shared by all its queries."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.solver_seconds = 0.0
+
+    def remaining_ms(self) -> int:
+        return int(1000 * (self.seconds - (time.monotonic() - self.start)))
+
+
+@dataclass
+class Search:
+    status: str                     # "sat", "unsat" or "unknown"
+    model: z3.ModelRef | None = None
+    reason: str = ""
+
+
+def search(solver: z3.Solver, extra: list[z3.BoolRef], budget: Budget) -> Search:
+    """Is `solver`'s formula plus `extra` satisfiable? Within the budget."""
+    remaining = budget.remaining_ms()
+    if remaining <= 0:
+        return Search("unknown", reason=f"timeout after {budget.seconds:g} s")
+    solver.set("timeout", remaining)
+    started = time.monotonic()
+    try:
+        answer = solver.check(*extra)
+    except z3.Z3Exception as e:  # resource limits surface as exceptions
+        return Search("unknown", reason=f"solver error: {e}")
+    finally:
+        budget.solver_seconds += time.monotonic() - started
+    if answer == z3.sat:
+        return Search("sat", solver.model())
+    if answer == z3.unsat:
+        return Search("unsat")
+    reason = solver.reason_unknown()
+    if reason in ("timeout", "canceled"):
+        reason = f"timeout after {budget.seconds:g} s"
+    return Search("unknown", reason=f"solver gave up: {reason}")
+
+
+def violation_status(result: Search) -> Status:
+    """Verdict of a query that searches for a violation."""
+    return {"unsat": Status.PROVED, "sat": Status.REFUTED}.get(result.status, Status.UNKNOWN)
+
+
+def new_solver() -> z3.Solver:
+    solver = z3.SolverFor("QF_BV")
+    solver.set("random_seed", SEED)
+    return solver
+
+
+@dataclass
+class Maximum:
+    """Largest value of a metric over all instances, with an instance attaining it."""
+
+    value: int
+    witness: dict
+    exact: bool                 # the solver proved that nothing exceeds `value`
+    reason: str = ""
+    queries: int = field(default=0)
+
+
+def maximize(solver: z3.Solver, at_least: Callable[[int], z3.BoolRef],
+             decode: Callable[[z3.ModelRef], dict], score: Callable[[dict], int],
+             start: dict, ceiling: int, budget: Budget) -> Maximum:
+    """Largest value of a metric: probe just above the start, then bisect.
+
+    Requires: `score` is the concrete metric (plain Python), `at_least(k)` its
+    encoding "metric >= k", `decode` turns a model into a concrete instance,
+    and no instance scores above `ceiling`. Every model is replayed through
+    `score`; one that scores below the threshold it satisfied means the encoding
+    is wrong, and raises InternalError rather than report anything.
+    Postcondition: exact=True means "metric >= value + 1" was proved UNSAT.
+    """
+    best = Maximum(score(start), start, exact=False)
+    high = ceiling                      # nothing above `high` can exist
+    while best.value < high:
+        # The first probe is best+1: most starts are already the maximum.
+        threshold = best.value + 1 if best.queries == 0 else (best.value + high + 1) // 2
+        result = search(solver, [at_least(threshold)], budget)
+        best.queries += 1
+        if result.status == "unknown":
+            best.reason = result.reason
+            return best
+        if result.status == "unsat":
+            high = threshold - 1
+            continue
+        witness = decode(result.model)
+        value = score(witness)
+        if value < threshold:
+            raise InternalError(f"solver model scores {value} on replay but satisfied "
+                                f">= {threshold}: {witness}")
+        best.value, best.witness = value, witness
+    best.exact = True
+    return best
+
+
+def bound_status(best: Maximum, bound: int, equal: bool) -> Status:
+    """Verdict for "metric <= bound" (or "== bound") given the ascent's result."""
+    if best.value > bound:
+        return Status.REFUTED          # a replayed instance exceeds the bound
+    if not best.exact:
+        return Status.UNKNOWN
+    if equal and best.value != bound:
+        return Status.REFUTED
+    return Status.PROVED
