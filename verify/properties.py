@@ -24,7 +24,7 @@ from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.results import Counterexample, LaneRow
-from verify.solve import Budget, Status, maximize, new_solver, search, violation_status
+from verify.solve import Budget, Maximum, Status, maximize, new_solver, search, violation_status
 from verify.spec.ast import LayoutDef
 
 COUNT_BITS = 16
@@ -124,17 +124,28 @@ def in_bounds(program: Program, access: Access, budget: Budget):
 # -- bank conflicts ----------------------------------------------------------
 
 class BankQuery:
-    """Per-phase distinct-word counts of one access, lanes concrete, instance symbolic."""
+    """Per-phase distinct-word counts of one access, lanes concrete, instance symbolic.
+
+    Max-ways is the largest per-phase maximum, each phase solved on its own
+    (small queries). Wavefronts need the phases jointly: when every phase's
+    maximum is 1 the answer is the phase count with no query; otherwise one
+    joint query asks whether the per-phase maxima are reached together, and
+    only if not does a joint ascent run below that sum.
+    """
 
     def __init__(self, access: Access):
         self.access = access
         instr = access.instruction
         self.instance = access.instance_vars
-        ranges = dict(access.ranges)
-        self.ctx = _context([access.address], ranges, extra=4 * instr.words_per_address)
-        self.solver = new_solver()
-        self.solver.add(_in_ranges(self.ctx, self.instance))
+        self.ctx = _context([access.address], dict(access.ranges),
+                            extra=4 * instr.words_per_address)
         self.counts = [self._phase_count(p, lanes) for p, lanes in enumerate(instr.phases)]
+        self._phase_max: list | None = None
+
+    def _solver(self) -> z3.Solver:
+        solver = new_solver()
+        solver.add(_in_ranges(self.ctx, self.instance))
+        return solver
 
     def _phase_count(self, phase: int, lanes: range) -> z3.BitVecRef:
         ctx, instr = self.ctx, self.access.instruction
@@ -149,12 +160,8 @@ class BankQuery:
             counted.append(z3.And(first, bv.low_bits(w, 5) == bank))
         return bv.count_true(counted, COUNT_BITS)
 
-    def ways_at_least(self, k: int) -> z3.BoolRef:
-        return z3.Or([bv.uge(c, z3.BitVecVal(k, COUNT_BITS)) for c in self.counts])
-
-    def wavefronts_at_least(self, n: int) -> z3.BoolRef:
-        total = z3.Sum(self.counts)
-        return bv.uge(total, z3.BitVecVal(n, COUNT_BITS))
+    def _at_least(self, term: z3.BitVecRef, k: int) -> z3.BoolRef:
+        return bv.uge(term, z3.BitVecVal(k, COUNT_BITS))
 
     def decode(self, model: z3.ModelRef) -> dict[str, int]:
         return _decode(self.ctx, model, self.instance)
@@ -165,15 +172,33 @@ class BankQuery:
     def start(self) -> dict[str, int]:
         return {n: self.access.ranges[n].lo for n in self.instance}
 
-    def maximum(self, metric: str, budget: Budget):
-        instr = self.access.instruction
-        if metric == "ways":
-            return maximize(self.solver, self.ways_at_least, self.decode,
-                            lambda v: self.cost(v).max_ways, self.start(),
-                            instr.phase_lanes, budget)
-        return maximize(self.solver, self.wavefronts_at_least, self.decode,
-                        lambda v: self.cost(v).wavefronts, self.start(),
-                        instr.phase_lanes * len(instr.phases), budget)
+    def phase_maxima(self, budget: Budget) -> list:
+        if self._phase_max is None or not all(m.exact for m in self._phase_max):
+            lanes = self.access.instruction.phase_lanes
+            self._phase_max = [
+                maximize(self._solver(), lambda k, c=count: self._at_least(c, k), self.decode,
+                         lambda v, p=p: self.cost(v).phases[p].ways, self.start(), lanes, budget)
+                for p, count in enumerate(self.counts)]
+        return self._phase_max
+
+    def max_ways(self, budget: Budget) -> Maximum:
+        maxima = self.phase_maxima(budget)
+        best = max(maxima, key=lambda m: m.value)
+        return Maximum(best.value, best.witness, all(m.exact for m in maxima),
+                       next((m.reason for m in maxima if m.reason), ""))
+
+    def wavefronts(self, budget: Budget) -> Maximum:
+        maxima = self.phase_maxima(budget)
+        ceiling = sum(m.value for m in maxima)
+        start = max((m.witness for m in maxima), key=lambda v: self.cost(v).wavefronts)
+        if not all(m.exact for m in maxima):
+            return Maximum(self.cost(start).wavefronts, start, False,
+                           next(m.reason for m in maxima if m.reason))
+        if all(m.value == 1 for m in maxima):
+            return Maximum(len(maxima), start, True)
+        total = z3.Sum(self.counts)
+        return maximize(self._solver(), lambda n: self._at_least(total, n), self.decode,
+                        lambda v: self.cost(v).wavefronts, start, ceiling, budget)
 
 
 def bank_counterexample(program: Program, access: Access, values: dict[str, int],

@@ -44,15 +44,24 @@ class Runner:
     def _implicit(self, adef: AccessDef) -> list[CheckResult]:
         access = self.program.access(adef.name, adef.pos)
         n = access.instruction.bytes_per_address
+        implicit = [(f"in_bounds {adef.name}",
+                     lambda b: props.in_bounds(self.program, access, b))]
+        if not self._explicitly_aligned(adef.name, n):
+            implicit.append((f"aligned {n} {adef.name}",
+                             lambda b: self._natural_alignment(access, b)))
         out = []
-        for prop, fn in ((f"in_bounds {adef.name}", lambda b: props.in_bounds(self.program, access, b)),
-                         (f"aligned {n} {adef.name}", lambda b: self._natural_alignment(access, b))):
+        for prop, fn in implicit:
             started, budget = time.monotonic(), Budget(self.timeout)
             status, cex, reason = fn(budget)
             out.append(CheckResult(self.spec.file, adef.pos.line, prop, status,
                                    seconds=time.monotonic() - started, counterexample=cex,
                                    reason=reason, implicit=True))
         return out
+
+    def _explicitly_aligned(self, access: str, n: int) -> bool:
+        """An explicit 'aligned N' check (N >= natural) already covers natural alignment."""
+        return any(c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
+                   for c in self.spec.checks)
 
     def _natural_alignment(self, access: Access, budget: Budget):
         if access.name not in self._alignment:
@@ -123,7 +132,8 @@ class Runner:
         if key not in self._maxima or not self._maxima[key].exact:
             query = self._maxima.get((access.name, "query")) or props.BankQuery(access)
             self._maxima[(access.name, "query")] = query
-            self._maxima[key] = query.maximum(metric, budget)
+            self._maxima[key] = (query.max_ways(budget) if metric == "ways"
+                                 else query.wavefronts(budget))
         return self._maxima[key]
 
     def _check_equivalent_layouts(self, check: CheckDef, budget: Budget, result: CheckResult):
