@@ -103,11 +103,12 @@ class CuteLayout:
         return total
 
     def __str__(self) -> str:
-        return f"{_fmt(self.shape)}:{_fmt(self.stride)}"
+        return f"{fmt_tuple(self.shape)}:{fmt_tuple(self.stride)}"
 
 
-def _fmt(t: IntTuple) -> str:
-    return str(t) if isinstance(t, int) else "(" + ",".join(_fmt(s) for s in t) + ")"
+def fmt_tuple(t: IntTuple) -> str:
+    """CuTe's printed form of an integer tuple: (8,(2,4))."""
+    return str(t) if isinstance(t, int) else "(" + ",".join(fmt_tuple(s) for s in t) + ")"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from lark import Token, Transformer, v_args
 
 from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
-from verify.layout import Composed, CuteLayout, Formula, Swizzle, depth, flatten
+from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec
 
 MAX_SPEC_BYTES = 1 << 20
@@ -123,8 +123,9 @@ class _ToSpec(Transformer):
         except SpecError as e:
             raise SpecError(e.message, _pos(name)) from None
 
-    def tuple(self, children):
-        return (tuple(c[0] for c in children), children[0][1])
+    @v_args(meta=True)
+    def tuple(self, meta, children):
+        return (tuple(c[0] for c in children), Pos(meta.line, meta.column))
 
     def cute_layout(self, children):
         (shape, pos), (stride, _) = children
@@ -256,7 +257,7 @@ def _check_congruent(shape, stride, pos: Pos):
     same = (isinstance(shape, int) == isinstance(stride, int) and
             (isinstance(shape, int) or len(shape) == len(stride)))
     if not same:
-        raise SpecError(f"shape {shape} and stride {stride} are not congruent: "
+        raise SpecError(f"shape {fmt_tuple(shape)} and stride {fmt_tuple(stride)} are not congruent: "
                         "expected the same nesting", pos)
     if not isinstance(shape, int):
         for s, d in zip(shape, stride):

@@ -1,0 +1,73 @@
+import pytest
+
+from verify.errors import SpecError
+from verify.layout import Composed, CuteLayout, Swizzle
+from verify.spec.parser import parse_file, parse_text
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(SpecError) as info:
+        parse_text(text, "t.spec")
+    return str(info.value)
+
+
+def test_cute_print_forms_parse_to_the_same_layout():
+    texts = ["Sw<3,3,3> o _0 o (_8,_64):(_64,_1)", "Swizzle<3,3,3> o (8,64):(64,1)",
+             "Sw<3,3,3> o 0 o (_8, _64):(_64, _1)"]
+    layouts = [parse_text(f"layout A = {t}").layouts["A"].function for t in texts]
+    assert all(layout == layouts[0] for layout in layouts)
+    assert layouts[0] == Composed(Swizzle(3, 3, 3), 0, CuteLayout((8, 64), (64, 1)))
+
+
+def test_nested_shapes_negative_shift_and_pointer_swizzle():
+    spec = parse_text("layout N = ((_8,_8),_64):((_64,_512),_1)\n"
+                      "layout S = Sw<2,4,-3> o (8,64):(64,1)\n"
+                      "layout G = Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)\n")
+    assert spec.layouts["N"].function.shape == ((8, 8), 64)
+    assert spec.layouts["S"].function.outer == Swizzle(2, 4, -3)
+    assert spec.layouts["G"].pointer_swizzle == Swizzle(3, 4, 3)
+    assert spec.layouts["G"].pointer_bits == 16
+
+
+def test_statements_may_continue_inside_parentheses():
+    spec = parse_text("layout A = (_8,\n   _64):(_64,\n _1)  # comment\n")
+    assert spec.layouts["A"].function == CuteLayout((8, 64), (64, 1))
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("layout A = (8,64):(64)\n", "t.spec:1:12: error: shape (8,64) and stride (64) are not congruent"),
+    ("dtype f16\nlayout A = (8,64):(64,1) o\n", "t.spec:2:27: error: expected one of '(', Sw<B,M,S>"),
+    ("layout A = (0,4):(1,1)\n", "expected every extent to be at least 1"),
+    ("layout = (8):(1)\n", "t.spec:1:8: error: expected one of a name"),
+    ("layout F(r in 0..0) = r\n", "t.spec:1:10: error: range of 'r' is empty"),
+    ("layout F(r in 0..4) = r + s\n", "formula uses 's'"),
+    ("layout A = Sw<3,3,2> o (8):(1)\n", "t.spec:1:12: error: Swizzle<3,3,2>: expected |S| >= B"),
+    ("check maxways <= 2 r\n", "t.spec:1:7: error: expected one of"),
+    ("layout A = (8):(1)\nlayout A = (8):(1)\n", "t.spec:2:8: error: layout 'A' is defined twice"),
+    ("layout A = (99999999999999999999999):(1)\n", "integer literal 99999999999999999999999 is too large"),
+    ("layout A = (8):(1) $\n", "t.spec:1:20: error: unexpected character '$'"),
+])
+def test_errors_name_file_line_column_expected_and_found(text, expected):
+    assert expected in error_of(text)
+
+
+def test_hostile_input_fails_fast_and_clearly(tmp_path):
+    assert "nested parentheses" in error_of("layout A = " + "(" * 100 + "8" + ")" * 100 + ":(1)\n")
+    assert "statement too long" in error_of("layout F(x in 0..2) = " + " + ".join(["x"] * 600))
+    assert "expected at most" in error_of("#" * (2 << 20))
+    assert "NUL byte" in error_of("dtype f16\n\x00")
+    garbage = tmp_path / "g.spec"
+    garbage.write_bytes(b"dtype f16\n\xff\xfe\x00")
+    with pytest.raises(SpecError, match=r"g.spec:2:1: error: expected UTF-8 text, found byte 0xff"):
+        parse_file(str(garbage))
+
+
+def test_empty_spec_is_valid_and_has_no_checks():
+    spec = parse_text("")
+    assert spec.checks == [] and spec.layouts == {}
+
+
+def test_property_text_is_kept_as_written():
+    spec = parse_text("layout A = (8):(1)\ncheck   bijective   A   expect proved\n")
+    assert spec.checks[0].text == "bijective A"
+    assert spec.checks[0].expect == "proved"
