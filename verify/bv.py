@@ -18,29 +18,51 @@ MAX_WIDTH = 192
 
 
 class Context:
-    """Z3 variables of one query, all of one bit-width."""
+    """Z3 variables of one query, all of one bit-width.
+
+    Each Context owns a private Z3 context, so a query's answer (and its
+    counterexample) does not depend on what was solved before in the process.
+    """
 
     def __init__(self, width: int, ranges: Mapping[str, Range]):
         if width > MAX_WIDTH:
             raise ValueError(f"bit-vector width {width} exceeds {MAX_WIDTH}")
         self.width = width
         self.ranges = dict(ranges)
+        self.z3 = z3.Context()
         self._vars: dict[str, z3.BitVecRef] = {}
 
     def var(self, name: str, tag: str = "") -> z3.BitVecRef:
         """The Z3 variable for `name` (a fresh copy per `tag`, e.g. per lane)."""
         key = f"{name}#{tag}" if tag else name
         if key not in self._vars:
-            self._vars[key] = z3.BitVec(key, self.width)
+            self._vars[key] = z3.BitVec(key, self.width, self.z3)
         return self._vars[key]
 
     def in_range(self, name: str, tag: str = "") -> z3.BoolRef:
         r = self.ranges[name]
         v = self.var(name, tag)
-        return z3.And(z3.UGE(v, self.num(r.lo)), z3.ULT(v, self.num(r.hi)))
+        return z3.And(z3.UGE(v, self.num(r.lo)), z3.ULT(v, self.num(r.hi)), self.z3)
 
     def num(self, value: int) -> z3.BitVecRef:
-        return z3.BitVecVal(value, self.width)
+        return z3.BitVecVal(value, self.width, self.z3)
+
+    def bits(self, value: int, width: int) -> z3.BitVecRef:
+        return z3.BitVecVal(value, width, self.z3)
+
+    def fresh(self, name: str, width: int) -> z3.BitVecRef:
+        return z3.BitVec(name, width, self.z3)
+
+    def all(self, conds: list[z3.BoolRef]) -> z3.BoolRef:
+        return z3.And(*conds, self.z3) if conds else z3.BoolVal(True, self.z3)
+
+    def any(self, conds: list[z3.BoolRef]) -> z3.BoolRef:
+        return z3.Or(*conds, self.z3) if conds else z3.BoolVal(False, self.z3)
+
+    def count_true(self, conds: list[z3.BoolRef], bits: int) -> z3.BitVecRef:
+        """Number of true conditions, as a `bits`-wide vector (pseudo-Boolean sums)."""
+        one, zero = self.bits(1, bits), self.bits(0, bits)
+        return z3.Sum([z3.If(c, one, zero, self.z3) for c in conds]) if conds else zero
 
     def lower(self, e: Expr, tag: str = "", fixed: Mapping[str, int] | None = None) -> z3.BitVecRef:
         """Bit-vector term for `e`; variables in `fixed` become constants."""
@@ -86,7 +108,7 @@ def width_for(exprs: Iterable[Expr], ranges: Mapping[str, Range], extra: int = 0
 def low_bits_zero(term: z3.BitVecRef, bits: int) -> z3.BoolRef:
     """term % 2**bits == 0."""
     if bits == 0:
-        return z3.BoolVal(True)
+        return z3.BoolVal(True, term.ctx)
     return z3.Extract(bits - 1, 0, term) == 0
 
 
@@ -112,7 +134,9 @@ def uge(a, b):
     return z3.UGE(a, b)
 
 
-def count_true(conds: list[z3.BoolRef], bits: int = 8) -> z3.BitVecRef:
-    """Number of true conditions, as a `bits`-wide vector (for pseudo-Boolean sums)."""
-    one, zero = z3.BitVecVal(1, bits), z3.BitVecVal(0, bits)
-    return z3.Sum([z3.If(c, one, zero) for c in conds]) if conds else zero
+def sum_of(terms: list[z3.BitVecRef]) -> z3.BitVecRef:
+    return z3.Sum(terms)
+
+
+def solver_for(ctx: Context) -> z3.Solver:
+    return z3.SolverFor("QF_BV", ctx=ctx.z3)

@@ -2,13 +2,14 @@
 
 Exit codes: 0 every check proved; 1 some check refuted; 2 usage or spec error
 (``file:line:col: error: ...``, no traceback); 3 some check unknown (solver
-timeout) and none refuted. With ``--check-expect`` the status follows the
+timeout) and none refuted; 4 an internal error (a bug in verify). With ``--check-expect`` the status follows the
 ``expect`` clauses instead: 0 when every check ends as its spec expects (checks
 without ``expect`` must be proved), 1 otherwise.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -142,9 +143,13 @@ def _fail(message: str):
 
 
 def run():
-    """Entry point that turns internal errors into a clear message (exit 4)."""
+    """Entry point: a bug in verify is reported as one clear line (exit 4);
+    VERIFY_DEBUG=1 shows the traceback."""
     try:
         main()
-    except InternalError as e:
-        click.echo(f"verify: internal error (a bug in verify, please report): {e}", err=True)
+    except (InternalError, Exception) as e:  # noqa: BLE001 -- last line of defence
+        if os.environ.get("VERIFY_DEBUG"):
+            raise
+        click.echo(f"verify: internal error (a bug in verify, please report it with the "
+                   f"spec): {type(e).__name__}: {e}", err=True)
         sys.exit(4)

@@ -78,7 +78,7 @@ def aligned(program: Program, access: Access, n: int, budget: Budget):
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
     ctx = _context([access.address], access.ranges)
-    solver = new_solver()
+    solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, access.ranges))
     solver.add(z3.Not(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1)))
     result = search(solver, [], budget)
@@ -100,10 +100,11 @@ def in_bounds(program: Program, access: Access, budget: Budget):
     """Every coordinate an access names lies inside its layout's domain."""
     coords, limits = access.definition.coords, access.coordinate_ranges
     ctx = _context(list(coords), access.ranges, max(r.hi for r in limits))
-    solver = new_solver()
+    solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, access.ranges))
-    solver.add(z3.Or([z3.Or(bv.ult(ctx.lower(c), ctx.num(r.lo)), bv.uge(ctx.lower(c), ctx.num(r.hi)))
-                      for c, r in zip(coords, limits)]))
+    solver.add(ctx.any([ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)),
+                                 bv.uge(ctx.lower(c), ctx.num(r.hi))])
+                        for c, r in zip(coords, limits)]))
     result = search(solver, [], budget)
     status = violation_status(result)
     if status != Status.REFUTED:
@@ -143,7 +144,7 @@ class BankQuery:
         self._phase_max: list | None = None
 
     def _solver(self) -> z3.Solver:
-        solver = new_solver()
+        solver = new_solver(self.ctx)
         solver.add(_in_ranges(self.ctx, self.instance))
         return solver
 
@@ -153,15 +154,15 @@ class BankQuery:
         for lane in lanes:
             addr = ctx.lower(self.access.address, fixed={LANE: lane})
             words += [bv.word_of(addr, j, ctx) for j in range(instr.words_per_address)]
-        bank = z3.BitVec(f"bank_of_phase_{phase}", 5)
+        bank = ctx.fresh(f"bank_of_phase_{phase}", 5)
         counted = []
         for i, w in enumerate(words):
-            first = z3.And([w != earlier for earlier in words[:i]])
-            counted.append(z3.And(first, bv.low_bits(w, 5) == bank))
-        return bv.count_true(counted, COUNT_BITS)
+            first = ctx.all([w != earlier for earlier in words[:i]])
+            counted.append(ctx.all([first, bv.low_bits(w, 5) == bank]))
+        return ctx.count_true(counted, COUNT_BITS)
 
     def _at_least(self, term: z3.BitVecRef, k: int) -> z3.BoolRef:
-        return bv.uge(term, z3.BitVecVal(k, COUNT_BITS))
+        return bv.uge(term, self.ctx.bits(k, COUNT_BITS))
 
     def decode(self, model: z3.ModelRef) -> dict[str, int]:
         return _decode(self.ctx, model, self.instance)
@@ -196,7 +197,7 @@ class BankQuery:
                            next(m.reason for m in maxima if m.reason))
         if all(m.value == 1 for m in maxima):
             return Maximum(len(maxima), start, True)
-        total = z3.Sum(self.counts)
+        total = bv.sum_of(self.counts)
         return maximize(self._solver(), lambda n: self._at_least(total, n), self.decode,
                         lambda v: self.cost(v).wavefronts, start, ceiling, budget)
 
@@ -255,9 +256,9 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     a, b = _renamed(addr, own, "'a"), _renamed(addr, own, "'b")
     both = {**{n + s: ranges[n] for n in own for s in ("'a", "'b")}, BASE: ranges[BASE]}
     ctx = _context([a, b], both, extra=2 * eb)
-    solver = new_solver()
+    solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, both))
-    solver.add(z3.Or([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
+    solver.add(ctx.any([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
     ta, tb = ctx.lower(a), ctx.lower(b)
     solver.add(bv.ule(ta, tb), bv.ult(tb, ta + ctx.num(eb)))
     result = search(solver, [], budget)
@@ -292,7 +293,7 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     value = ldef.value([Var(n) for n in names])
     ranges = dict(coords)
     ctx = _context([value], ranges)
-    solver = new_solver()
+    solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, names))
     term = ctx.lower(value)
     scale = eb if ldef.pointer_swizzle else 1
@@ -310,7 +311,7 @@ def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget):
     """lhs == rhs for every value of the loop variables."""
     ranges = dict(loops)
     ctx = _context([lhs, rhs], ranges)
-    solver = new_solver()
+    solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, ranges))
     solver.add(ctx.lower(lhs) != ctx.lower(rhs))
     result = search(solver, [], budget)

@@ -17,6 +17,7 @@ from typing import Callable
 
 import z3
 
+from verify import bv
 from verify.errors import InternalError
 
 SEED = 0
@@ -85,8 +86,9 @@ def violation_status(result: Search) -> Status:
     return {"unsat": Status.PROVED, "sat": Status.REFUTED}.get(result.status, Status.UNKNOWN)
 
 
-def new_solver() -> z3.Solver:
-    solver = z3.SolverFor("QF_BV")
+def new_solver(ctx: "bv.Context") -> z3.Solver:
+    """A fresh QF_BV solver in the query's own Z3 context, with the fixed seed."""
+    solver = bv.solver_for(ctx)
     solver.set("random_seed", SEED)
     return solver
 
