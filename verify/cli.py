@@ -153,3 +153,7 @@ def run():
         click.echo(f"verify: internal error (a bug in verify, please report it with the "
                    f"spec): {type(e).__name__}: {e}", err=True)
         sys.exit(4)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,70 @@
+"""Per-check solver time on the bundled specs, and the wall time of the whole run.
+
+    python benchmarks/catalog.py            # writes benchmarks/results/catalog.{csv,md}
+
+Each spec is checked REPEAT times in this process; the CSV keeps every check's
+median time. The summary records the machine, so figures can be compared.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import z3
+
+from verify.api import check, spec_paths
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+REPEAT = 3
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"z3 {z3.get_version_string()}")
+
+
+def main() -> int:
+    specs = spec_paths([os.path.join(ROOT, "specs")])
+    times: dict[tuple, list[float]] = {}
+    for _ in range(REPEAT):
+        for path in specs:
+            for r in check(path):
+                times.setdefault((os.path.relpath(path, ROOT), r.line, r.property,
+                                  r.status.value), []).append(r.seconds)
+    rows = [(*key, statistics.median(ts)) for key, ts in times.items()]
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "catalog.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["spec", "line", "property", "status", "median_seconds"])
+        w.writerows([(*r[:4], f"{r[4]:.6f}") for r in rows])
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "verify.cli", *specs], capture_output=True)
+    wall = time.monotonic() - started
+    per_check = sorted(r[4] for r in rows)
+    worst = max(rows, key=lambda r: r[4])
+    summary = (f"# Catalog timing\n\nMachine: {machine()}\n\n"
+               f"| figure | value |\n| --- | --- |\n"
+               f"| specs / checks | {len(specs)} / {len(rows)} |\n"
+               f"| median check | {1000 * statistics.median(per_check):.1f} ms |\n"
+               f"| worst check | {1000 * worst[4]:.0f} ms ({worst[0]}:{worst[1]} {worst[2]}) |\n"
+               f"| `verify specs/` wall time (one process, start-up included) | {wall:.2f} s |\n")
+    with open(os.path.join(RESULTS, "catalog.md"), "w") as f:
+        f.write(summary)
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
