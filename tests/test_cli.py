@@ -108,7 +108,14 @@ def test_map_command_lists_offsets_in_cute_order():
     assert doc["shape"] == [8, 64]
     assert doc["offsets"][:9] == [0, 72, 144, 216, 288, 360, 432, 504, 1]
     code, out = run("map", "(4,2):(2,1)", "--dtype", "f32", "--json")
-    assert json.loads(out)["byte_offsets"] == [0, 8, 16, 24, 4, 12, 20, 28]
+    doc = json.loads(out)
+    assert doc["byte_offsets"] == [0, 8, 16, 24, 4, 12, 20, 28]
+    assert doc["formula"] == "L(m0, m1) = 2*m0 + m1"
+
+
+def test_map_prints_the_simplified_address_formula():
+    code, out = run("map", "((_8,_8),_64):((_64,_512),_1)")
+    assert "L(m0, m1) = m1 + 64*(Mod(m0, 8)) + 512*floor(m0/8)" in out
 
 
 def test_map_command_reports_bad_layout_at_its_column():

@@ -16,7 +16,9 @@ import click
 
 from verify import api
 from verify.errors import InternalError, SpecError
-from verify.layout import domain_shape
+from verify.expr import Var
+from verify.formula import formula
+from verify.layout import coordinate_vars, domain_shape
 from verify.report import json_report, text_report
 from verify.solve import Status
 
@@ -114,14 +116,17 @@ def map_cmd(layout, dtype, as_json):
         offs = api.offsets(ldef, dtype)
     except SpecError as e:
         _fail(str(e))
-    doc = {"layout": layout, "shape": domain_shape(ldef.function), "offsets": offs}
+    names = [Var(n) for n, _ in coordinate_vars(ldef.function)]
+    doc = {"layout": layout, "shape": domain_shape(ldef.function),
+           "formula": f"L({', '.join(v.name for v in names)}) = {formula(ldef.value(names))}",
+           "offsets": offs}
     if dtype:
         from verify.program import DTYPE_BYTES
         doc["byte_offsets"] = [DTYPE_BYTES[dtype] * o for o in offs]
     if as_json:
         click.echo(json.dumps(doc))
         return
-    click.echo(f"{layout}\nshape {doc['shape']}, {len(offs)} offsets")
+    click.echo(f"{layout}\nshape {doc['shape']}, {len(offs)} offsets\n{doc['formula']}")
     if ldef.pointer_swizzle or "Sw" in layout:
         from verify.layout import Composed
         sw = ldef.pointer_swizzle or getattr(ldef.function, "outer", None)
