@@ -1,0 +1,59 @@
+import pytest
+
+from verify import bv
+from verify.errors import InternalError
+from verify.expr import Range, Var
+from verify.solve import Budget, Maximum, Status, bound_status, maximize, new_solver, search, \
+    violation_status
+
+
+def solver_with_x(limit: int):
+    ctx = bv.Context(16, {"x": Range(0, limit)})
+    solver = new_solver(ctx)
+    solver.add(ctx.in_range("x"))
+    return ctx, solver
+
+
+def test_maximize_finds_the_true_maximum_and_proves_it():
+    ctx, solver = solver_with_x(100)
+    x = ctx.lower(Var("x"))
+    best = maximize(solver, lambda k: bv.uge(x, ctx.num(k)),
+                    lambda m: {"x": ctx.value(m, "x")}, lambda v: v["x"], {"x": 0}, 1000,
+                    Budget(10))
+    assert (best.value, best.witness, best.exact) == (99, {"x": 99}, True)
+
+
+def test_a_model_that_does_not_replay_is_an_internal_error_not_a_verdict():
+    ctx, solver = solver_with_x(100)
+    x = ctx.lower(Var("x"))
+    with pytest.raises(InternalError, match="scores 0 on replay"):
+        # Planted bug: the concrete metric disagrees with the encoding.
+        maximize(solver, lambda k: bv.uge(x, ctx.num(k)),
+                 lambda m: {"x": ctx.value(m, "x")}, lambda v: 0, {"x": 0}, 1000, Budget(10))
+
+
+def test_exhausted_budget_is_unknown_never_proved():
+    ctx, solver = solver_with_x(100)
+    result = search(solver, [], Budget(0))
+    assert result.status == "unknown" and "timeout" in result.reason
+    assert violation_status(result) == Status.UNKNOWN
+
+
+def test_bound_status_orders_verdicts():
+    assert bound_status(Maximum(3, {}, exact=False), 2, False) == Status.REFUTED
+    assert bound_status(Maximum(2, {}, exact=False), 2, False) == Status.UNKNOWN
+    assert bound_status(Maximum(2, {}, exact=True), 2, False) == Status.PROVED
+    assert bound_status(Maximum(1, {}, exact=True), 2, True) == Status.REFUTED
+
+
+def test_wide_values_do_not_wrap_around():
+    """A stride of 2^40 must not alias two rows in a narrow bit-vector."""
+    from verify.spec.parser import parse_text
+    from verify.runner import run_spec
+    spec = parse_text("dtype f32\nbuffer align 4\nlayout A = (_2,_32):(0x10000000000,_1)\n"
+                      "access rd = ld.shared.b32 A(lane / 16, lane % 16)\n"
+                      "check bijective A\ncheck conflict_free rd\n")
+    results = {r.property: r for r in run_spec(spec)}
+    assert results["bijective A"].status == Status.PROVED
+    assert results["conflict_free rd"].status == Status.REFUTED
+    assert results["conflict_free rd"].max_ways == 2
