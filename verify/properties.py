@@ -71,6 +71,20 @@ def _addresses(access: Access, values: dict[str, int]) -> list[int]:
             for lane in range(access.instruction.address_lanes)]
 
 
+def _find_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Budget):
+    """Values of `names` (each in its range) that satisfy `violation`, if any.
+
+    Returns (status, values or None, reason): UNSAT proves the property.
+    """
+    solver = new_solver(ctx)
+    solver.add(_in_ranges(ctx, names))
+    solver.add(violation)
+    result = search(solver, [], budget)
+    status = violation_status(result)
+    values = _decode(ctx, result.model, names) if status == Status.REFUTED else None
+    return status, values, result.reason
+
+
 # -- alignment and bounds of one access ---------------------------------------
 
 def aligned(program: Program, access: Access, n: int, budget: Budget):
@@ -78,14 +92,10 @@ def aligned(program: Program, access: Access, n: int, budget: Budget):
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
     ctx = _context([access.address], access.ranges)
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, access.ranges))
-    solver.add(z3.Not(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1)))
-    result = search(solver, [], budget)
-    status = violation_status(result)
-    if status != Status.REFUTED:
-        return status, None, result.reason
-    values = _decode(ctx, result.model, access.ranges)
+    misaligned = z3.Not(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1))
+    status, values, reason = _find_violation(ctx, access.ranges, misaligned, budget)
+    if values is None:
+        return status, None, reason
     row = _lane_row(access, values[LANE], values)
     if row.address % n == 0:
         raise InternalError(f"alignment counterexample does not replay: {values}")
@@ -100,16 +110,12 @@ def in_bounds(program: Program, access: Access, budget: Budget):
     """Every coordinate an access names lies inside its layout's domain."""
     coords, limits = access.definition.coords, access.coordinate_ranges
     ctx = _context(list(coords), access.ranges, max(r.hi for r in limits))
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, access.ranges))
-    solver.add(ctx.any([ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)),
-                                 bv.uge(ctx.lower(c), ctx.num(r.hi))])
-                        for c, r in zip(coords, limits)]))
-    result = search(solver, [], budget)
-    status = violation_status(result)
-    if status != Status.REFUTED:
-        return status, None, result.reason
-    values = _decode(ctx, result.model, access.ranges)
+    outside = ctx.any([ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)),
+                                bv.uge(ctx.lower(c), ctx.num(r.hi))])
+                       for c, r in zip(coords, limits)])
+    status, values, reason = _find_violation(ctx, access.ranges, outside, budget)
+    if values is None:
+        return status, None, reason
     row = _lane_row(access, values[LANE], values)
     bad = [i for i, (c, r) in enumerate(zip(row.coord, limits)) if not r.lo <= c < r.hi]
     if not bad:
@@ -311,14 +317,10 @@ def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget):
     """lhs == rhs for every value of the loop variables."""
     ranges = dict(loops)
     ctx = _context([lhs, rhs], ranges)
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, ranges))
-    solver.add(ctx.lower(lhs) != ctx.lower(rhs))
-    result = search(solver, [], budget)
-    status = violation_status(result)
-    if status != Status.REFUTED:
-        return status, None, result.reason
-    values = _decode(ctx, result.model, ranges)
+    status, values, reason = _find_violation(ctx, ranges, ctx.lower(lhs) != ctx.lower(rhs),
+                                             budget)
+    if values is None:
+        return status, None, reason
     left, right = evaluate(lhs, values), evaluate(rhs, values)
     if left == right:
         raise InternalError(f"equivalence counterexample does not replay: {values}")
