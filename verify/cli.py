@@ -20,7 +20,9 @@ from verify.expr import Var
 from verify.formula import formula
 from verify.layout import coordinate_vars, domain_shape
 from verify.report import json_report, text_report
+from verify.program import Program
 from verify.solve import Status
+from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
 
@@ -133,6 +135,57 @@ def map_cmd(layout, dtype, as_json):
         if sw is not None and not isinstance(sw, Composed) and hasattr(sw, "diagram"):
             click.echo(sw.diagram())
     click.echo(" ".join(map(str, offs)))
+
+
+@main.command("fragments")
+@click.argument("spec")
+def fragments_cmd(spec):
+    """Which logical elements each lane's registers receive (or store), per access."""
+    from verify.gpu.spot import fragment_lines
+    try:
+        program = Program(parse_file(spec))
+        for name in program.spec.accesses:
+            access = program.access(name, None)
+            click.echo(f"{spec}: access {name} ({access.instruction.name}), first instance:")
+            for line in fragment_lines(program, access):
+                click.echo(f"  {line}")
+    except SpecError as e:
+        _fail(str(e.located(spec)))
+
+
+@main.command("gpu")
+@click.argument("spec")
+@click.option("--samples", default=16, show_default=True, help="Sampled instances per access.")
+@click.option("--limit", default=64, show_default=True,
+              help="Run every instance when an access has at most this many.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--no-ncu", is_flag=True, help="Data checks only; do not measure wavefronts.")
+def gpu_cmd(spec, samples, limit, seed, no_ncu):
+    """Run a spec's accesses on this machine's GPU and compare with the model."""
+    from verify.gpu.probe import GpuError, Probe
+    from verify.gpu.spot import spot_check
+    try:
+        program = Program(parse_file(spec))
+        probe = Probe()
+        rows = spot_check(program, probe, limit, samples, seed, use_ncu=not no_ncu)
+    except SpecError as e:
+        _fail(str(e.located(spec)))
+    except GpuError as e:
+        _fail(f"{spec}: error: {e}")
+    click.echo(f"{'access':10} {'instance':36} {'predicted':>9} {'measured':>8}  wavefronts  data")
+    for r in rows:
+        inst = ", ".join(f"{k}={v}" for k, v in r.instance.items())
+        a = r.agreement
+        if a is None:
+            click.echo(f"{r.access:10} {inst:36} {'-':>9} {'-':>8}  {r.note}")
+            continue
+        wave = {True: "agree", False: "DISAGREE", None: "n/a"}[a.wavefronts_ok]
+        data = {True: "ok", False: f"WRONG: {a.detail}", None: "n/a"}[a.data_ok]
+        measured = "-" if a.measured is None else str(a.measured)
+        click.echo(f"{r.access:10} {inst:36} {a.predicted:>9} {measured:>8}  {wave:10}  {data}")
+    bad = sum(not r.ok for r in rows if r.agreement is not None)
+    click.echo(f"{len(rows)} instances: {bad} disagreements")
+    sys.exit(EXIT_REFUTED if bad else EXIT_OK)
 
 
 def _parse_int(text: str) -> int:

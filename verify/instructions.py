@@ -48,6 +48,7 @@ class Instruction:
 
     @property
     def is_store(self) -> bool:
+        """Writes shared memory from registers (cp.async writes it from global memory)."""
         return self.family in ("st", "stmatrix")
 
     @property
