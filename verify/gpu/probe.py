@@ -156,12 +156,14 @@ class Probe:
                 need = ".".join(map(str, min_arch(c.op)))
                 raise GpuError(f"{c.op} needs compute capability {need}; this GPU is "
                                f"{self.arch[0]}.{self.arch[1]}")
+        if not cases:
+            return []
         with tempfile.TemporaryDirectory() as tmp:
             cases_path, out_path = os.path.join(tmp, "cases.txt"), os.path.join(tmp, "out.bin")
             with open(cases_path, "w") as f:
                 f.write(f"{len(cases)}\n" + "\n".join(c.line() for c in cases) + "\n")
             command = [self.binary, "run", cases_path, out_path]
-            ncu = shutil.which("ncu") if use_ncu else None
+            ncu = shutil.which("ncu") if use_ncu and any(c.measure for c in cases) else None
             if ncu:
                 metrics = ",".join(NCU_METRIC.format(o) for o in OPCODES)
                 command = [ncu, "--clock-control", "none", "--kernel-name", "regex:measure",

@@ -62,10 +62,11 @@ def instances(access: Access, limit: int, samples: int, seed: int, timeout: floa
     for a in axes:
         total *= len(a)
     if total <= limit:
-        chosen = [dict(zip(names, c)) for c in itertools.product(*axes)]
+        chosen = [dict(zip(names, c)) | {BASE: 0} for c in itertools.product(*axes)]
     else:
         rng = random.Random(seed)
-        chosen = [{n: rng.choice(a) for n, a in zip(names, axes)} for _ in range(samples)]
+        chosen = [{n: rng.choice(a) for n, a in zip(names, axes)} | {BASE: 0}
+                  for _ in range(samples)]
     try:
         query = BankQuery(access)
         worst = [query.max_ways(Budget(timeout)), query.wavefronts(Budget(timeout))]
@@ -73,7 +74,8 @@ def instances(access: Access, limit: int, samples: int, seed: int, timeout: floa
         worst = []
     for best in worst:
         chosen.append({n: best.witness[n] for n in names} | {BASE: best.witness[BASE]})
-    return chosen
+    unique = {tuple(sorted(c.items())): c for c in chosen}
+    return list(unique.values())
 
 
 def absolute_base(program: Program, access: Access, smem_base: int, base_units: int) -> int:
@@ -123,7 +125,9 @@ def spot_check(program: Program, probe: Probe, limit=64, samples=16, seed=0, tim
         access = program.access(name, None)
         for values in instances(access, limit, samples, seed, timeout):
             case, env, note = spot_case(program, access, values, probe.smem_base)
-            shown = {k: v for k, v in env.items() if k != BASE}
+            shown = {k: v for k, v in env.items() if k not in (BASE, STAGE)}
+            if program.spec.buffer.stages > 1:
+                shown["stage"] = env[STAGE]
             shown["base"] = env[BASE] * program.spec.buffer.align
             if case is None:
                 rows.append(SpotRow(name, shown, None, note))
