@@ -15,7 +15,7 @@ from conftest import ROOT, SPECS
 from verify.cli import main
 
 GOLDEN = os.path.join(ROOT, "tests", "golden")
-SEED_SPECS = sorted(glob.glob(os.path.join(SPECS, "seed", "*.spec")))
+SEED_SPECS = sorted(glob.glob(os.path.join(SPECS, "**", "*.spec"), recursive=True))
 
 
 def run(*args):

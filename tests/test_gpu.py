@@ -54,7 +54,7 @@ def test_fragments_command_shows_providers_versus_receivers():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", sorted(glob.glob(os.path.join(SPECS, "seed", "*.spec"))),
+@pytest.mark.parametrize("spec", sorted(glob.glob(os.path.join(SPECS, "**", "*.spec"), recursive=True)),
                          ids=os.path.basename)
 def test_spot_check_agrees_with_the_gpu(spec):
     result = CliRunner().invoke(main, ["gpu", spec])
