@@ -106,19 +106,24 @@ def generate(per_class: int, seed: int):
     return cases
 
 
-def summarise(rows) -> str:
-    by_class = collections.defaultdict(list)
+def _table(rows, key: str, title: str) -> list[str]:
+    groups = collections.defaultdict(list)
     for r in rows:
-        by_class[r["class"]].append(r)
-    out = ["| class | patterns | data checks ok | wavefronts = model | hardware < model | "
+        groups[r[key]].append(r)
+    out = [f"| {title} | patterns | data checks ok | wavefronts = model | hardware < model | "
            "hardware > model |", "| --- | --- | --- | --- | --- | --- |"]
-    for cls, rs in by_class.items():
-        eq = sum(r["measured"] == r["predicted"] for r in rs)
-        lt = sum(r["measured"] < r["predicted"] for r in rs)
-        gt = sum(r["measured"] > r["predicted"] for r in rs)
-        data = sum(r["data_ok"] for r in rs)
-        out.append(f"| {cls} | {len(rs)} | {data} | {eq} | {lt} | {gt} |")
-    return "\n".join(out)
+    for name, rs in groups.items():
+        m = [(int(r["measured"]), int(r["predicted"])) for r in rs]
+        data = sum(str(r["data_ok"]) == "True" for r in rs)
+        out.append(f"| {name} | {len(rs)} | {data} | {sum(a == b for a, b in m)} | "
+                   f"{sum(a < b for a, b in m)} | {sum(a > b for a, b in m)} |")
+    return out
+
+
+def summarise(rows) -> str:
+    """Agreement per class, then per instruction."""
+    return "\n".join(_table(rows, "class", "class") + [""] +
+                     _table(rows, "instruction", "instruction"))
 
 
 def main() -> int:
@@ -126,7 +131,12 @@ def main() -> int:
     ap.add_argument("--per-class", type=int, default=1200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=RESULTS)
+    ap.add_argument("--summarise", metavar="CSV", help="Only re-summarise an earlier CSV.")
     args = ap.parse_args()
+    if args.summarise:
+        with open(args.summarise) as f:
+            print(summarise(list(csv.DictReader(f))))
+        return 0
     probe = Probe()
     cases = generate(args.per_class, args.seed)
     outcomes = probe.run([c[-1] for c in cases])
