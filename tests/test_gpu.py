@@ -60,3 +60,11 @@ def test_spot_check_agrees_with_the_gpu(spec):
     result = CliRunner().invoke(main, ["gpu", spec])
     assert result.exit_code == 0, result.output
     assert "0 disagreements" in result.output
+
+
+@pytest.mark.gpu
+def test_clock64_fallback_estimates_agree_on_exact_classes():
+    spec = os.path.join(SPECS, "seed", "word_stride_table.spec")
+    result = CliRunner().invoke(main, ["gpu", "--timing", spec])
+    assert result.exit_code == 0, result.output
+    assert "estimated from clock64" in result.output

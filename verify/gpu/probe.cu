@@ -9,11 +9,14 @@
 //   OP MODE DUMP_BYTES FILL OFF0 .. OFF31 [NFILL BYTE TAG16 ...]
 // OP is a name from OP_NAMES; MODE is a bit set: 1 = launch measure_kernel (one
 // instruction and nothing else, what ncu should count), 2 = launch data_kernel
-// (fill shared memory, run the instruction, return registers and shared memory).
+// (fill shared memory, run the instruction, return registers and shared memory),
+// 4 = launch timing_kernel (the instruction TIMING_REPS times between two clock64
+// reads: the fallback when ncu is not available).
 // FILL 0 writes halfword i = i + 1 over the buffer; FILL 1 writes 0xFFFF then the
 // NFILL (byte offset, 16-bit tag) pairs that follow.
 // OUT: for each case with MODE & 2: 32 lanes x 4 registers (uint32), then
-// DUMP_BYTES bytes of shared memory from the start of the dynamic buffer.
+// DUMP_BYTES bytes of shared memory from the start of the dynamic buffer; then for
+// each case with MODE & 4: the elapsed cycles (int64).
 //
 // Registers are pre-loaded with tags before the instruction: register r of lane l
 // holds halfwords (8l + 2r + 1, 8l + 2r + 2), so stores write recognisable data.
@@ -50,6 +53,7 @@ static const char* OP_NAMES[NUM_OPS] = {
 
 constexpr int SMEM_BYTES = 48 * 1024;  // the default dynamic limit: no opt-in needed
 constexpr int SRC_BYTES = 32 * 16;
+constexpr int TIMING_REPS = 256;
 
 __device__ __forceinline__ uint32_t reg_tag(int lane, int r) {
   uint32_t t = 8u * lane + 2u * r;
@@ -142,6 +146,25 @@ __global__ void data_kernel(const uint32_t* offs, const uint8_t* init, const uin
   for (int i = lane; i < dump_bytes; i += 32) smem_out[i] = smem[i];
 }
 
+// The instruction back to back, timed by the SM's cycle counter (lane 0 reports).
+template <int OP>
+__global__ void timing_kernel(const uint32_t* offs, const uint8_t* src, uint32_t* regs_out,
+                              long long* cycles) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const int lane = threadIdx.x;
+  uint32_t r[4] = {reg_tag(lane, 0), reg_tag(lane, 1), reg_tag(lane, 2), reg_tag(lane, 3)};
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + offs[lane];
+  run_op<OP>(a, src + 16 * lane, r);  // warm-up
+  __syncwarp();
+  const long long start = clock64();
+#pragma unroll 1
+  for (int i = 0; i < TIMING_REPS; ++i) run_op<OP>(a, src + 16 * lane, r);
+  __syncwarp();
+  const long long stop = clock64();
+  if (lane == 0) cycles[0] = stop - start;
+  for (int k = 0; k < 4; ++k) regs_out[4 * lane + k] = r[k];
+}
+
 __global__ void base_kernel(uint32_t* out) {
   extern __shared__ __align__(1024) uint8_t smem[];
   out[0] = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -149,11 +172,13 @@ __global__ void base_kernel(uint32_t* out) {
 
 using MeasureFn = void (*)(const uint32_t*, const uint8_t*, uint32_t*);
 using DataFn = void (*)(const uint32_t*, const uint8_t*, const uint8_t*, uint32_t*, uint8_t*, int);
+using TimingFn = void (*)(const uint32_t*, const uint8_t*, uint32_t*, long long*);
 
 template <int... OPS>
 struct Table {
   static constexpr MeasureFn measure[] = {measure_kernel<OPS>...};
   static constexpr DataFn data[] = {data_kernel<OPS>...};
+  static constexpr TimingFn timing[] = {timing_kernel<OPS>...};
 };
 using Ops = Table<LD8, LD16, LD32, LD64, LD128, ST8, ST16, ST32, ST64, ST128, LDSM1, LDSM2,
                   LDSM4, LDSM1T, LDSM2T, LDSM4T, STSM1, STSM2, STSM4, STSM1T, STSM2T, STSM4T,
@@ -221,6 +246,8 @@ static int run(const char* cases_path, const char* out_path) {
   if (fscanf(f, "%d", &n) != 1 || n < 0) { fprintf(stderr, "probe: bad case count\n"); return 2; }
   uint32_t *d_offs, *d_regs;
   uint8_t *d_init, *d_src, *d_dump;
+  long long* d_cycles;
+  CHECK(cudaMalloc(&d_cycles, sizeof(long long)));
   CHECK(cudaMalloc(&d_offs, 32 * 4));
   CHECK(cudaMalloc(&d_regs, 128 * 4));
   CHECK(cudaMalloc(&d_init, SMEM_BYTES));
@@ -247,6 +274,13 @@ static int run(const char* cases_path, const char* out_path) {
       CHECK(cudaMemcpy(dump.data(), d_dump, c.dump, cudaMemcpyDeviceToHost));
       fwrite(regs, 4, 128, out);
       fwrite(dump.data(), 1, c.dump, out);
+    }
+    if (c.mode & 4) {
+      Ops::timing[c.op]<<<1, 32, SMEM_BYTES>>>(d_offs, d_src, d_regs, d_cycles);
+      CHECK(cudaGetLastError());
+      long long cycles = 0;
+      CHECK(cudaMemcpy(&cycles, d_cycles, sizeof cycles, cudaMemcpyDeviceToHost));
+      fwrite(&cycles, sizeof cycles, 1, out);
     }
   }
   fclose(f);

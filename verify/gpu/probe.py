@@ -62,11 +62,12 @@ class Case:
     measure: bool = True
     data: bool = True
     dump_bytes: int = 0
+    timing: bool = False          # clock64 loop, the fallback when ncu is missing
     fill: dict[int, int] | None = None   # byte offset -> 16-bit tag; None = address tags
 
     def line(self) -> str:
         offs = list(self.addresses) + [self.addresses[0]] * (32 - len(self.addresses))
-        mode = (1 if self.measure else 0) | (2 if self.data else 0)
+        mode = (1 if self.measure else 0) | (2 if self.data else 0) | (4 if self.timing else 0)
         head = f"{self.op} {mode} {self.dump_bytes} {0 if self.fill is None else 1} "
         text = head + " ".join(map(str, offs))
         if self.fill is not None:
@@ -79,6 +80,8 @@ class Outcome:
     registers: list[list[int]] = field(default_factory=list)   # [lane][reg]
     shared: bytes = b""
     wavefronts: int | None = None
+    cycles: int | None = None
+    estimated: bool = False       # wavefronts from clock64 timing, not from ncu
 
 
 def address_tag_fill() -> bytearray:
@@ -106,6 +109,7 @@ class Probe:
             os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "verify")
         self.binary = self._build()
         self.smem_base = self._smem_base()
+        self.has_ncu = shutil.which("ncu") is not None   # else clock64 estimates
 
     @staticmethod
     def source() -> str:
@@ -163,7 +167,8 @@ class Probe:
             with open(cases_path, "w") as f:
                 f.write(f"{len(cases)}\n" + "\n".join(c.line() for c in cases) + "\n")
             command = [self.binary, "run", cases_path, out_path]
-            ncu = shutil.which("ncu") if use_ncu and any(c.measure for c in cases) else None
+            wants = use_ncu and self.has_ncu and any(c.measure for c in cases)
+            ncu = shutil.which("ncu") if wants else None
             if ncu:
                 metrics = ",".join(NCU_METRIC.format(o) for o in OPCODES)
                 command = [ncu, "--clock-control", "none", "--kernel-name", "regex:measure",
@@ -189,6 +194,9 @@ def _read_outputs(cases: list[Case], raw: bytes) -> list[Outcome]:
             o.registers = [list(words[4 * lane: 4 * lane + 4]) for lane in range(32)]
             o.shared = raw[pos: pos + c.dump_bytes]
             pos += c.dump_bytes
+        if c.timing:
+            (o.cycles,) = struct.unpack_from("<q", raw, pos)
+            pos += 8
         outcomes.append(o)
     return outcomes
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from verify.enumerate import base_period
 from verify.expr import Var, evaluate
 from verify.gpu import fragments
-from verify.gpu.compare import Agreement, compare, dump_size
+from verify.gpu.compare import Agreement, compare, dump_size, estimate_by_timing
 from verify.gpu.probe import SMEM_BYTES, Case, GpuError, Probe, op_name
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
@@ -132,10 +132,13 @@ def spot_check(program: Program, probe: Probe, limit=64, samples=16, seed=0, tim
             if case is None:
                 rows.append(SpotRow(name, shown, None, note))
                 continue
-            case.measure = use_ncu
+            case.measure = use_ncu and probe.has_ncu
             rows.append(SpotRow(name, shown, None))
             cases.append((rows[-1], access, case))
-    outcomes = probe.run([c for _, _, c in cases], use_ncu=use_ncu)
+    if use_ncu and not probe.has_ncu:
+        outcomes = estimate_by_timing(probe, [(a.instruction, c) for _, a, c in cases])
+    else:
+        outcomes = probe.run([c for _, _, c in cases], use_ncu=use_ncu)
     for (row, access, case), outcome in zip(cases, outcomes):
         row.agreement = compare(access.instruction, case, outcome, probe.smem_base)
     return rows
