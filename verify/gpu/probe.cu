@@ -147,9 +147,11 @@ __global__ void data_kernel(const uint32_t* offs, const uint8_t* init, const uin
 }
 
 // The instruction back to back, timed by the SM's cycle counter (lane 0 reports).
+// Each address depends on the previous result through `zero` (0 at run time, unknown
+// to the compiler), so ptxas cannot merge or drop repeated identical loads.
 template <int OP>
 __global__ void timing_kernel(const uint32_t* offs, const uint8_t* src, uint32_t* regs_out,
-                              long long* cycles) {
+                              long long* cycles, uint32_t zero) {
   extern __shared__ __align__(1024) uint8_t smem[];
   const int lane = threadIdx.x;
   uint32_t r[4] = {reg_tag(lane, 0), reg_tag(lane, 1), reg_tag(lane, 2), reg_tag(lane, 3)};
@@ -158,7 +160,7 @@ __global__ void timing_kernel(const uint32_t* offs, const uint8_t* src, uint32_t
   __syncwarp();
   const long long start = clock64();
 #pragma unroll 1
-  for (int i = 0; i < TIMING_REPS; ++i) run_op<OP>(a, src + 16 * lane, r);
+  for (int i = 0; i < TIMING_REPS; ++i) run_op<OP>(a + (r[0] & zero), src + 16 * lane, r);
   __syncwarp();
   const long long stop = clock64();
   if (lane == 0) cycles[0] = stop - start;
@@ -172,7 +174,7 @@ __global__ void base_kernel(uint32_t* out) {
 
 using MeasureFn = void (*)(const uint32_t*, const uint8_t*, uint32_t*);
 using DataFn = void (*)(const uint32_t*, const uint8_t*, const uint8_t*, uint32_t*, uint8_t*, int);
-using TimingFn = void (*)(const uint32_t*, const uint8_t*, uint32_t*, long long*);
+using TimingFn = void (*)(const uint32_t*, const uint8_t*, uint32_t*, long long*, uint32_t);
 
 template <int... OPS>
 struct Table {
@@ -276,7 +278,7 @@ static int run(const char* cases_path, const char* out_path) {
       fwrite(dump.data(), 1, c.dump, out);
     }
     if (c.mode & 4) {
-      Ops::timing[c.op]<<<1, 32, SMEM_BYTES>>>(d_offs, d_src, d_regs, d_cycles);
+      Ops::timing[c.op]<<<1, 32, SMEM_BYTES>>>(d_offs, d_src, d_regs, d_cycles, 0u);
       CHECK(cudaGetLastError());
       long long cycles = 0;
       CHECK(cudaMemcpy(&cycles, d_cycles, sizeof cycles, cudaMemcpyDeviceToHost));
