@@ -68,3 +68,13 @@ def test_clock64_fallback_estimates_agree_on_exact_classes():
     result = CliRunner().invoke(main, ["gpu", "--timing", spec])
     assert result.exit_code == 0, result.output
     assert "estimated from clock64" in result.output
+
+
+def test_missing_nvcc_or_gpu_is_a_clear_error_not_a_crash(monkeypatch):
+    import verify.gpu.probe as probe_module
+    monkeypatch.setattr(probe_module.shutil, "which", lambda name: None)
+    spec = os.path.join(SPECS, "seed", "word_stride_table.spec")
+    result = CliRunner().invoke(main, ["gpu", spec])
+    assert result.exit_code == 2
+    assert "error: nvcc not found on PATH" in result.output
+    assert "Traceback" not in result.output
