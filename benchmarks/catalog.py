@@ -35,6 +35,20 @@ def machine() -> str:
             f"z3 {z3.get_version_string()}")
 
 
+def peak_memory_mb(path: str) -> float:
+    """Peak resident memory of `verify PATH` in its own process (ru_maxrss, KiB on Linux)."""
+    proc = subprocess.Popen([sys.executable, "-m", "verify.cli", path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return usage.ru_maxrss / 1024
+
+
+def wall_seconds(*args: str) -> float:
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "verify.cli", *args], capture_output=True)
+    return time.monotonic() - started
+
+
 def main() -> int:
     specs = spec_paths([os.path.join(ROOT, "specs")])
     times: dict[tuple, list[float]] = {}
@@ -49,9 +63,9 @@ def main() -> int:
         w = csv.writer(f)
         w.writerow(["spec", "line", "property", "status", "median_seconds"])
         w.writerows([(*r[:4], f"{r[4]:.6f}") for r in rows])
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "verify.cli", *specs], capture_output=True)
-    wall = time.monotonic() - started
+    wall, wall_j2 = wall_seconds(*specs), wall_seconds("-j", "2", *specs)
+    memory = {os.path.relpath(p, ROOT): peak_memory_mb(p) for p in specs}
+    worst_memory = max(memory.items(), key=lambda kv: kv[1])
     per_check = sorted(r[4] for r in rows)
     worst = max(rows, key=lambda r: r[4])
     summary = (f"# Catalog timing\n\nMachine: {machine()}\n\n"
@@ -59,7 +73,10 @@ def main() -> int:
                f"| specs / checks | {len(specs)} / {len(rows)} |\n"
                f"| median check | {1000 * statistics.median(per_check):.1f} ms |\n"
                f"| worst check | {1000 * worst[4]:.0f} ms ({worst[0]}:{worst[1]} {worst[2]}) |\n"
-               f"| `verify specs/` wall time (one process, start-up included) | {wall:.2f} s |\n")
+               f"| `verify specs/` wall time (one process, start-up included) | {wall:.2f} s |\n"
+               f"| `verify -j 2 specs/` wall time | {wall_j2:.2f} s |\n"
+               f"| peak memory of one spec's process (worst) | {worst_memory[1]:.0f} MB "
+               f"({worst_memory[0]}) |\n")
     with open(os.path.join(RESULTS, "catalog.md"), "w") as f:
         f.write(summary)
     print(summary)

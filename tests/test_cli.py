@@ -122,3 +122,9 @@ def test_map_command_reports_bad_layout_at_its_column():
     code, out = run("map", "(8,64):(64,1) o")
     assert code == 2
     assert "<layout>:1:16: error: expected" in out
+
+
+def test_parallel_jobs_give_the_same_report_as_one_process():
+    serial = normalise(run(SPECS)[1])
+    parallel = normalise(run(SPECS, "-j", "2")[1])
+    assert parallel == serial

@@ -62,22 +62,39 @@ def _exit_code(results, errors, check_expect: bool) -> int:
               help="Seconds per check; a check that runs out is UNKNOWN.")
 @click.option("--check-expect", is_flag=True,
               help="Exit 0 when every check ends as its 'expect' clause says.")
-def check_cmd(paths, as_json, timeout, check_expect):
+@click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Check this many spec files in parallel processes.")
+def check_cmd(paths, as_json, timeout, check_expect, jobs):
     """Check every spec file (directories are searched for *.spec)."""
     files = api.spec_paths(list(paths))
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
     results, errors = [], []
-    for path in files:
-        try:
-            results += api.check(path, timeout)
-        except SpecError as e:
-            errors.append(str(e))
+    for found, error in _check_all(files, timeout, jobs):
+        results += found
+        if error:
+            errors.append(error)
             if not as_json:
-                click.echo(str(e), err=True)
+                click.echo(error, err=True)
     report = json_report(results, errors) if as_json else text_report(results, [])
     click.echo(report)
     sys.exit(_exit_code(results, errors, check_expect))
+
+
+def _check_one(path: str, timeout: float):
+    """(results, error text): errors travel as text so they cross process boundaries."""
+    try:
+        return api.check(path, timeout), None
+    except SpecError as e:
+        return [], str(e)
+
+
+def _check_all(files: list[str], timeout: float, jobs: int):
+    if jobs == 1 or len(files) == 1:
+        return [_check_one(f, timeout) for f in files]
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
+        return list(pool.map(_check_one, files, [timeout] * len(files)))
 
 
 @main.command("wavefronts")
