@@ -158,6 +158,7 @@ def map_cmd(layout, dtype, as_json):
 @click.argument("spec")
 def fragments_cmd(spec):
     """Which logical elements each lane's registers receive (or store), per access."""
+    from verify.gpu.probe import GpuError
     from verify.gpu.spot import fragment_lines
     try:
         program = Program(parse_file(spec))
@@ -168,6 +169,8 @@ def fragments_cmd(spec):
                 click.echo(f"  {line}")
     except SpecError as e:
         _fail(str(e.located(spec)))
+    except GpuError as e:
+        _fail(f"{spec}: error: {e}")
 
 
 @main.command("gpu")

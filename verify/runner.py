@@ -26,6 +26,7 @@ class Runner:
         self.program = Program(spec)
         self.timeout = timeout
         self._alignment: dict[str, tuple] = {}
+        self._queries: dict[str, props.BankQuery] = {}
         self._maxima: dict[tuple[str, str], object] = {}
 
     def run(self) -> list[CheckResult]:
@@ -130,8 +131,9 @@ class Runner:
     def _maximum(self, access: Access, metric: str, budget: Budget):
         key = (access.name, metric)
         if key not in self._maxima or not self._maxima[key].exact:
-            query = self._maxima.get((access.name, "query")) or props.BankQuery(access)
-            self._maxima[(access.name, "query")] = query
+            if access.name not in self._queries:
+                self._queries[access.name] = props.BankQuery(access)
+            query = self._queries[access.name]
             self._maxima[key] = (query.max_ways(budget) if metric == "ways"
                                  else query.wavefronts(budget))
         return self._maxima[key]

@@ -41,9 +41,16 @@ class SpotRow:
         return a is not None and a.wavefronts_ok is not False and a.data_ok is not False
 
 
+MAX_TAGGED_ELEMENTS = 1 << 20
+
+
 def element_addresses(program: Program, access: Access, base_units: int) -> dict[int, tuple]:
     """Byte address -> (stage, coordinate) for every element of the access's layout."""
     ldef = access.layout
+    count = ldef.function.size() * program.spec.buffer.stages
+    if count > MAX_TAGGED_ELEMENTS:
+        raise GpuError(f"layout '{ldef.name}' has {count} elements (all stages): the spot check "
+                       f"tags at most {MAX_TAGGED_ELEMENTS}; check a smaller tile of it")
     names = [n for n, _ in coordinate_vars(ldef.function)]
     addr = program.address(ldef, [Var(n) for n in names], ldef.pos)
     ranges = [r for _, r in coordinate_vars(ldef.function)]
