@@ -32,16 +32,15 @@ class Context:
         self.z3 = z3.Context()
         self._vars: dict[str, z3.BitVecRef] = {}
 
-    def var(self, name: str, tag: str = "") -> z3.BitVecRef:
-        """The Z3 variable for `name` (a fresh copy per `tag`, e.g. per lane)."""
-        key = f"{name}#{tag}" if tag else name
-        if key not in self._vars:
-            self._vars[key] = z3.BitVec(key, self.width, self.z3)
-        return self._vars[key]
+    def var(self, name: str) -> z3.BitVecRef:
+        """The Z3 variable for `name`."""
+        if name not in self._vars:
+            self._vars[name] = z3.BitVec(name, self.width, self.z3)
+        return self._vars[name]
 
-    def in_range(self, name: str, tag: str = "") -> z3.BoolRef:
+    def in_range(self, name: str) -> z3.BoolRef:
         r = self.ranges[name]
-        v = self.var(name, tag)
+        v = self.var(name)
         return z3.And(z3.UGE(v, self.num(r.lo)), z3.ULT(v, self.num(r.hi)), self.z3)
 
     def num(self, value: int) -> z3.BitVecRef:
@@ -64,7 +63,7 @@ class Context:
         one, zero = self.bits(1, bits), self.bits(0, bits)
         return z3.Sum([z3.If(c, one, zero, self.z3) for c in conds]) if conds else zero
 
-    def lower(self, e: Expr, tag: str = "", fixed: Mapping[str, int] | None = None) -> z3.BitVecRef:
+    def lower(self, e: Expr, fixed: Mapping[str, int] | None = None) -> z3.BitVecRef:
         """Bit-vector term for `e`; variables in `fixed` become constants."""
         fixed = fixed or {}
         if isinstance(e, Const):
@@ -72,13 +71,13 @@ class Context:
         if isinstance(e, Var):
             if e.name in fixed:
                 return self.num(fixed[e.name])
-            return self.var(e.name, tag)
-        a, b = self.lower(e.a, tag, fixed), self.lower(e.b, tag, fixed)
+            return self.var(e.name)
+        a, b = self.lower(e.a, fixed), self.lower(e.b, fixed)
         return _BINOPS[e.op](a, b)
 
-    def value(self, model: z3.ModelRef, name: str, tag: str = "") -> int:
+    def value(self, model: z3.ModelRef, name: str) -> int:
         """The model's value for a variable (0 when the model left it free)."""
-        return model.eval(self.var(name, tag), model_completion=True).as_long()
+        return model.eval(self.var(name), model_completion=True).as_long()
 
 
 _BINOPS = {

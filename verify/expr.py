@@ -64,10 +64,6 @@ class Range:
         return f"{self.lo}..{self.hi}"
 
 
-def const(value: int) -> Const:
-    return Const(value)
-
-
 def add(a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and a.value == 0:
         return b
