@@ -11,7 +11,7 @@ from typing import Iterable, Mapping
 
 import z3
 
-from verify.expr import BinOp, Const, Expr, Range, Var, max_intermediate
+from verify.expr import Const, Expr, Range, Var, max_intermediate
 
 # Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
 MAX_WIDTH = 192

@@ -58,12 +58,10 @@ def access_facts(program: Program, access: Access) -> AccessFacts:
     limits = access.coordinate_ranges
     in_bounds, aligned, ways, waves = True, True, 0, 0
     for values in _values(program, instance, access.layout):
-        addresses = []
         for lane in range(instr.address_lanes):
-            env = {**values, LANE: lane}
-            coords = [evaluate(c, env) for c in access.definition.coords]
+            coords = [evaluate(c, {**values, LANE: lane}) for c in access.definition.coords]
             in_bounds &= all(r.lo <= c < r.hi for c, r in zip(coords, limits))
-            addresses.append(evaluate(access.address, env))
+        addresses = access.lane_addresses(values)
         if any(a % instr.bytes_per_address for a in addresses):
             aligned = False
             continue
@@ -75,9 +73,8 @@ def access_facts(program: Program, access: Access) -> AccessFacts:
 
 def aligned_to(program: Program, access: Access, n: int) -> bool:
     instance = {n_: access.ranges[n_] for n_ in access.instance_vars}
-    return all(evaluate(access.address, {**values, LANE: lane}) % n == 0
-               for values in _values(program, instance, access.layout)
-               for lane in range(access.instruction.address_lanes))
+    return all(a % n == 0 for values in _values(program, instance, access.layout)
+               for a in access.lane_addresses(values))
 
 
 @dataclass

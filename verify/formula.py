@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy
 
-from verify.expr import BinOp, Const, Expr, Var
+from verify.expr import Const, Expr, Var
 
 _BITWISE = {"^": sympy.Function("xor"), "&": sympy.Function("and"), "|": sympy.Function("or")}
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from verify.errors import Pos, SpecError
-from verify.expr import Const, Expr, Range, Var, add, bounds, mul
+from verify.expr import Const, Expr, Range, Var, add, bounds, evaluate, mul
 from verify.instructions import Instruction, parse_instruction
 from verify.layout import coordinate_vars
 from verify.spec.ast import AccessDef, LayoutDef, Spec
@@ -46,6 +46,11 @@ class Access:
     @property
     def name(self) -> str:
         return self.definition.name
+
+    def lane_addresses(self, values: dict[str, int]) -> list[int]:
+        """Every address lane's byte address at one instance, by plain evaluation."""
+        return [evaluate(self.address, {**values, LANE: lane})
+                for lane in range(self.instruction.address_lanes)]
 
     @property
     def instance_vars(self) -> list[str]:

@@ -66,11 +66,6 @@ def _lane_row(access: Access, lane: int, values: dict[str, int]) -> LaneRow:
     return LaneRow(lane, coord, address, words, tuple(w % BANKS for w in words))
 
 
-def _addresses(access: Access, values: dict[str, int]) -> list[int]:
-    return [evaluate(access.address, {**values, LANE: lane})
-            for lane in range(access.instruction.address_lanes)]
-
-
 def _find_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Budget):
     """Values of `names` (each in its range) that satisfy `violation`, if any.
 
@@ -174,7 +169,7 @@ class BankQuery:
         return _decode(self.ctx, model, self.instance)
 
     def cost(self, values: dict[str, int]):
-        return bank_cost(self.access.instruction, _addresses(self.access, values))
+        return bank_cost(self.access.instruction, self.access.lane_addresses(values))
 
     def start(self) -> dict[str, int]:
         return {n: self.access.ranges[n].lo for n in self.instance}
@@ -211,7 +206,7 @@ class BankQuery:
 def bank_counterexample(program: Program, access: Access, values: dict[str, int],
                         metric: str) -> Counterexample:
     """Lanes of the worst phase that hit its busiest banks, all figures replayed."""
-    cost = bank_cost(access.instruction, _addresses(access, values))
+    cost = bank_cost(access.instruction, access.lane_addresses(values))
     worst = max(cost.phases, key=lambda p: p.ways)
     hot = [b for b, ws in worst.words_by_bank.items() if len(ws) == worst.ways]
     rows = [r for r in (_lane_row(access, lane, values) for lane in worst.lanes)

@@ -23,7 +23,7 @@ from verify.gpu import fragments
 from verify.gpu.compare import Agreement, compare, dump_size, estimate_by_timing
 from verify.gpu.probe import SMEM_BYTES, Case, GpuError, Probe, op_name
 from verify.layout import coordinate_vars
-from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.program import BASE, STAGE, Access, Program
 from verify.properties import BankQuery
 from verify.solve import Budget
 
@@ -112,8 +112,7 @@ def _fill(program, access, base_units, buffer_start) -> dict[int, int] | None:
 def spot_case(program: Program, access: Access, values: dict, probe_base: int):
     base_abs = absolute_base(program, access, probe_base, values.get(BASE, 0))
     env = {**values, BASE: base_abs // program.spec.buffer.align}
-    addrs = [evaluate(access.address, {**env, LANE: lane}) - probe_base
-             for lane in range(access.instruction.address_lanes)]
+    addrs = [a - probe_base for a in access.lane_addresses(env)]
     if min(addrs) < 0 or max(addrs) + 16 > SMEM_BYTES:
         return None, env, "does not fit the probe's 48 KB buffer"
     if any((a + probe_base) % access.instruction.bytes_per_address for a in addrs):
@@ -154,8 +153,7 @@ def spot_check(program: Program, probe: Probe, limit=64, samples=16, seed=0, tim
 def fragment_lines(program: Program, access: Access) -> list[str]:
     """Per lane and register, the logical elements the instruction moves (first instance)."""
     values = {n: access.ranges[n].lo for n in access.instance_vars}
-    addrs = [evaluate(access.address, {**values, LANE: lane})
-             for lane in range(access.instruction.address_lanes)]
+    addrs = access.lane_addresses(values)
     owner = element_addresses(program, access, values.get(BASE, 0))
     eb = program.elem_bytes(access.layout.pos, access.layout)
     per_reg: dict[tuple[int, int], list[str]] = {}
