@@ -11,6 +11,7 @@ from typing import Iterable, Mapping
 
 import z3
 
+from verify.errors import InternalError
 from verify.expr import Const, Expr, Range, Var, max_intermediate
 
 # Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
@@ -44,9 +45,15 @@ class Context:
         return z3.And(z3.UGE(v, self.num(r.lo)), z3.ULT(v, self.num(r.hi)), self.z3)
 
     def num(self, value: int) -> z3.BitVecRef:
+        """`value` as a constant of the context's width; a value that does not fit
+        would silently wrap (and could turn a violation into a proof), so it is a bug."""
+        if not 0 <= value < 1 << self.width:
+            raise InternalError(f"constant {value} does not fit in {self.width} bits")
         return z3.BitVecVal(value, self.width, self.z3)
 
     def bits(self, value: int, width: int) -> z3.BitVecRef:
+        if not 0 <= value < 1 << width:
+            raise InternalError(f"constant {value} does not fit in {width} bits")
         return z3.BitVecVal(value, width, self.z3)
 
     def fresh(self, name: str, width: int) -> z3.BitVecRef:
@@ -95,12 +102,14 @@ _BINOPS = {
 
 
 def width_for(exprs: Iterable[Expr], ranges: Mapping[str, Range], extra: int = 0) -> int:
-    """Bits so that every subexpression (and values up to `extra`) fit, with margin.
+    """Bits so that every subexpression, every range bound (queries constrain each
+    variable to its range) and values up to `extra` fit, with margin.
 
     The margin of two bits leaves room for sums of two terms built by the
     property encodings (``addr + size``) without wrap-around.
     """
-    top = max([extra, *(max_intermediate(e, ranges) for e in exprs)])
+    top = max([extra, *(r.hi for r in ranges.values()),
+               *(max_intermediate(e, ranges) for e in exprs)])
     return max(8, top.bit_length() + 2)
 
 
