@@ -15,6 +15,8 @@ the unsigned bit-vector operations are exact (no wrap-around).
 """
 from __future__ import annotations
 
+import operator
+
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -98,17 +100,18 @@ def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
     return e
 
 
+_CONCRETE = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+             "/": operator.floordiv, "%": operator.mod, "&": operator.and_,
+             "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+             ">>": operator.rshift}
+
+
 def _apply(op: str, x: int, y: int, pos: Pos) -> int:
     if op in ("/", "%") and y == 0:
         raise SpecError(f"division by zero in '{op}'", pos)
     if op in ("<<", ">>") and y > MAX_SHIFT:
         raise SpecError(f"shift amount {y} is larger than {MAX_SHIFT}", pos)
-    r = {
-        "+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
-        "/": lambda: x // y, "%": lambda: x % y, "&": lambda: x & y,
-        "|": lambda: x | y, "^": lambda: x ^ y,
-        "<<": lambda: x << y, ">>": lambda: x >> y,
-    }[op]()
+    r = _CONCRETE[op](x, y)
     if r < 0:
         raise SpecError(f"expression is negative ({x} {op} {y} = {r}); "
                         "addresses and coordinates must be non-negative", pos)
