@@ -2,6 +2,8 @@
 
     python benchmarks/differential.py --cases 100000 --jobs 16   # writes results/differential.*
     python benchmarks/differential.py --cases 200 --seed 7        # a quick look
+    python benchmarks/differential.py --start 50000 --cases 50000 --out part2
+    python benchmarks/differential.py --merge part1 part2         # one summary of both
 
 Each case is one random spec, written as text and checked twice: symbolically by
 `verify.runner` and by `verify.enumerate`, which walks every coordinate, lane,
@@ -53,7 +55,11 @@ DTYPE_BITS = {"b8": 8, "f16": 16, "f32": 32, "f64": 64}
 
 def _mode(rng: random.Random) -> tuple[str, str]:
     """One top-level mode: an extent and stride, or a nested pair of them."""
-    stride = lambda: rng.choice([0, 1, 2, 4, 8, 16, 32, 64, rng.randint(0, 80)])
+    # Mostly small strides; now and then one past 2^20 or 2^31, where a too-narrow
+    # bit-vector would wrap.
+    stride = lambda: rng.choice([0, 1, 2, 4, 8, 16, 32, 64, rng.randint(0, 80),
+                                 rng.randint(0, 80), rng.randint(0, 80),
+                                 rng.choice([(1 << 20) + 4, (1 << 31) + 64])])
     if rng.random() < 0.6:
         return str(rng.choice([1, 2, 3, 4, 8, 16])), str(stride())
     a, b = rng.choice([1, 2, 4]), rng.choice([2, 4, 8])
@@ -209,24 +215,47 @@ def run_case(number: int, seed: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--start", type=int, default=0, help="number of the first case")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=RESULTS)
     ap.add_argument("--replay", type=int, help="print case N's spec and its comparison")
+    ap.add_argument("--merge", nargs="+", metavar="DIR", help="summarise earlier runs' CSVs")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args)
     if args.replay is not None:
         text = random_spec(random.Random(f"{args.seed}:{args.replay}"))
         print(text, compare(text), sep="\n")
         return 0
     started = time.monotonic()
     with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(run_case, range(args.cases), [args.seed] * args.cases,
-                             chunksize=64))
+        numbers = range(args.start, args.start + args.cases)
+        rows = list(pool.map(run_case, numbers, [args.seed] * args.cases, chunksize=64))
     write_results(rows, args, time.monotonic() - started)
     return 1 if any(r["disagreements"] for r in rows) else 0
 
 
-def write_results(rows: list[dict], args, wall: float):
+def merge(args) -> int:
+    """One summary of several runs (for example halves run as separate commands)."""
+    rows, notes, wall = [], [], 0.0
+    for d in args.merge:
+        with open(os.path.join(d, "differential.csv")) as f:
+            rows += [{k: (v if k == "rejected" else float(v) if k == "seconds" else int(v))
+                      for k, v in r.items()} for r in csv.DictReader(f)]
+        with open(os.path.join(d, "differential_disagreements.txt")) as f:
+            notes.append(f.read())
+        with open(os.path.join(d, "differential.md")) as f:
+            header = next(line for line in f if line.startswith("Machine: "))
+        wall += float(header.split("; wall ")[1].split(" s")[0])
+        args.machine = header.removeprefix("Machine: ").split("; seed")[0]
+    for r in rows:
+        r.update(detail="", spec="")
+    write_results(rows, args, wall, "".join(notes))
+    return 1 if any(r["disagreements"] for r in rows) else 0
+
+
+def write_results(rows: list[dict], args, wall: float, found: str | None = None):
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "differential.csv"), "w", newline="") as f:
         fields = ["case", "seconds", "disagreements", "comparisons", "unknown", "refuted",
@@ -234,10 +263,11 @@ def write_results(rows: list[dict], args, wall: float):
         writer = csv.DictWriter(f, fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    bad = [r for r in rows if r["disagreements"]]
+    if found is None:
+        found = "".join(f"# case {r['case']} (seed {args.seed}): {r['detail']}\n{r['spec']}\n"
+                        for r in rows if r["disagreements"])
     with open(os.path.join(args.out, "differential_disagreements.txt"), "w") as f:
-        for r in bad:
-            f.write(f"# case {r['case']} (seed {args.seed}): {r['detail']}\n{r['spec']}\n")
+        f.write(found)
     summary = summarise(rows, args, wall)
     with open(os.path.join(args.out, "differential.md"), "w") as f:
         f.write(summary)
@@ -250,7 +280,10 @@ def summarise(rows: list[dict], args, wall: float) -> str:
     times = sorted(r["seconds"] for r in rows)
     lines = [
         "# Differential campaign: solver against brute-force enumeration", "",
-        f"Machine: {machine()}; {args.jobs} processes; seed {args.seed}; wall {wall:.0f} s.", "",
+        f"Machine: {getattr(args, 'machine', None) or f'{machine()}; {args.jobs} processes'}; "
+        f"seed {args.seed}; wall {wall:.0f} s.", "",
+        "Reproduce: `python benchmarks/differential.py --cases N --seed S`; replay one case "
+        "with `--replay CASE`.", "",
         "| figure | value |", "|---|---|",
         f"| cases (random specs) | {len(rows)} |",
         f"| specs the language rejected (not compared) | {sum(rejected.values())} |",
