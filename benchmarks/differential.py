@@ -29,7 +29,7 @@ import random
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 from catalog import machine
 from verify.enumerate import access_facts, aligned_to, layout_facts
@@ -48,6 +48,7 @@ INSTRUCTIONS = [
     "st.shared.v2.b32", "st.shared.v4.b32", "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4",
     "ldmatrix.x1.trans", "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2.trans",
     "stmatrix.x4", "SM75_U32x4_LDSM_N", "SM90_U16x8_STSM_T"]
+CHUNK = 8                      # cases per task handed to a worker process
 DTYPE_BITS = {"b8": 8, "f16": 16, "f32": 32, "f64": 64}
 
 
@@ -219,6 +220,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=RESULTS)
+    ap.add_argument("--budget", type=float, help="seconds; stop starting cases after this")
     ap.add_argument("--replay", type=int, help="print case N's spec and its comparison")
     ap.add_argument("--merge", nargs="+", metavar="DIR", help="summarise earlier runs' CSVs")
     args = ap.parse_args(argv)
@@ -229,11 +231,29 @@ def main(argv=None) -> int:
         print(text, compare(text), sep="\n")
         return 0
     started = time.monotonic()
-    with ProcessPoolExecutor(args.jobs) as pool:
-        numbers = range(args.start, args.start + args.cases)
-        rows = list(pool.map(run_case, numbers, [args.seed] * args.cases, chunksize=64))
+    rows = run_cases(range(args.start, args.start + args.cases), args)
     write_results(rows, args, time.monotonic() - started)
     return 1 if any(r["disagreements"] for r in rows) else 0
+
+
+def _run_chunk(numbers: range, seed: int) -> list[dict]:
+    return [run_case(n, seed) for n in numbers]
+
+
+def run_cases(numbers: range, args) -> list[dict]:
+    """Rows of the cases run, in order; with --budget, the prefix that fit in it."""
+    deadline = time.monotonic() + (args.budget or float("inf"))
+    chunks = [numbers[i:i + CHUNK] for i in range(0, len(numbers), CHUNK)]
+    rows = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(_run_chunk, c, args.seed) for c in chunks]
+        for future in futures:
+            try:
+                rows += future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                pool.shutdown(cancel_futures=True)
+                break
+    return rows
 
 
 def merge(args) -> int:
@@ -274,6 +294,17 @@ def write_results(rows: list[dict], args, wall: float, found: str | None = None)
     print(summary)
 
 
+def _spans(numbers: list[int]) -> str:
+    """'0-44999, 200000-214999': the case numbers run, as contiguous spans."""
+    spans, numbers = [], sorted(numbers)
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" for a, b in spans)
+
+
 def summarise(rows: list[dict], args, wall: float) -> str:
     rejected = Counter(r.get("rejected", "").split(": error: ")[-1][:60]
                        for r in rows if r.get("rejected"))
@@ -285,7 +316,7 @@ def summarise(rows: list[dict], args, wall: float) -> str:
         "Reproduce: `python benchmarks/differential.py --cases N --seed S`; replay one case "
         "with `--replay CASE`.", "",
         "| figure | value |", "|---|---|",
-        f"| cases (random specs) | {len(rows)} |",
+        f"| cases (random specs) | {len(rows)} (numbers {_spans([r['case'] for r in rows])}) |",
         f"| specs the language rejected (not compared) | {sum(rejected.values())} |",
         f"| comparisons (verdicts and figures) | {sum(r['comparisons'] for r in rows)} |",
         f"| refuted verdicts among them | {sum(r['refuted'] for r in rows)} |",
