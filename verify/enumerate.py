@@ -4,11 +4,10 @@ It walks every instance of an access (every loop value, stage and base) and
 every coordinate of a layout, evaluates addresses with `verify.expr.evaluate`
 and costs them with `verify.bank`. No solver is involved.
 
-Bases: a proof covers every aligned base of the 32-bit window, but only the
-base's low bits can matter. Adding K * 2^t to the base, with 2^t above 128 and
-above every bit a pointer swizzle reads, adds K * 2^t to every address (the
-swizzle passes those bits through) -- the same banks, the same distinct words,
-the same alignment. So enumerating aligned bases below 2^t is exhaustive.
+Bases: enumerating the aligned bases of one period (`verify.program.base_period`)
+is exhaustive by the argument in `verify.program`'s documentation; the solver
+relies on the same argument, so tests/test_enumerate.py checks it separately by
+evaluating bases far apart in the window.
 """
 from __future__ import annotations
 
@@ -22,22 +21,12 @@ from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.spec.ast import LayoutDef
 
 
-def base_period(ldef: LayoutDef) -> int:
-    """2^t such that base and base + K*2^t behave identically (see module doc)."""
-    top = 128
-    if ldef.pointer_swizzle is not None:
-        masks = ldef.pointer_swizzle.source_mask | ldef.pointer_swizzle.target_mask
-        top = max(top, 1 << masks.bit_length())
-    return top
-
-
-def _values(program: Program, names: dict, ldef: LayoutDef):
+def _values(program: Program, names: dict, ldef: LayoutDef, modulus: int = 1):
     """Every assignment of the named variables, bases reduced as the module doc says."""
-    align = program.spec.buffer.align
     axes = []
     for name, r in names.items():
         if name == BASE:
-            axes.append(range(0, max(1, base_period(ldef) // align)))
+            axes.append(range(program.base_range(ldef, modulus).hi))
         else:
             axes.append(range(r.lo, r.hi))
     for combo in itertools.product(*axes):
@@ -73,7 +62,7 @@ def access_facts(program: Program, access: Access) -> AccessFacts:
 
 def aligned_to(program: Program, access: Access, n: int) -> bool:
     instance = {n_: access.ranges[n_] for n_ in access.instance_vars}
-    return all(a % n == 0 for values in _values(program, instance, access.layout)
+    return all(a % n == 0 for values in _values(program, instance, access.layout, n)
                for a in access.lane_addresses(values))
 
 
@@ -88,7 +77,7 @@ def layout_facts(program: Program, ldef: LayoutDef) -> LayoutFacts:
     names = [n for n, _ in coords]
     eb = program.elem_bytes(ldef.pos, ldef)
     addr = program.address(ldef, [Var(n) for n in names], ldef.pos)
-    domain = {**dict(coords), STAGE: program.buffer_ranges()[STAGE]}
+    domain = {**dict(coords), STAGE: program.buffer_ranges(ldef)[STAGE]}
     bijective = True
     for base_values in _values(program, {BASE: None}, ldef):
         spans = sorted(evaluate(addr, {**v, **base_values})

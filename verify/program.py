@@ -5,11 +5,23 @@ Variables that every address depends on:
 * ``lane``            -- the lane supplying an address (0 .. address lanes);
 * the access's loop variables (``q``, ``warp``, ``k`` ...) with their ranges;
 * ``$stage``          -- the pipeline stage, 0 .. stages;
-* ``$base``           -- the buffer base in units of its alignment, so that
-                         ``align * $base`` ranges over every aligned address of
-                         the 32-bit shared window.
+* ``$base``           -- the buffer base in units of its alignment: ``align *
+                         $base`` is an aligned byte address.
 
 A proof quantifies over all of them; a counterexample gives each a value.
+
+Bases: one period stands for the whole window
+---------------------------------------------
+Every property verify checks (bounds, alignment, overlap, banks, distinct words)
+is unchanged when the same multiple of 2^t is added to every address, for 2^t a
+multiple of 128 (the bank pattern: word bits 0..4 are address bits 2..6) that
+lies above every bit a pointer swizzle reads or writes. Adding K * 2^t to the
+base adds exactly K * 2^t to every address: the swizzle only moves bits below
+2^t, and bits below 2^t do not change. So the aligned bases below
+``base_period(layout)`` reach every behaviour of every aligned base of the 32-bit
+shared window, and `$base` ranges over them alone. This keeps bit-vectors
+narrow (a full-window base forces 34-bit terms, and division or remainder by a
+non-power of two at that width made some queries 20x slower).
 """
 from __future__ import annotations
 
@@ -23,7 +35,6 @@ from verify.layout import coordinate_vars
 from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
-SHARED_WINDOW_BYTES = 1 << 32
 
 DTYPE_BYTES = {
     **{t: 1 for t in ("i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
@@ -31,6 +42,15 @@ DTYPE_BYTES = {
     **{t: 4 for t in ("f32", "tf32", "i32", "u32", "s32", "b32")},
     **{t: 8 for t in ("f64", "i64", "u64", "s64", "b64")},
 }
+
+
+def base_period(ldef: LayoutDef) -> int:
+    """2^t such that base and base + K*2^t behave identically (see module doc)."""
+    top = 128
+    if ldef.pointer_swizzle is not None:
+        masks = ldef.pointer_swizzle.source_mask | ldef.pointer_swizzle.target_mask
+        top = max(top, 1 << masks.bit_length())
+    return top
 
 
 @dataclass(frozen=True)
@@ -115,9 +135,15 @@ class Program:
                             where)
         return self._resolve_access(self.spec.accesses[name])
 
-    def buffer_ranges(self) -> dict[str, Range]:
-        buf = self.spec.buffer
-        return {STAGE: Range(0, buf.stages), BASE: Range(0, SHARED_WINDOW_BYTES // buf.align)}
+    def buffer_ranges(self, ldef: LayoutDef) -> dict[str, Range]:
+        """Stages, and the aligned bases of one period of `ldef` (see module doc)."""
+        return {STAGE: Range(0, self.spec.buffer.stages), BASE: self.base_range(ldef)}
+
+    def base_range(self, ldef: LayoutDef, modulus: int = 1) -> Range:
+        """$base values covering every behaviour; a question about addresses modulo a
+        power of two `modulus` above the period (``aligned 1024``) needs that many."""
+        period = max(base_period(ldef), modulus)
+        return Range(0, max(1, period // self.spec.buffer.align))
 
     def address(self, ldef: LayoutDef, coords: list[Expr], where: Pos) -> Expr:
         """Byte address of `coords` in `ldef` for symbolic base and stage."""
@@ -136,7 +162,7 @@ class Program:
             raise SpecError(e.message, adef.instr_pos) from None
         ldef = self.layout(adef.layout, adef.layout_pos)
         ranges = {LANE: Range(0, instr.address_lanes), **dict(adef.loops),
-                  **self.buffer_ranges()}
+                  **self.buffer_ranges(ldef)}
         try:
             address = self.address(ldef, list(adef.coords), adef.pos)
         except SpecError as e:

@@ -86,9 +86,10 @@ def aligned(program: Program, access: Access, n: int, budget: Budget):
     """Every lane's address is a multiple of n, for every instance and aligned base."""
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
-    ctx = _context([access.address], access.ranges)
+    ranges = {**access.ranges, BASE: program.base_range(access.layout, n)}
+    ctx = _context([access.address], ranges)
     misaligned = z3.Not(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1))
-    status, values, reason = _find_violation(ctx, access.ranges, misaligned, budget)
+    status, values, reason = _find_violation(ctx, ranges, misaligned, budget)
     if values is None:
         return status, None, reason
     row = _lane_row(access, values[LANE], values)
@@ -241,7 +242,7 @@ def _ranges_text(values: list[int]) -> str:
 
 def _layout_domain(program: Program, ldef: LayoutDef):
     coords = coordinate_vars(ldef.function)
-    return coords, {**dict(coords), **program.buffer_ranges()}
+    return coords, {**dict(coords), **program.buffer_ranges(ldef)}
 
 
 def _renamed(expr: Expr, names, suffix: str) -> Expr:

@@ -5,7 +5,7 @@ Instances: every instance when there are at most `limit`; otherwise a seeded
 sample plus the model's worst instances (max-ways and wavefronts). Each runs with
 the buffer at the probe's real shared-memory address, and a base chosen so that
 the bits a pointer swizzle reads are those of the instance (see
-`verify.enumerate.base_period`).
+`verify.program.base_period`).
 
 Data: shared memory is filled through the layout (the producer mapping) with a
 16-bit tag per halfword that names the logical element; for 8-bit types the
@@ -17,13 +17,12 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from verify.enumerate import base_period
 from verify.expr import Var, evaluate
 from verify.gpu import fragments
 from verify.gpu.compare import Agreement, compare, dump_size, estimate_by_timing
 from verify.gpu.probe import SMEM_BYTES, Case, GpuError, Probe, op_name
 from verify.layout import coordinate_vars
-from verify.program import BASE, STAGE, Access, Program
+from verify.program import BASE, STAGE, Access, Program, base_period
 from verify.properties import BankQuery
 from verify.solve import Budget
 
