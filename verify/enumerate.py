@@ -1,7 +1,7 @@
 """Brute-force enumeration: the concrete oracle the symbolic checks are tested against.
 
 It walks every instance of an access (every loop value, stage and base) and
-every coordinate of a layout, evaluates addresses with `verify.expr.evaluate`
+every coordinate of a layout, evaluates addresses with `verify.expr.compiled` (plain Python arithmetic)
 and costs them with `verify.bank`. No solver is involved.
 
 Bases: enumerating the aligned bases of one period (`verify.program.base_period`)
@@ -15,9 +15,9 @@ import itertools
 from dataclasses import dataclass
 
 from verify.bank import bank_cost
-from verify.expr import Var, evaluate
+from verify.expr import Var, compiled
 from verify.layout import coordinate_vars
-from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.program import BASE, STAGE, Access, Program
 from verify.spec.ast import LayoutDef
 
 
@@ -47,8 +47,7 @@ def access_facts(program: Program, access: Access) -> AccessFacts:
     limits = access.coordinate_ranges
     in_bounds, aligned, ways, waves = True, True, 0, 0
     for values in _values(program, instance, access.layout):
-        for lane in range(instr.address_lanes):
-            coords = [evaluate(c, {**values, LANE: lane}) for c in access.definition.coords]
+        for coords in access.lane_coordinates(values):
             in_bounds &= all(r.lo <= c < r.hi for c, r in zip(coords, limits))
         addresses = access.lane_addresses(values)
         if any(a % instr.bytes_per_address for a in addresses):
@@ -79,11 +78,13 @@ def layout_facts(program: Program, ldef: LayoutDef) -> LayoutFacts:
     addr = program.address(ldef, [Var(n) for n in names], ldef.pos)
     domain = {**dict(coords), STAGE: program.buffer_ranges(ldef)[STAGE]}
     bijective = True
-    for base_values in _values(program, {BASE: None}, ldef):
-        spans = sorted(evaluate(addr, {**v, **base_values})
+    address_of, value_of = compiled(addr), compiled(ldef.value([Var(n) for n in names]))
+    # Without a pointer swizzle the base moves every address alike: one base suffices.
+    bases = _values(program, {BASE: None}, ldef) if ldef.pointer_swizzle else [{BASE: 0}]
+    for base_values in bases:
+        spans = sorted(address_of({**v, **base_values})
                        for v in _values(program, domain, ldef))
         bijective &= all(b - a >= eb for a, b in zip(spans, spans[1:]))
-    value = ldef.value([Var(n) for n in names])
     scale = eb if ldef.pointer_swizzle else 1
-    top = max(evaluate(value, v) for v in _values(program, dict(coords), ldef))
+    top = max(value_of(v) for v in _values(program, dict(coords), ldef))
     return LayoutFacts(bijective, top // scale + 1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 from verify.errors import Pos, SpecError
 
@@ -128,6 +128,28 @@ def evaluate(e: Expr, env: Mapping[str, int]) -> int:
         except KeyError:
             raise SpecError(f"unknown variable '{e.name}'", e.pos) from None
     return _apply(e.op, evaluate(e.a, env), evaluate(e.b, env), e.pos)
+
+
+def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
+    """`evaluate` prepared once for many environments (the brute-force oracle
+    evaluates one address millions of times); same values, same errors."""
+    if isinstance(e, Const):
+        value = e.value
+        return lambda env: value
+    if isinstance(e, Var):
+        name = e.name
+
+        def variable(env):
+            try:
+                return env[name]
+            except KeyError:
+                return evaluate(e, env)     # raises the located "unknown variable"
+        return variable
+    a, b, op, pos = compiled(e.a), compiled(e.b), e.op, e.pos
+    fn = _CONCRETE[op]
+    if op in ("+", "*", "&", "|", "^"):          # cannot fail on non-negative operands
+        return lambda env: fn(a(env), b(env))
+    return lambda env: _apply(op, a(env), b(env), pos)
 
 
 def _interval(op: str, a: tuple[int, int], b: tuple[int, int], pos: Pos) -> tuple[int, int]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from verify.errors import Pos, SpecError
-from verify.expr import Const, Expr, Range, Var, add, bounds, evaluate, mul
+from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, evaluate, mul
 from verify.instructions import Instruction, parse_instruction
 from verify.layout import coordinate_vars
 from verify.spec.ast import AccessDef, LayoutDef, Spec
@@ -69,8 +69,29 @@ class Access:
 
     def lane_addresses(self, values: dict[str, int]) -> list[int]:
         """Every address lane's byte address at one instance, by plain evaluation."""
-        return [evaluate(self.address, {**values, LANE: lane})
-                for lane in range(self.instruction.address_lanes)]
+        env = dict(values)
+        out = []
+        for lane in range(self.instruction.address_lanes):
+            env[LANE] = lane
+            out.append(self._address_fn(env))
+        return out
+
+    def lane_coordinates(self, values: dict[str, int]) -> list[tuple[int, ...]]:
+        """Every address lane's coordinate at one instance, by plain evaluation."""
+        env = dict(values)
+        out = []
+        for lane in range(self.instruction.address_lanes):
+            env[LANE] = lane
+            out.append(tuple(f(env) for f in self._coordinate_fns))
+        return out
+
+    @cached_property
+    def _address_fn(self):
+        return compiled(self.address)
+
+    @cached_property
+    def _coordinate_fns(self):
+        return [compiled(c) for c in self.definition.coords]
 
     @property
     def instance_vars(self) -> list[str]:
