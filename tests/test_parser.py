@@ -36,7 +36,7 @@ def test_statements_may_continue_inside_parentheses():
 
 @pytest.mark.parametrize("text,expected", [
     ("layout A = (8,64):(64)\n", "t.spec:1:12: error: shape (8,64) and stride (64) are not congruent"),
-    ("dtype f16\nlayout A = (8,64):(64,1) o\n", "t.spec:2:27: error: expected one of '(', Sw<B,M,S>"),
+    ("dtype f16\nlayout A = (8,64):(64,1) o\n", "t.spec:2:27: error: expected one of #ttg.<encoding><{...}>, '(', 'composition'"),
     ("layout A = (0,4):(1,1)\n", "expected every extent to be at least 1"),
     ("layout = (8):(1)\n", "t.spec:1:8: error: expected one of a name"),
     ("layout F(r in 0..0) = r\n", "t.spec:1:10: error: range of 'r' is empty"),

@@ -18,10 +18,20 @@ MAX_MAP_SIZE = 1 << 22
 _PREFIX = "layout L = "
 
 
-def parse_layout(text: str) -> LayoutDef:
-    """A layout from CuTe text (``Sw<3,3,3> o (_8,_64):(_64,_1)``) or a formula
-    (``L(r in 0..8, c in 0..64) = 64*r + c``)."""
-    source = f"layout {text}" if "=" in text else _PREFIX + text
+def parse_layout(text: str, shape: tuple[int, ...] | None = None) -> LayoutDef:
+    """A layout from CuTe text (``Sw<3,3,3> o (_8,_64):(_64,_1)``), a formula
+    (``L(r in 0..8, c in 0..64) = 64*r + c``), or a Triton shared encoding
+    (``#ttg.swizzled_shared<{...}>``), which needs the tensor `shape`."""
+    text = text.strip()
+    if shape is not None:
+        if not text.startswith("#"):
+            raise SpecError("a shape is given only with a Triton encoding (#ttg.<...>), found "
+                            f"{text[:40]!r}", Pos(1, 1), "<layout>")
+        text += f" shape ({', '.join(str(int(n)) for n in shape)})"
+    elif text.startswith("#"):
+        raise SpecError("a Triton encoding needs the tensor shape: expected --shape D0,D1 "
+                        "(Python: shape=(D0, D1))", Pos(1, 1), "<layout>")
+    source = f"layout {text}" if "=" in text.split("<")[0] else _PREFIX + text
     shift = len(source) - len(text)
     try:
         spec = parse_text(source, "<layout>")
@@ -33,13 +43,16 @@ def parse_layout(text: str) -> LayoutDef:
     return next(iter(spec.layouts.values()))
 
 
-def offsets(layout: str | LayoutDef, dtype: str | None = None) -> list[int]:
+def offsets(layout: str | LayoutDef, dtype: str | None = None,
+            shape: tuple[int, ...] | None = None) -> list[int]:
     """[L(0), ..., L(size-1)] in CuTe's 1-D order, in elements.
 
     A pointer swizzle (``Sw<..> o smem_ptr[Nb] o L``) acts on byte addresses; its
-    offsets are converted back to elements of N bits.
+    offsets are converted back to elements of N bits. A Triton encoding needs the
+    tensor `shape`; its coordinates (d0, d1, ...) are listed colexicographically,
+    index = d0 + D0*d1 + ...
     """
-    ldef = parse_layout(layout) if isinstance(layout, str) else layout
+    ldef = parse_layout(layout, shape) if isinstance(layout, str) else layout
     if dtype is not None and dtype not in DTYPE_BYTES:
         raise SpecError(f"unknown dtype '{dtype}': expected one of {', '.join(sorted(DTYPE_BYTES))}")
     size = ldef.function.size()

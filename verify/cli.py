@@ -127,11 +127,13 @@ def wavefronts_cmd(instr, addresses, as_json):
 @main.command("map")
 @click.argument("layout")
 @click.option("--dtype", default=None, help="Element type; adds byte offsets.")
+@click.option("--shape", default=None, metavar="D0,D1,...",
+              help="Tensor shape, for a Triton encoding (#ttg.swizzled_shared<...>).")
 @click.option("--json", "as_json", is_flag=True)
-def map_cmd(layout, dtype, as_json):
+def map_cmd(layout, dtype, shape, as_json):
     """Offsets L(0), ..., L(size-1) of a layout, in CuTe's 1-D index order."""
     try:
-        ldef = api.parse_layout(layout)
+        ldef = api.parse_layout(layout, _parse_shape(shape) if shape else None)
         offs = api.offsets(ldef, dtype)
     except SpecError as e:
         _fail(str(e))
@@ -213,6 +215,16 @@ def gpu_cmd(spec, samples, limit, seed, no_ncu, timing):
                    "instruction on an ideal and a worst pattern")
     click.echo(f"{len(rows)} instances: {bad} disagreements")
     sys.exit(EXIT_REFUTED if bad else EXIT_OK)
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(n) for n in text.replace("x", ",").split(","))
+    except ValueError:
+        _fail(f"<args>: error: --shape: expected extents like 64,64, found {text!r}")
+    if not shape or any(n < 1 or n > 1 << 24 for n in shape):
+        _fail(f"<args>: error: --shape: expected extents from 1 to 2^24, found {text!r}")
+    return shape
 
 
 def _parse_int(text: str) -> int:

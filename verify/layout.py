@@ -181,6 +181,8 @@ class Formula:
 
     def apply(self, coords: list[Expr]) -> Expr:
         from verify.expr import substitute
+        if len(coords) == 1 and len(self.params) > 1:      # a CuTe 1-D index
+            coords = _split_index(coords[0], self.mode_sizes)
         if len(coords) != len(self.params):
             raise SpecError(f"formula layout takes {len(self.params)} coordinates, "
                             f"found {len(coords)}")
@@ -190,6 +192,15 @@ class Formula:
         from verify.expr import render
         ps = ", ".join(f"{n} in {r}" for n, r in self.params)
         return f"({ps}) -> {render(self.body)}"
+
+
+def _split_index(index: Expr, sizes: list[int]) -> list[Expr]:
+    """Colexicographic coordinates (the first mode fastest) of a 1-D index."""
+    coords, rest = [], index
+    for n in sizes[:-1]:
+        coords.append(_mod(rest, n))
+        rest = _div(rest, n)
+    return coords + [rest]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import z3
 from verify import bv
 from verify.bank import BANKS, bank_cost, lane_words
 from verify.errors import InternalError, SpecError
-from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
+from verify.expr import Const, Expr, Range, Var, add, bounds, evaluate, mul, substitute
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.results import Counterexample, LaneRow
@@ -99,6 +99,27 @@ def aligned(program: Program, access: Access, n: int, budget: Budget):
         f"{access.instruction.name}: lane {row.lane} uses byte address {row.address}, "
         f"which is {row.address % n} past a multiple of {n}",
         _shown_instance(program, values), (row,))
+    return status, cex, ""
+
+
+def base_aligned(program: Program, ldef: LayoutDef, budget: Budget):
+    """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
+    n = ldef.required_align
+    start = add(mul(Const(program.spec.buffer.align), Var(BASE)),
+                mul(Const(program.spec.buffer.stage_bytes), Var(STAGE)))
+    ranges = {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
+    ctx = _context([start], ranges)
+    misaligned = z3.Not(bv.low_bits_zero(ctx.lower(start), n.bit_length() - 1))
+    status, values, reason = _find_violation(ctx, ranges, misaligned, budget)
+    if values is None:
+        return status, None, reason
+    address = evaluate(start, values)
+    if address % n == 0:
+        raise InternalError(f"base alignment counterexample does not replay: {values}")
+    cex = Counterexample(
+        f"layout {ldef.name} needs its buffer aligned to {n} bytes (its swizzle repeats every "
+        f"{n} bytes and is applied to absolute addresses), but a buffer stage can start at "
+        f"byte {address}", _shown_instance(program, values))
     return status, cex, ""
 
 

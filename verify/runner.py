@@ -17,7 +17,7 @@ from verify.expr import Range, Var
 from verify.program import Access, Program
 from verify.results import CheckResult
 from verify.solve import Budget, Status, bound_status
-from verify.spec.ast import AccessDef, CheckDef, Spec
+from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
 
 class Runner:
@@ -31,11 +31,16 @@ class Runner:
 
     def run(self) -> list[CheckResult]:
         items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
+        explicit = {c.target for c in self.spec.checks if c.kind == "base_aligned"}
+        items += [(l.pos.line, 0, l) for l in self.spec.layouts.values()
+                  if l.required_align > 1 and l.name not in explicit]
         items += [(c.pos.line, 1, c) for c in self.spec.checks]
         results = []
         for _, _, item in sorted(items, key=lambda t: (t[0], t[1])):
             if isinstance(item, AccessDef):
                 results += self._implicit(item)
+            elif isinstance(item, LayoutDef):
+                results.append(self._base_alignment(item))
             else:
                 results.append(self._explicit(item))
         return results
@@ -58,6 +63,13 @@ class Runner:
                                    seconds=time.monotonic() - started, counterexample=cex,
                                    reason=reason, implicit=True))
         return out
+
+    def _base_alignment(self, ldef: LayoutDef) -> CheckResult:
+        started, budget = time.monotonic(), Budget(self.timeout)
+        status, cex, reason = props.base_aligned(self.program, ldef, budget)
+        return CheckResult(self.spec.file, ldef.pos.line, f"base_aligned {ldef.name}", status,
+                           seconds=time.monotonic() - started, counterexample=cex,
+                           reason=reason, implicit=True)
 
     def _explicitly_aligned(self, access: str, n: int) -> bool:
         """An explicit 'aligned N' check (N >= natural) already covers natural alignment."""
@@ -91,6 +103,15 @@ class Runner:
         facts["onto"] = (result.status == Status.PROVED and facts["cosize"] == facts["size"]
                          if facts["cosize"] is not None else None)
         result.facts = facts
+
+    def _check_base_aligned(self, check: CheckDef, budget: Budget, result: CheckResult):
+        ldef = self.program.layout(check.target, check.pos)
+        if ldef.required_align == 1:
+            raise SpecError(f"base_aligned {ldef.name}: expected a layout that requires an "
+                            "aligned buffer (a TMA box, GMMA atom or nvmma_shared encoding)",
+                            check.pos)
+        result.status, result.counterexample, result.reason = props.base_aligned(
+            self.program, ldef, budget)
 
     def _check_aligned(self, check: CheckDef, budget: Budget, result: CheckResult):
         access = self.program.access(check.target, check.pos)

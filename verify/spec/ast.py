@@ -23,6 +23,7 @@ class LayoutDef:
     pos: Pos
     pointer_swizzle: Swizzle | None = None
     pointer_bits: int | None = None
+    required_align: int = 1      # bytes the buffer must be aligned to (TMA, wgmma, nvmma)
 
     def value(self, coords: list[Expr]) -> Expr:
         """The layout's own offset: elements, or bytes at base 0 for a pointer swizzle."""

@@ -7,6 +7,7 @@ fails fast instead of exhausting time, memory or the Python stack.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import resources
 
 import lark
@@ -15,6 +16,7 @@ from lark import Token, Transformer, v_args
 from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
 from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
+from verify.notation import cute, triton
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec
 
 MAX_SPEC_BYTES = 1 << 20
@@ -27,6 +29,7 @@ _FRIENDLY = {
     "DOTTED": "an instruction name", "_NL": "end of line", "$END": "end of file",
     "SMEM_PTR": "smem_ptr[Nb]", "SWIZZLE": "Sw<B,M,S>", "CMP": "'<=' or '=='",
     "VERDICT": "'proved' or 'refuted'", "_COMPOSE": "'o'", "MINUS": "'-'",
+    "GMMA_ATOM": "Layout_K_SW128_Atom", "TRITON_ENCODING": "#ttg.<encoding><{...}>",
 }
 
 
@@ -135,6 +138,50 @@ class _ToSpec(Transformer):
     def composition(self, children):
         return children
 
+    # layout builders: each gives a whole (anonymous) layout ---------------------
+
+    def layout_ref(self, children):
+        tok = children[0]
+        ldef = self.spec.layouts.get(str(tok))
+        if ldef is None:
+            raise SpecError(f"unknown layout '{tok}': expected one defined above", _pos(tok))
+        return (ldef, _pos(tok))
+
+    def tile_to_shape(self, children):
+        terms, (shape, pos), *order = children
+        atom = _layout_from_terms("", terms, pos)
+        function = cute.tile_to_shape(atom.function, shape, order[0][0] if order else None, pos)
+        return (replace(atom, function=function), pos)
+
+    def composition_call(self, children):
+        a, b = children
+        pos = a[-1][1] if isinstance(a[-1], tuple) else _pos(a[-1])
+        inner = _layout_from_terms("", b, pos)
+        return (_layout_from_terms("", [*a, (inner, pos)], pos), pos)
+
+    def gmma_atom(self, children):
+        tok, elem = children
+        swizzle, bits, layout = cute.gmma_atom(str(tok), str(elem), _pos(tok))
+        return (LayoutDef("", layout, _pos(tok), swizzle, bits,
+                          cute.required_alignment(swizzle)), _pos(tok))
+
+    def tma_box(self, children):
+        mode, elem, (box, pos) = children
+        swizzle, bits, layout = cute.tma_box(str(mode), str(elem), box, _pos(mode))
+        return (LayoutDef("", layout, _pos(mode), swizzle, bits,
+                          cute.required_alignment(swizzle)), _pos(mode))
+
+    def triton_encoding(self, children):
+        tok, (shape, _) = children
+        pos = _pos(tok)
+        encoding = triton.parse_encoding(str(tok), pos)
+        shape = (shape,) if isinstance(shape, int) else shape
+        if any(not isinstance(n, int) for n in shape):
+            raise SpecError(f"shape of a Triton encoding: expected flat extents, found {shape}",
+                            pos)
+        return (LayoutDef("", triton.layout(encoding, shape, pos), pos,
+                          required_align=triton.required_alignment(encoding)), pos)
+
     def param(self, children):
         name, lo, hi = children
         r = Range(_constant(lo), _constant(hi))
@@ -214,6 +261,9 @@ class _ToSpec(Transformer):
     def aligned(self, c):
         return {"kind": "aligned", "bound": _int(c[0]), "target": str(c[1])}
 
+    def base_aligned(self, c):
+        return {"kind": "base_aligned", "target": str(c[0])}
+
     def conflict_free(self, c):
         return {"kind": "max_ways", "bound": 1, "target": str(c[0])}
 
@@ -267,7 +317,12 @@ def _check_congruent(shape, stride, pos: Pos):
 
 
 def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
-    """Build ``t0 o t1 o ... o tn`` right to left: tn is the domain."""
+    """Build ``t0 o t1 o ... o tn`` right to left: tn is the domain.
+
+    Terms are swizzles, shape:stride layouts, integer offsets, ``smem_ptr``
+    markers and whole layouts (named ones, builders); a layout that swizzles byte
+    addresses can only be the outermost term.
+    """
     pointer_swizzle, pointer_bits = None, None
     ptr_at = [i for i, t in enumerate(terms) if isinstance(t, Token)]
     if ptr_at:
@@ -279,18 +334,40 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
         pointer_bits = int(str(terms[1]).split("[")[1].split("b")[0])
         terms = terms[2:]
     *outer_terms, (inner, inner_pos) = terms
-    if not isinstance(inner, CuteLayout):
-        raise SpecError(f"the right-most term of a layout must be shape:stride, found {inner}",
-                        inner_pos)
-    function, offset = inner, 0
+    if isinstance(inner, CuteLayout):
+        piece = LayoutDef(name, inner, inner_pos)
+    elif isinstance(inner, LayoutDef):
+        piece = inner
+    else:
+        raise SpecError(f"the right-most term of a layout must be shape:stride or a whole "
+                        f"layout, found {inner}", inner_pos)
+    offset = 0
     for term, tpos in reversed(outer_terms):
         if isinstance(term, int):
             offset += term
-        else:
-            function, offset = Composed(term, offset, function), 0
+            continue
+        piece = _compose(term, offset, piece, tpos)
+        offset = 0
     if offset:
         raise SpecError("an offset must sit between two layouts: expected 'A o OFFSET o B'", pos)
-    return LayoutDef(name, function, pos, pointer_swizzle, pointer_bits)
+    if pointer_swizzle is not None:
+        if piece.pointer_swizzle is not None:
+            raise SpecError("this layout already swizzles byte addresses: expected one "
+                            "smem_ptr swizzle", pos)
+        piece = replace(piece, pointer_swizzle=pointer_swizzle, pointer_bits=pointer_bits)
+    return replace(piece, name=name, pos=pos)
+
+
+def _compose(outer, offset: int, inner: LayoutDef, pos: Pos) -> LayoutDef:
+    """outer o offset o inner, where outer is a swizzle, shape:stride or whole layout."""
+    if inner.pointer_swizzle is not None:
+        raise SpecError("a layout that swizzles byte addresses (smem_ptr, a GMMA atom, a "
+                        "TMA box) must be the outermost term of a composition", pos)
+    if not isinstance(outer, LayoutDef):
+        return replace(inner, function=Composed(outer, offset, inner.function))
+    return LayoutDef(inner.name, Composed(outer.function, offset, inner.function), pos,
+                     outer.pointer_swizzle, outer.pointer_bits,
+                     max(outer.required_align, inner.required_align))
 
 
 _PARSER = None

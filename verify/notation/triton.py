@@ -1,0 +1,194 @@
+"""Triton shared-memory encodings, as TTGIR prints them, for a given tensor shape.
+
+Overview
+--------
+``#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>``
+(older spelling: ``#triton_gpu.shared<{...}>``) and
+``#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>``
+describe where each tensor element lives, in elements from the buffer start.
+With a shape they become a `Formula` over coordinates ``d0, d1, ...`` (Triton's
+dimension numbering), so ``verify map`` lists them in CuTe's 1-D order
+``index = d0 + D0*d1 + ...``.
+
+Worked example
+--------------
+swizzled_shared vec=8, perPhase=1, maxPhase=8, order=[1, 0] on 16x64: dim 1 is
+the column (order[0], fastest), dim 0 the row. Element (d0, d1) = (3, 10)::
+
+    phase = (3 / 1) % 8 = 3;  column = 10 ^ (3 * 8 % 64) = 10 ^ 24 = 18
+    offset = 3 * 64 + 18 = 210
+
+The math
+--------
+swizzled_shared (rank >= 2, power-of-two extents, as Triton requires): with
+``c = d[order[0]]``, ``r = d[order[1]]`` and C columns,
+
+    offset(c, r, rest) = (c ^ ((((r / perPhase) % maxPhase) * vec) % C))
+                         + C * (r + R * (d[order[2]] + ...))
+
+This is `Sw`-like: for vec, perPhase, maxPhase powers of two it equals CuTe's
+``Sw<log2 maxPhase, log2 vec, log2 (C*perPhase/vec)>`` on a row-major tile
+when vec*maxPhase <= C (the modulo matters only above that).
+
+nvmma_shared (the TMA/wgmma swizzle, 2-D): S = swizzlingByteWidth bytes per
+swizzle row, E = S*8/elementBitWidth elements per row. The tensor is cut into
+column blocks E wide; each block holds all R rows, row after row, and blocks
+follow one another. Inside a block the 16-byte chunk index is XORed with
+``(r / (128/S)) % (S/16)``: CuTe's ``Sw<log2(S/16), 4, 3>`` on byte offsets.
+``transposed = true`` makes dim 0 the contiguous one. S = 0 (the unswizzled
+core-matrix interleave) is not modelled and is rejected. The
+pattern repeats every 8 rows (S*8 bytes); wgmma and TMA apply it to absolute
+addresses, so the buffer must be aligned to S*8 bytes (Triton allocates it so)
+and verify checks that.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from verify.errors import Pos, SpecError
+from verify.expr import BinOp, Const, Expr, Range, Var
+from verify.layout import Formula
+
+ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<\{(?P<body>[^}]*)\}>$")
+_ENTRY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
+                    r"(?P<value>\[[^\]]*\]|true|false|-?\d+)\s*(,|$)")
+# CTA-layout fields describe how a tensor is split over a cluster; one CTA's
+# layout is what the banks see, so they are accepted when they split nothing.
+_CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
+
+
+@dataclass(frozen=True)
+class Encoding:
+    kind: str                 # "swizzled_shared" or "nvmma_shared"
+    fields: dict
+    text: str
+
+
+def parse_encoding(text: str, pos: Pos = Pos()) -> Encoding:
+    """The fields of one ``#ttg.<kind><{...}>`` attribute."""
+    m = ENCODING.match(text.strip())
+    if not m:
+        raise SpecError(f"expected a Triton shared encoding like "
+                        f"'#ttg.swizzled_shared<{{vec = 8, ...}}>', found {text!r}", pos)
+    kind = {"shared": "swizzled_shared"}.get(m["kind"], m["kind"])
+    if kind not in ("swizzled_shared", "nvmma_shared"):
+        raise SpecError(f"Triton encoding '{m['kind']}': expected swizzled_shared or "
+                        "nvmma_shared (older spelling: triton_gpu.shared)", pos)
+    fields, rest = {}, m["body"]
+    while rest.strip():
+        e = _ENTRY.match(rest)
+        if not e:
+            raise SpecError(f"in {m['kind']}: expected 'name = value' entries, found "
+                            f"{rest.strip()[:40]!r}", pos)
+        fields[e["key"]] = _value(e["value"])
+        rest = rest[e.end():]
+    return Encoding(kind, fields, text.strip())
+
+
+def _value(text: str):
+    if text.startswith("["):
+        return [int(v) for v in text[1:-1].split(",") if v.strip()]
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text)
+
+
+def _field(enc: Encoding, name: str, pos: Pos, default=None):
+    if name in enc.fields:
+        return enc.fields[name]
+    if default is None:
+        raise SpecError(f"{enc.kind}: expected the field '{name}'", pos)
+    return default
+
+
+def _check_fields(enc: Encoding, allowed: tuple[str, ...], pos: Pos):
+    for name, value in enc.fields.items():
+        if name in _CTA_FIELDS:
+            if name != "CTAOrder" and any(v != 1 for v in value):
+                raise SpecError(f"{enc.kind}: {name} = {value} splits the tensor over CTAs; "
+                                "expected all 1 (verify models one CTA's shared memory)", pos)
+        elif name not in allowed:
+            raise SpecError(f"{enc.kind}: unknown field '{name}', expected one of "
+                            f"{', '.join(allowed + _CTA_FIELDS)}", pos)
+
+
+def _power_of_two(value: int, what: str, pos: Pos):
+    if value < 1 or value & (value - 1):
+        raise SpecError(f"{what}: expected a power of two, found {value}", pos)
+
+
+def coordinate_names(rank: int) -> list[str]:
+    return [f"d{i}" for i in range(rank)]
+
+
+def _row_major_offset(dims: list[tuple[Expr, int]]) -> Expr:
+    """sum of dims[i] * prod(extents before i): dims listed fastest first."""
+    total, scale = None, 1
+    for coord, extent in dims:
+        term = coord if scale == 1 else BinOp("*", coord, Const(scale))
+        total = term if total is None else BinOp("+", total, term)
+        scale *= extent
+    return total
+
+
+def swizzled_formula(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> Expr:
+    _check_fields(enc, ("vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"), pos)
+    if _field(enc, "hasLeadingOffset", pos, False):
+        raise SpecError("triton_gpu.shared with hasLeadingOffset = true is the wgmma "
+                        "layout: expected #ttg.nvmma_shared instead", pos)
+    vec, per_phase, max_phase = (_field(enc, k, pos) for k in ("vec", "perPhase", "maxPhase"))
+    order = _field(enc, "order", pos)
+    for value, what in ((vec, "vec"), (per_phase, "perPhase"), (max_phase, "maxPhase")):
+        _power_of_two(value, f"{enc.kind} {what}", pos)
+    if sorted(order) != list(range(len(shape))):
+        raise SpecError(f"{enc.kind}: order {order} is not a permutation of the "
+                        f"{len(shape)} dimensions of shape {list(shape)}", pos)
+    d = [Var(n) for n in coordinate_names(len(shape))]
+    col, row = order[0], order[1]
+    phase = BinOp("%", BinOp("/", d[row], Const(per_phase)), Const(max_phase))
+    flip = BinOp("%", BinOp("*", phase, Const(vec)), Const(shape[col]))
+    swizzled = BinOp("^", d[col], flip)
+    return _row_major_offset([(swizzled, shape[col])] + [(d[i], shape[i]) for i in order[1:]])
+
+
+def nvmma_formula(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> Expr:
+    _check_fields(enc, ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded"), pos)
+    width = _field(enc, "swizzlingByteWidth", pos)
+    bits = _field(enc, "elementBitWidth", pos)
+    if width not in (32, 64, 128):
+        raise SpecError(f"nvmma_shared swizzlingByteWidth: expected 32, 64 or 128, found "
+                        f"{width} (the unswizzled core-matrix layout is not modelled)", pos)
+    if bits not in (8, 16, 32, 64) or _field(enc, "fp4Padded", pos, False):
+        raise SpecError(f"nvmma_shared elementBitWidth: expected 8, 16, 32 or 64 bits "
+                        f"(fp4Padded not modelled), found {bits}", pos)
+    if len(shape) != 2:
+        raise SpecError(f"nvmma_shared: expected a 2-D shape, found {list(shape)}", pos)
+    d = [Var(n) for n in coordinate_names(2)]
+    col, row = (0, 1) if _field(enc, "transposed", pos, False) else (1, 0)
+    per_row = width * 8 // bits                      # elements per swizzle row
+    if shape[col] % per_row:
+        raise SpecError(f"nvmma_shared: the contiguous dimension ({shape[col]}) must be a "
+                        f"multiple of {per_row} elements ({width} bytes)", pos)
+    chunk = 128 // bits                              # elements per 16-byte chunk
+    in_block, block = BinOp("%", d[col], Const(per_row)), BinOp("/", d[col], Const(per_row))
+    phase = BinOp("%", BinOp("/", d[row], Const(128 // width)), Const(width // 16))
+    swizzled = BinOp("^", in_block, BinOp("*", phase, Const(chunk)))
+    return _row_major_offset([(swizzled, per_row), (d[row], shape[row]), (block, 1)])
+
+
+def required_alignment(enc: Encoding) -> int:
+    """Bytes the buffer must be aligned to for the encoding's offsets to be right."""
+    return 8 * enc.fields["swizzlingByteWidth"] if enc.kind == "nvmma_shared" else 1
+
+
+def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
+    """The encoding on a tensor of `shape`, over coordinates d0, d1, ..."""
+    if len(shape) < 2:
+        raise SpecError(f"{enc.kind}: expected a shape of rank 2 or more, found {list(shape)}",
+                        pos)
+    for n in shape:
+        _power_of_two(n, f"{enc.kind} shape {list(shape)}", pos)
+    body = (swizzled_formula if enc.kind == "swizzled_shared" else nvmma_formula)(enc, shape, pos)
+    params = tuple((n, Range(0, s)) for n, s in zip(coordinate_names(len(shape)), shape))
+    return Formula(params, body)
