@@ -13,9 +13,10 @@ from dataclasses import replace
 
 from verify import properties as props
 from verify.errors import SpecError
-from verify.expr import Range, Var
-from verify.program import Access, Program
-from verify.results import CheckResult
+from verify.expr import Range, Var, evaluate
+from verify.layout import index_to_coords
+from verify.program import BASE, STAGE, Access, Program
+from verify.results import CheckResult, Counterexample
 from verify.solve import Budget, Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
@@ -160,16 +161,29 @@ class Runner:
         return self._maxima[key]
 
     def _check_equivalent_layouts(self, check: CheckDef, budget: Budget, result: CheckResult):
+        """Same byte address for every 1-D index, stage and aligned base: byte
+        addresses, so a swizzle of absolute addresses (TMA, smem_ptr) is compared
+        with an offset swizzle as the hardware would place the data."""
         a = self.program.layout(check.target, check.pos)
         b = self.program.layout(check.second, check.pos)
         if a.function.size() != b.function.size():
             raise SpecError(f"equivalent {a.name}, {b.name}: expected layouts of one size, "
                             f"found {a.function.size()} and {b.function.size()}", check.pos)
         index = Var("index")
-        result.status, result.counterexample, result.reason = props.equivalent(
-            a.value_at_index(index), b.value_at_index(index),
-            (("index", Range(0, a.function.size())),), budget)
-
+        bases = max((self.program.base_range(ldef) for ldef in (a, b)), key=lambda r: r.hi)
+        loops = (("index", Range(0, a.function.size())), (STAGE, Range(0, self.spec.buffer.stages)),
+                 (BASE, bases))
+        left = self.program.address(a, [index], check.pos)
+        right = self.program.address(b, [index], check.pos)
+        result.status, cex, result.reason = props.equivalent(left, right, loops, budget)
+        if cex is not None:
+            v = cex.instance
+            where = f"coordinate {tuple(index_to_coords(a.function, v['index']))} (index {v['index']})"
+            shown = {"base": v[BASE] * self.spec.buffer.align,
+                     **({"stage": v[STAGE]} if self.spec.buffer.stages > 1 else {})}
+            cex = Counterexample(f"{a.name} puts {where} at byte {evaluate(left, v)}, {b.name} "
+                                 f"at byte {evaluate(right, v)}", shown)
+        result.counterexample = cex
     def _check_equivalent_exprs(self, check: CheckDef, budget: Budget, result: CheckResult):
         result.status, result.counterexample, result.reason = props.equivalent(
             check.lhs, check.rhs, check.loops, budget)
