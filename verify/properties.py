@@ -273,6 +273,10 @@ def _renamed(expr: Expr, names, suffix: str) -> Expr:
 def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
     coords, ranges = _layout_domain(program, ldef)
+    if ldef.pointer_swizzle is None:
+        # Both addresses get the same base added, and overlap is invariant under a
+        # common shift: base 0 decides every base (and keeps the query small).
+        ranges[BASE] = Range(0, 1)
     eb = program.elem_bytes(ldef.pos, ldef)
     addr = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
     own = [n for n, _ in coords] + [STAGE]
@@ -320,9 +324,13 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     solver.add(_in_ranges(ctx, names))
     term = ctx.lower(value)
     scale = eb if ldef.pointer_swizzle else 1
+    score = lambda v: evaluate(value, v)
+    # Start from the highest corner of the domain: for a layout without a swizzle
+    # that is the maximum, and the ascent needs one query to prove it.
+    corners = [{n: (r.hi - 1 if high else r.lo) for n, r in coords} for high in (True, False)]
     best = maximize(solver, lambda k: bv.uge(term, ctx.num(k)),
-                    lambda m: _decode(ctx, m, names), lambda v: evaluate(value, v),
-                    {n: r.lo for n, r in coords}, bounds(value, ranges)[1], budget)
+                    lambda m: _decode(ctx, m, names), score, max(corners, key=score),
+                    bounds(value, ranges)[1], budget)
     cosize = best.value // scale + 1
     facts = {"size": ldef.function.size(), "cosize": cosize if best.exact else None}
     if best.exact:
