@@ -47,13 +47,26 @@ def test_bound_status_orders_verdicts():
 
 
 def test_wide_values_do_not_wrap_around():
-    """A stride of 2^40 must not alias two rows in a narrow bit-vector."""
+    """Rows 2^31 bytes apart (the top of the shared window) stay apart: same bank,
+    different words, 2-way; a narrow bit-vector would have aliased them."""
     from verify.spec.parser import parse_text
     from verify.runner import run_spec
-    spec = parse_text("dtype f32\nbuffer align 4\nlayout A = (_2,_32):(0x10000000000,_1)\n"
+    spec = parse_text("dtype f32\nbuffer align 4\nlayout A = (_2,_32):(0x20000000,_1)\n"
                       "access rd = ld.shared.b32 A(lane / 16, lane % 16)\n"
                       "check bijective A\ncheck conflict_free rd\n")
     results = {r.property: r for r in run_spec(spec)}
     assert results["bijective A"].status == Status.PROVED
     assert results["conflict_free rd"].status == Status.REFUTED
     assert results["conflict_free rd"].max_ways == 2
+
+
+def test_addresses_beyond_the_shared_window_are_rejected():
+    """The hardware wraps at 2^32: a stride of 2^40 would alias rows there, so it is
+    an error at the layout, not a proof."""
+    from verify.errors import SpecError
+    from verify.spec.parser import parse_text
+    from verify.runner import run_spec
+    spec = parse_text("dtype f32\nlayout A = (_2,_32):(0x10000000000,_1)\ncheck bijective A\n",
+                      "wide.spec")
+    with pytest.raises(SpecError, match="expected them below 2\\^32"):
+        run_spec(spec)

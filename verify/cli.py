@@ -76,8 +76,10 @@ def check_cmd(paths, as_json, timeout, check_expect, jobs):
             errors.append(error)
             if not as_json:
                 click.echo(error, err=True)
-    report = json_report(results, errors) if as_json else text_report(results, [])
-    click.echo(report)
+    if as_json:
+        click.echo(json_report(results, errors))
+    elif results or not errors:
+        click.echo(text_report(results, []))
     sys.exit(_exit_code(results, errors, check_expect))
 
 

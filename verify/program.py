@@ -35,6 +35,7 @@ from verify.layout import coordinate_vars
 from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
+SHARED_WINDOW = 1 << 32
 
 DTYPE_BYTES = {
     **{t: 1 for t in ("i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
@@ -176,6 +177,15 @@ class Program:
             return absolute
         return ldef.pointer_swizzle.apply_expr(absolute)
 
+    def check_window(self, address: Expr, ranges: dict[str, Range], where: Pos):
+        """Byte addresses must stay inside the 32-bit shared window: beyond it the
+        hardware wraps, so two elements 2^32 bytes apart would share a slot that
+        verify's unbounded arithmetic keeps apart."""
+        top = bounds(address, ranges)[1]
+        if top >= SHARED_WINDOW:
+            raise SpecError(f"byte addresses reach {top}: expected them below 2^32, the "
+                            "shared-memory window (is a stride or an extent too large?)", where)
+
     def _resolve_access(self, adef: AccessDef) -> Access:
         try:
             instr = parse_instruction(adef.instr_text)
@@ -190,5 +200,5 @@ class Program:
             raise SpecError(e.message, e.pos if e.pos.line else adef.layout_pos) from None
         for c in adef.coords:
             bounds(c, ranges)          # names unknown variables and negative terms early
-        bounds(address, ranges)
+        self.check_window(address, ranges, adef.pos)
         return Access(adef, instr, ldef, address, ranges)

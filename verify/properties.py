@@ -279,6 +279,7 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
         ranges[BASE] = Range(0, 1)
     eb = program.elem_bytes(ldef.pos, ldef)
     addr = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
+    program.check_window(addr, ranges, ldef.pos)
     own = [n for n, _ in coords] + [STAGE]
     a, b = _renamed(addr, own, "'a"), _renamed(addr, own, "'b")
     both = {**{n + s: ranges[n] for n in own for s in ("'a", "'b")}, BASE: ranges[BASE]}

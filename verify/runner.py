@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 
 from verify import properties as props
-from verify.errors import SpecError
+from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
 from verify.layout import index_to_coords
 from verify.program import BASE, STAGE, Access, Program
@@ -190,5 +190,10 @@ class Runner:
 
 
 def run_spec(spec: Spec, timeout: float = 60.0) -> list[CheckResult]:
-    return Runner(spec, timeout).run()
+    """Every check of `spec`. A spec with nothing to check is an error, not a pass."""
+    results = Runner(spec, timeout).run()
+    if not results:
+        raise SpecError("nothing to verify: expected at least one access or check",
+                        Pos(1, 1), spec.file)
+    return results
 
