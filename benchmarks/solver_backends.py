@@ -18,33 +18,13 @@ import time
 
 import z3
 
-from verify import bv
 from verify.api import spec_paths
-from verify.expr import Var
-from verify.program import BASE, STAGE, Program
-from verify.properties import BankQuery, _context, _in_ranges, _layout_domain, _renamed
-from verify.solve import new_solver
+from verify.program import Program
+from verify.properties import BankQuery, overlap_query
 from verify.spec.parser import parse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-
-
-def overlap_query(program: Program, ldef) -> z3.Solver:
-    """The bijectivity query of verify.properties.bijective, as SMT-LIB2."""
-    coords, ranges = _layout_domain(program, ldef)
-    eb = program.elem_bytes(ldef.pos, ldef)
-    addr = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
-    own = [n for n, _ in coords] + [STAGE]
-    a, b = _renamed(addr, own, "'a"), _renamed(addr, own, "'b")
-    both = {**{n + s: ranges[n] for n in own for s in ("'a", "'b")}, BASE: ranges[BASE]}
-    ctx = _context([a, b], both, extra=2 * eb)
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, both))
-    solver.add(ctx.any([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
-    ta, tb = ctx.lower(a), ctx.lower(b)
-    solver.add(bv.ule(ta, tb), bv.ult(tb, ta + ctx.num(eb)))
-    return solver
 
 
 def conflict_query(access) -> z3.Solver:
@@ -116,7 +96,7 @@ def queries():
         program = Program(parse_file(path))
         name = os.path.relpath(path, ROOT)
         for ldef in program.spec.layouts.values():
-            yield name, f"bijective {ldef.name}", overlap_query(program, ldef)
+            yield name, f"bijective {ldef.name}", overlap_query(program, ldef).solver
         for access_name in program.spec.accesses:
             access = program.access(access_name, None)
             yield name, f"max_ways>=2 {access_name}", conflict_query(access)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from verify.errors import Pos, SpecError
-from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, evaluate, mul
+from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, mul
 from verify.instructions import Instruction, parse_instruction
 from verify.layout import coordinate_vars
 from verify.spec.ast import AccessDef, LayoutDef, Spec

@@ -15,6 +15,8 @@ because choosing b_p as the busiest bank makes cnt_p that phase's cost.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import z3
 
 from verify import bv
@@ -270,8 +272,17 @@ def _renamed(expr: Expr, names, suffix: str) -> Expr:
     return substitute(expr, {n: Var(n + suffix) for n in names})
 
 
-def bijective(program: Program, ldef: LayoutDef, budget: Budget):
-    """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
+@dataclass
+class OverlapQuery:
+    """Two (coordinate, stage) pairs, named with suffixes 'a and 'b, that overlap."""
+
+    ctx: bv.Context
+    solver: z3.Solver
+    address: Expr
+    own: list[str]                # the coordinate names and the stage
+
+
+def overlap_query(program: Program, ldef: LayoutDef) -> OverlapQuery:
     coords, ranges = _layout_domain(program, ldef)
     if ldef.pointer_swizzle is None:
         # Both addresses get the same base added, and overlap is invariant under a
@@ -289,14 +300,24 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     solver.add(ctx.any([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
     ta, tb = ctx.lower(a), ctx.lower(b)
     solver.add(bv.ule(ta, tb), bv.ult(tb, ta + ctx.num(eb)))
-    result = search(solver, [], budget)
+    return OverlapQuery(ctx, solver, addr, own)
+
+
+def bijective(program: Program, ldef: LayoutDef, budget: Budget):
+    """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
+    query = overlap_query(program, ldef)
+    result = search(query.solver, [], budget)
     status = violation_status(result)
     if status != Status.REFUTED:
         return status, None, result.reason
+    ctx, own = query.ctx, query.own
     va = {n: ctx.value(result.model, n + "'a") for n in own}
     vb = {n: ctx.value(result.model, n + "'b") for n in own}
     base = ctx.value(result.model, BASE)
-    return status, _overlap_counterexample(program, ldef, addr, coords, va, vb, base, eb), ""
+    eb = program.elem_bytes(ldef.pos, ldef)
+    coords = coordinate_vars(ldef.function)
+    return status, _overlap_counterexample(program, ldef, query.address, coords, va, vb,
+                                           base, eb), ""
 
 
 def _overlap_counterexample(program, ldef, addr, coords, va, vb, base, eb) -> Counterexample:
