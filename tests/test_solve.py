@@ -70,3 +70,24 @@ def test_addresses_beyond_the_shared_window_are_rejected():
                       "wide.spec")
     with pytest.raises(SpecError, match="expected them below 2\\^32"):
         run_spec(spec)
+
+
+@pytest.mark.parametrize("prop", ["in_bounds", "aligned"])
+def test_a_planted_wrong_violation_model_is_caught_by_the_replay(prop, monkeypatch):
+    """A solver 'counterexample' that satisfies the property is an internal error,
+    never printed as a refutation."""
+    from verify import properties
+    from verify.program import Program
+    from verify.solve import Status
+    from verify.spec.parser import parse_text
+    program = Program(parse_text("dtype f16\nbuffer align 128\nlayout A = (8,64):(64,1)\n"
+                                 "access rd = ldmatrix.x1 A(lane, 0)\n"))
+    access = program.access("rd", None)
+    good = {n: r.lo for n, r in access.ranges.items()}
+    monkeypatch.setattr(properties, "_find_violation",
+                        lambda *args: (Status.REFUTED, good, ""))
+    with pytest.raises(InternalError, match="does not replay"):
+        if prop == "in_bounds":
+            properties.in_bounds(program, access, Budget(10))
+        else:
+            properties.aligned(program, access, 16, Budget(10))
