@@ -1,0 +1,118 @@
+"""Library notations on whole tiles against their defining formulas, and their errors.
+
+(The same layouts are compared with pycute and Triton in tests/test_oracles.py.)
+"""
+import itertools
+
+import pytest
+from click.testing import CliRunner
+
+from verify import offsets
+from verify.api import parse_layout
+from verify.cli import main
+from verify.errors import SpecError
+from verify.runner import run_spec
+from verify.solve import Status
+from verify.spec.parser import parse_text
+
+BYTES = {"int8_t": 1, "half_t": 2, "tfloat32_t": 4}
+
+
+def hardware_swizzle(byte: int, bits: int) -> int:
+    """The TMA/wgmma swizzle on a byte offset: 16-byte chunk ^= (offset / 128) % 2^bits."""
+    return byte ^ (((byte >> 7) & ((1 << bits) - 1)) << 4)
+
+
+@pytest.mark.parametrize("major,mode,elem", list(itertools.product(
+    ("K", "MN"), ("INTER", "SW32", "SW64", "SW128"), BYTES)))
+def test_gmma_atoms_are_the_hardware_swizzle_of_a_row_major_atom(major, mode, elem):
+    bits = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}[mode]
+    eb = BYTES[elem]
+    row_bytes = 16 << bits                         # one swizzle row: 16, 32, 64, 128 bytes
+    width = row_bytes // eb
+    shape = (8, width) if major == "K" else (width, 8)
+    expected = []
+    for index in range(8 * width):
+        a, b = index % shape[0], index // shape[0]
+        row, col = (a, b) if major == "K" else (b, a)     # MN-major: mode 0 is contiguous
+        expected.append(hardware_swizzle(row * row_bytes + col * eb, bits) // eb)
+    assert offsets(f"GMMA::Layout_{major}_{mode}_Atom<{elem}>") == expected
+
+
+@pytest.mark.parametrize("mode,span", [("SWIZZLE_32B", 32), ("SWIZZLE_64B", 64),
+                                       ("CU_TENSOR_MAP_SWIZZLE_128B", 128)])
+def test_tma_box_rows_are_swizzled_by_the_hardware_pattern(mode, span):
+    inner, outer = span // 2, 16                        # f16 rows filling the span
+    expected = [hardware_swizzle((i + inner * o) * 2, span.bit_length() - 5) // 2
+                for o in range(outer) for i in range(inner)]
+    assert offsets(f"tma({mode}, f16, ({inner}, {outer}))") == expected
+
+
+def test_required_alignment_follows_the_swizzle_repeat():
+    assert parse_layout("GMMA::Layout_K_SW128_Atom<half_t>").required_align == 1024
+    assert parse_layout("tma(SWIZZLE_64B, f16, (32, 8))").required_align == 512
+    assert parse_layout("tile_to_shape(GMMA::Layout_MN_SW32_Atom<half_t>, (64, 64))"
+                        ).required_align == 256
+    assert parse_layout("Sw<3,3,3> o (8,64):(64,1)").required_align == 1
+
+
+@pytest.mark.parametrize("align,stage_bytes,status", [
+    (1024, 0, Status.PROVED), (128, 0, Status.REFUTED), (1024, 8192, Status.PROVED),
+    (1024, 8320, Status.REFUTED)])
+def test_base_aligned_is_implicit_and_covers_every_stage(align, stage_bytes, status):
+    stages = f" stages 2 stage_bytes {stage_bytes}" if stage_bytes else ""
+    spec = parse_text(f"dtype f16\nbuffer align {align}{stages}\n"
+                      "layout T = tma(SWIZZLE_128B, f16, (64, 64))\ncheck bijective T\n")
+    result = next(r for r in run_spec(spec) if r.property == "base_aligned T")
+    assert result.status == status
+    assert result.implicit
+
+
+def test_tile_to_shape_orders_repeats_column_major_by_default():
+    # Two 2x2 atoms stacked along mode 0 come first, then along mode 1.
+    assert offsets("tile_to_shape((2,2):(1,2), (4, 4))") == [
+        0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15]
+    assert offsets("tile_to_shape((2,2):(1,2), (4, 4), (1, 0))") == [
+        0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], bogus = 1}>",
+     "unknown field 'bogus'"),
+    ("#ttg.swizzled_shared<{vec = 3, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+     "vec: expected a power of two, found 3"),
+    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [2, 0]}>",
+     "not a permutation"),
+    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, order = [1, 0]}>", "expected the field 'maxPhase'"),
+    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], "
+     "CTAsPerCGA = [2, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0]}>", "splits the tensor over CTAs"),
+    ("#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>",
+     "expected 32, 64 or 128"),
+    ("#ttg.blocked<{sizePerThread = [1, 8]}>", "expected swizzled_shared or nvmma_shared"),
+])
+def test_triton_encoding_errors_say_what_was_expected(text, message):
+    with pytest.raises(SpecError, match=message):
+        offsets(text, shape=(64, 64))
+
+
+def test_cta_fields_that_split_nothing_are_accepted():
+    plain = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+    cta = plain.replace("}>", ", CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0]}>")
+    assert offsets(cta, shape=(16, 64)) == offsets(plain, shape=(16, 64))
+
+
+def test_map_needs_a_shape_for_a_triton_encoding_and_only_for_it():
+    runner = CliRunner()
+    enc = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+    missing = runner.invoke(main, ["map", enc])
+    assert missing.exit_code == 2 and "needs the tensor shape" in missing.output
+    extra = runner.invoke(main, ["map", "(8,8):(8,1)", "--shape", "8,8"])
+    assert extra.exit_code == 2 and "only with a Triton encoding" in extra.output
+    ok = runner.invoke(main, ["map", enc, "--shape", "8,64", "--json"])
+    assert ok.exit_code == 0 and '"offsets": [0, 72,' in ok.output
+
+
+def test_pointer_swizzled_layouts_compose_only_outermost():
+    with pytest.raises(SpecError, match="must be the outermost term"):
+        parse_text("layout G = GMMA::Layout_K_SW128_Atom<half_t>\n"
+                   "layout X = Sw<3,3,3> o G\n")
