@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 import z3
 
 from verify.errors import InternalError
-from verify.expr import Const, Expr, Range, Var, max_intermediate
+from verify.expr import Const, Expr, Range, Var, free_vars, max_intermediate
 
 # Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
 MAX_WIDTH = 192
@@ -32,6 +32,8 @@ class Context:
         self.ranges = dict(ranges)
         self.z3 = z3.Context()
         self._vars: dict[str, z3.BitVecRef] = {}
+        self._lowered: dict[tuple, tuple] = {}
+        self._free: dict[int, tuple] = {}
 
     def var(self, name: str) -> z3.BitVecRef:
         """The Z3 variable for `name`."""
@@ -71,8 +73,19 @@ class Context:
         return z3.Sum([z3.If(c, one, zero, self.z3) for c in conds]) if conds else zero
 
     def lower(self, e: Expr, fixed: Mapping[str, int] | None = None) -> z3.BitVecRef:
-        """Bit-vector term for `e`; variables in `fixed` become constants."""
+        """Bit-vector term for `e`; variables in `fixed` become constants.
+
+        A subtree that uses none of the fixed variables is built once and shared:
+        the bank encoding lowers one address per lane, and most of it (the
+        layout's own arithmetic on loop variables) does not depend on the lane.
+        """
         fixed = fixed or {}
+        key = (id(e), tuple(sorted((n, v) for n, v in fixed.items() if n in self._uses(e))))
+        if key not in self._lowered:
+            self._lowered[key] = (e, self._lower(e, fixed))   # e kept alive: ids stay unique
+        return self._lowered[key][1]
+
+    def _lower(self, e: Expr, fixed: Mapping[str, int]) -> z3.BitVecRef:
         if isinstance(e, Const):
             return self.num(e.value)
         if isinstance(e, Var):
@@ -81,6 +94,12 @@ class Context:
             return self.var(e.name)
         a, b = self.lower(e.a, fixed), self.lower(e.b, fixed)
         return _BINOPS[e.op](a, b)
+
+    def _uses(self, e: Expr) -> frozenset[str]:
+        """The variables of `e`, cached per node."""
+        if id(e) not in self._free:
+            self._free[id(e)] = (e, frozenset(free_vars(e)))
+        return self._free[id(e)][1]
 
     def value(self, model: z3.ModelRef, name: str) -> int:
         """The model's value for a variable (0 when the model left it free)."""

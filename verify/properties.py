@@ -198,7 +198,17 @@ class BankQuery:
     def start(self) -> dict[str, int]:
         return {n: self.access.ranges[n].lo for n in self.instance}
 
+    def _all_phases_conflict_free(self, budget: Budget) -> bool:
+        """One query for the common case: no phase of any instance reaches 2 ways
+        (UNSAT proves every per-phase maximum is 1 at once)."""
+        if any(p.ways > 1 for p in self.cost(self.start()).phases):
+            return False
+        conflict = self.ctx.any([self._at_least(c, 2) for c in self.counts])
+        return search(self._solver(), [conflict], budget).status == "unsat"
+
     def phase_maxima(self, budget: Budget) -> list:
+        if self._phase_max is None and self._all_phases_conflict_free(budget):
+            self._phase_max = [Maximum(1, self.start(), exact=True) for _ in self.counts]
         if self._phase_max is None or not all(m.exact for m in self._phase_max):
             lanes = self.access.instruction.phase_lanes
             self._phase_max = [
