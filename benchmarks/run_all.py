@@ -1,0 +1,41 @@
+"""Every benchmark, one command: `python benchmarks/run_all.py [--quick]`.
+
+Runs, in order, each writing its CSV and summary under benchmarks/results/:
+  catalog.py          per-check solver time on specs/, wall time, peak memory
+  scaling.py          proof time against vectorised numpy enumeration, 16x64..4096x4096
+  solver_backends.py  z3 against bitwuzla on the catalog's queries
+  gluon_compare.py    verify against Triton Gluon's bank_conflicts (needs triton)
+  differential.py     the solver against brute-force enumeration (--cases 2000 here;
+                      the 100,000-case campaign is `differential.py --cases 100000`)
+--quick passes a 5-second enumeration limit to scaling.py and runs 200 cases.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv[1:]
+    steps = [["catalog.py"],
+             ["scaling.py", "--max-enumeration-seconds", "5" if quick else "60"],
+             ["solver_backends.py"],
+             ["gluon_compare.py"],
+             ["differential.py", "--cases", "200" if quick else "2000",
+              "--out", os.path.join(HERE, "results", "differential_quick")]]
+    failed = []
+    for step in steps:
+        print(f"== {' '.join(step)}", flush=True)
+        if subprocess.run([sys.executable, os.path.join(HERE, step[0]), *step[1:]],
+                          cwd=HERE).returncode:
+            failed.append(step[0])
+    if failed:
+        print("failed:", ", ".join(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
