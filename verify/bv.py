@@ -149,6 +149,11 @@ def word_of(addr: z3.BitVecRef, extra_words: int, ctx: Context) -> z3.BitVecRef:
     return z3.LShR(addr, 2) + ctx.num(extra_words)
 
 
+def shifted_down(term: z3.BitVecRef, bits: int) -> z3.BitVecRef:
+    """term / 2**bits (unsigned)."""
+    return z3.LShR(term, bits)
+
+
 def ult(a, b):
     return z3.ULT(a, b)
 
