@@ -242,14 +242,15 @@ def _run_chunk(numbers: range, seed: int) -> list[dict]:
 
 def run_cases(numbers: range, args) -> list[dict]:
     """Rows of the cases run, in order; with --budget, the prefix that fit in it."""
-    deadline = time.monotonic() + (args.budget or float("inf"))
+    deadline = None if args.budget is None else time.monotonic() + args.budget
     chunks = [numbers[i:i + CHUNK] for i in range(0, len(numbers), CHUNK)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(_run_chunk, c, args.seed) for c in chunks]
         for future in futures:
             try:
-                rows += future.result(timeout=max(0.0, deadline - time.monotonic()))
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                rows += future.result(timeout=left)
             except TimeoutError:
                 pool.shutdown(cancel_futures=True)
                 break
