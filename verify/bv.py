@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 import z3
 
 from verify.errors import InternalError
-from verify.expr import Const, Expr, Range, Var, free_vars, max_intermediate
+from verify.expr import Const, Expr, Range, Var, max_intermediate
 
 # Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
 MAX_WIDTH = 192
@@ -96,9 +96,15 @@ class Context:
         return _BINOPS[e.op](a, b)
 
     def _uses(self, e: Expr) -> frozenset[str]:
-        """The variables of `e`, cached per node."""
+        """The variables of `e`, cached per node and built from the children's."""
         if id(e) not in self._free:
-            self._free[id(e)] = (e, frozenset(free_vars(e)))
+            if isinstance(e, Var):
+                names = frozenset((e.name,))
+            elif isinstance(e, Const):
+                names = frozenset()
+            else:
+                names = self._uses(e.a) | self._uses(e.b)
+            self._free[id(e)] = (e, names)
         return self._free[id(e)][1]
 
     def value(self, model: z3.ModelRef, name: str) -> int:
