@@ -1,4 +1,5 @@
-"""Every benchmark, one command: `python benchmarks/run_all.py [--quick]`.
+"""Every benchmark, one command: `python benchmarks/run_all.py [--quick]`
+(after `pip install -e '.[test,bench]'`).
 
 Runs, in order, each writing its CSV and summary under benchmarks/results/:
   catalog.py          per-check solver time on specs/, wall time, peak memory
