@@ -167,10 +167,14 @@ class Program:
         period = max(base_period(ldef), modulus)
         return Range(0, max(1, period // self.spec.buffer.align))
 
+    def stage_start(self) -> Expr:
+        """Byte address where stage `$stage` of the buffer begins."""
+        buf = self.spec.buffer
+        return add(mul(Const(buf.align), Var(BASE)), mul(Const(buf.stage_bytes), Var(STAGE)))
+
     def address(self, ldef: LayoutDef, coords: list[Expr], where: Pos) -> Expr:
         """Byte address of `coords` in `ldef` for symbolic base and stage."""
-        buf = self.spec.buffer
-        start = add(mul(Const(buf.align), Var(BASE)), mul(Const(buf.stage_bytes), Var(STAGE)))
+        start = self.stage_start()
         eb = self.elem_bytes(where, ldef)
         absolute = add(start, mul(Const(eb), ldef.function.apply(coords)))
         if ldef.pointer_swizzle is None:

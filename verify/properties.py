@@ -22,7 +22,7 @@ import z3
 from verify import bv
 from verify.bank import BANKS, bank_cost, lane_words
 from verify.errors import InternalError, SpecError
-from verify.expr import Const, Expr, Range, Var, add, bounds, evaluate, mul, substitute
+from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.results import Counterexample, LaneRow
@@ -107,8 +107,7 @@ def aligned(program: Program, access: Access, n: int, budget: Budget):
 def base_aligned(program: Program, ldef: LayoutDef, budget: Budget):
     """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
     n = ldef.required_align
-    start = add(mul(Const(program.spec.buffer.align), Var(BASE)),
-                mul(Const(program.spec.buffer.stage_bytes), Var(STAGE)))
+    start = program.stage_start()
     ranges = {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
     ctx = _context([start], ranges)
     misaligned = z3.Not(bv.low_bits_zero(ctx.lower(start), n.bit_length() - 1))
