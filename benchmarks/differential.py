@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import multiprocessing
 import os
 import random
+import re
+import subprocess
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 from catalog import machine
 from verify.enumerate import access_facts, aligned_to, layout_facts
@@ -48,7 +50,9 @@ INSTRUCTIONS = [
     "st.shared.v2.b32", "st.shared.v4.b32", "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4",
     "ldmatrix.x1.trans", "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2.trans",
     "stmatrix.x4", "SM75_U32x4_LDSM_N", "SM90_U16x8_STSM_T"]
-CHUNK = 8                      # cases per task handed to a worker process
+SUMMARY_EVERY = 30             # seconds between rewrites of the summary during a run
+MERGED_HEADING = "\n## The runs merged here\n\n"
+CSV_FIELDS = ["case", "seconds", "disagreements", "comparisons", "unknown", "refuted", "rejected"]
 DTYPE_BITS = {"b8": 8, "f16": 16, "f32": 32, "f64": 64}
 
 
@@ -220,7 +224,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=RESULTS)
-    ap.add_argument("--budget", type=float, help="seconds; stop starting cases after this")
+    ap.add_argument("--budget", type=float,
+                    help="seconds; then the cases still running are stopped and not counted")
     ap.add_argument("--replay", type=int, help="print case N's spec and its comparison")
     ap.add_argument("--merge", nargs="+", metavar="DIR", help="summarise earlier runs' CSVs")
     args = ap.parse_args(argv)
@@ -230,69 +235,137 @@ def main(argv=None) -> int:
         text = random_spec(random.Random(f"{args.seed}:{args.replay}"))
         print(text, compare(text), sep="\n")
         return 0
-    started = time.monotonic()
     rows = run_cases(range(args.start, args.start + args.cases), args)
-    write_results(rows, args, time.monotonic() - started)
     return 1 if any(r["disagreements"] for r in rows) else 0
 
 
-def _run_chunk(numbers: range, seed: int) -> list[dict]:
-    return [run_case(n, seed) for n in numbers]
+def _run_one(number_and_seed: tuple[int, int]) -> dict:
+    return run_case(*number_and_seed)
 
 
 def run_cases(numbers: range, args) -> list[dict]:
-    """Rows of the cases run, in order; with --budget, the prefix that fit in it."""
-    deadline = None if args.budget is None else time.monotonic() + args.budget
-    chunks = [numbers[i:i + CHUNK] for i in range(0, len(numbers), CHUNK)]
-    rows = []
-    with ProcessPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(_run_chunk, c, args.seed) for c in chunks]
-        for future in futures:
+    """Rows of the cases finished, written out as they finish.
+
+    Each row is appended to the CSV at once and the summary is rewritten every
+    SUMMARY_EVERY seconds, so a run killed from outside leaves its results behind.
+    With --budget the workers are terminated at the deadline: cases still running
+    then are not counted (the summary says how many).
+    """
+    started = time.monotonic()
+    deadline = None if args.budget is None else started + args.budget
+    out = CampaignFiles(args)
+    rows, last_summary = [], started
+    with multiprocessing.Pool(args.jobs) as pool:
+        pending = pool.imap_unordered(_run_one, ((n, args.seed) for n in numbers))
+        while len(rows) < len(numbers):
             try:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                rows += future.result(timeout=left)
-            except TimeoutError:
-                pool.shutdown(cancel_futures=True)
+                row = pending.next(timeout=_left(deadline))
+            except multiprocessing.TimeoutError:
+                pool.terminate()
                 break
+            rows.append(row)
+            out.append(row)
+            if time.monotonic() - last_summary > SUMMARY_EVERY:
+                out.summarise(rows, time.monotonic() - started, len(numbers) - len(rows))
+                last_summary = time.monotonic()
+    out.summarise(rows, time.monotonic() - started, len(numbers) - len(rows), echo=True)
     return rows
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+class CampaignFiles:
+    """The three result files of one run: CSV rows, disagreements, summary."""
+
+    def __init__(self, args):
+        os.makedirs(args.out, exist_ok=True)
+        self.args = args
+        self.csv = open(os.path.join(args.out, "differential.csv"), "w", newline="")
+        self.writer = csv.DictWriter(self.csv, CSV_FIELDS, extrasaction="ignore")
+        self.writer.writeheader()
+        self.found = open(os.path.join(args.out, "differential_disagreements.txt"), "w")
+
+    def append(self, row: dict):
+        self.writer.writerow(row)
+        self.csv.flush()
+        if row["disagreements"]:
+            self.found.write(f"# case {row['case']} (seed {self.args.seed}): {row['detail']}\n"
+                             f"{row['spec']}\n")
+            self.found.flush()
+
+    def summarise(self, rows: list[dict], wall: float, unfinished: int, echo=False):
+        text = summarise(rows, self.args, wall, unfinished)
+        with open(os.path.join(self.args.out, "differential.md"), "w") as f:
+            f.write(text)
+        if echo:
+            print(text)
 
 
 def merge(args) -> int:
     """One summary of several runs (for example halves run as separate commands)."""
-    rows, notes, wall = [], [], 0.0
+    rows, notes, parts, wall, unfinished = [], [], [], 0.0, 0
     for d in args.merge:
         with open(os.path.join(d, "differential.csv")) as f:
-            rows += [{k: (v if k == "rejected" else float(v) if k == "seconds" else int(v))
-                      for k, v in r.items()} for r in csv.DictReader(f)]
+            part = [{k: (v if k == "rejected" else float(v) if k == "seconds" else int(v))
+                     for k, v in r.items()} for r in csv.DictReader(f)]
+        rows += part
         with open(os.path.join(d, "differential_disagreements.txt")) as f:
             notes.append(f.read())
         with open(os.path.join(d, "differential.md")) as f:
-            header = next(line for line in f if line.startswith("Machine: "))
-        wall += float(header.split("; wall ")[1].split(" s")[0])
-        args.machine = header.removeprefix("Machine: ").split("; seed")[0]
-    for r in rows:
-        r.update(detail="", spec="")
-    write_results(rows, args, wall, "".join(notes))
+            summary = f.read()
+        wall += float(re.search(r"; wall (\d+) s", summary).group(1))
+        found = re.search(r"\| cases left when the budget ran out \(not counted\) \| (\d+) \|",
+                          summary)
+        unfinished += int(found.group(1)) if found else 0
+        parts += _provenance(d, summary, part)
+    repeated = len(rows) - len({r["case"] for r in rows})
+    if repeated:
+        sys.exit(f"differential.py: the runs merged share {repeated} case numbers; "
+                 "merge runs of disjoint --start/--cases ranges")
+    args.machine = f"{len(parts)} runs, listed below"
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "differential.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(sorted(rows, key=lambda r: r["case"]))
+    with open(os.path.join(args.out, "differential_disagreements.txt"), "w") as f:
+        f.write("".join(notes))
+    text = summarise(rows, args, wall, unfinished)
+    text += MERGED_HEADING + "\n".join(parts) + "\n"
+    with open(os.path.join(args.out, "differential.md"), "w") as f:
+        f.write(text)
+    print(text)
     return 1 if any(r["disagreements"] for r in rows) else 0
 
 
-def write_results(rows: list[dict], args, wall: float, found: str | None = None):
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "differential.csv"), "w", newline="") as f:
-        fields = ["case", "seconds", "disagreements", "comparisons", "unknown", "refuted",
-                  "rejected"]
-        writer = csv.DictWriter(f, fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    if found is None:
-        found = "".join(f"# case {r['case']} (seed {args.seed}): {r['detail']}\n{r['spec']}\n"
-                        for r in rows if r["disagreements"])
-    with open(os.path.join(args.out, "differential_disagreements.txt"), "w") as f:
-        f.write(found)
-    summary = summarise(rows, args, wall)
-    with open(os.path.join(args.out, "differential.md"), "w") as f:
-        f.write(summary)
-    print(summary)
+def _this_run(args) -> str:
+    return f"{machine()}; {args.jobs} processes; code at {_commit()}"
+
+
+def _commit() -> str:
+    """The commit the campaign ran, '+changes' if the tree differed from it.
+
+    A copy of the tree without .git (a lent machine) names it in VERIFY_COMMIT.
+    """
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                 cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("VERIFY_COMMIT", "an unrecorded commit")
+    return head + ("+changes" if changed else "")
+
+
+def _provenance(directory: str, summary: str, rows: list[dict]) -> list[str]:
+    """A line per run in a summary: its own, or those it lists if it is a merge."""
+    if MERGED_HEADING in summary:
+        return summary.split(MERGED_HEADING)[1].strip().splitlines()
+    return [f"- `{os.path.basename(os.path.normpath(directory))}`: "
+            f"{summary.split('Machine: ')[1].splitlines()[0]} "
+            f"Cases {_spans([r['case'] for r in rows])}."]
 
 
 def _spans(numbers: list[int]) -> str:
@@ -306,19 +379,21 @@ def _spans(numbers: list[int]) -> str:
     return ", ".join(f"{a}-{b}" for a, b in spans)
 
 
-def summarise(rows: list[dict], args, wall: float) -> str:
-    rejected = Counter(r.get("rejected", "").split(": error: ")[-1][:60]
+def summarise(rows: list[dict], args, wall: float, unfinished: int = 0) -> str:
+    # Reasons differ only in the numbers they quote; group them without.
+    rejected = Counter(re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1])
                        for r in rows if r.get("rejected"))
-    times = sorted(r["seconds"] for r in rows)
+    times = sorted(r["seconds"] for r in rows) or [0.0]
     lines = [
         "# Differential campaign: solver against brute-force enumeration", "",
-        f"Machine: {getattr(args, 'machine', None) or f'{machine()}; {args.jobs} processes'}; "
+        f"Machine: {getattr(args, 'machine', None) or _this_run(args)}; "
         f"seed {args.seed}; wall {wall:.0f} s.", "",
         "Reproduce: `python benchmarks/differential.py --cases N --seed S`; replay one case "
         "with `--replay CASE`.", "",
         "| figure | value |", "|---|---|",
         f"| cases (random specs) | {len(rows)} (numbers {_spans([r['case'] for r in rows])}) |",
         f"| specs the language rejected (not compared) | {sum(rejected.values())} |",
+        f"| cases left when the budget ran out (not counted) | {unfinished} |",
         f"| comparisons (verdicts and figures) | {sum(r['comparisons'] for r in rows)} |",
         f"| refuted verdicts among them | {sum(r['refuted'] for r in rows)} |",
         f"| unknown (timeouts) | {sum(r['unknown'] for r in rows)} |",
@@ -329,7 +404,6 @@ def summarise(rows: list[dict], args, wall: float) -> str:
         lines += ["", "Rejected specs, by reason:", ""]
         lines += [f"- {n}: {why}" for why, n in rejected.most_common()]
     return "\n".join(lines) + "\n"
-
 
 if __name__ == "__main__":
     sys.exit(main())
