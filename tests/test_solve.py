@@ -1,6 +1,9 @@
 import pytest
 
 from verify import bv
+from verify import properties as props
+from verify.runner import run_spec
+from verify.spec.parser import parse_text
 from verify.errors import InternalError
 from verify.expr import Range, Var
 from verify.solve import Budget, Maximum, Status, bound_status, maximize, new_solver, search, \
@@ -91,3 +94,42 @@ def test_a_planted_wrong_violation_model_is_caught_by_the_replay(prop, monkeypat
             properties.in_bounds(program, access, Budget(10))
         else:
             properties.aligned(program, access, 16, Budget(10))
+
+
+FOUR_BANK_CHECKS = """\
+dtype f16
+buffer align 128
+layout L = (8,64):(64,1)
+access a = ldmatrix.x4 L(lane % 8, 8 * (lane / 8) + 32 * q) for q in 0..2
+check conflict_free a
+check max_ways <= 8 a
+check max_ways == 8 a
+check wavefronts <= 32 a
+"""
+
+
+def test_bank_figures_are_searched_once_per_access(monkeypatch):
+    """Four bank checks read one search: a timed-out search is not redone per check
+    (it would get the same allowance again, and a spec would take checks x timeout)."""
+    calls = []
+
+    def timed_out(query, budget):
+        calls.append(1)
+        start = query.start()
+        return Maximum(query.cost(start).wavefronts, start, False, "timeout after 60 s")
+
+    monkeypatch.setattr(props.BankQuery, "wavefronts", timed_out)
+    results = run_spec(parse_text(FOUR_BANK_CHECKS, "four.spec"))
+    assert len(calls) == 1
+    assert [r.status for r in results[-4:]] == [Status.REFUTED, Status.PROVED,
+                                                Status.PROVED, Status.UNKNOWN]
+    assert results[-1].reason == "timeout after 60 s"
+
+
+def test_no_time_for_the_bank_search_gives_unknown_or_a_replayed_refutation():
+    results = {r.property: r for r in run_spec(parse_text(FOUR_BANK_CHECKS, "f.spec"),
+                                               timeout=0)}
+    bank = [r for p, r in results.items() if p.split()[0] in ("conflict_free", "max_ways",
+                                                             "wavefronts")]
+    assert all(r.status != Status.PROVED for r in bank)
+    assert any(r.status == Status.UNKNOWN for r in bank)

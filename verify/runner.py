@@ -17,7 +17,7 @@ from verify.expr import Range, Var, evaluate
 from verify.layout import index_to_coords
 from verify.program import BASE, STAGE, Access, Program
 from verify.results import CheckResult, Counterexample
-from verify.solve import Budget, Status, bound_status
+from verify.solve import Budget, Maximum, Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
 
@@ -27,8 +27,7 @@ class Runner:
         self.program = Program(spec)
         self.timeout = timeout
         self._alignment: dict[str, tuple] = {}
-        self._queries: dict[str, props.BankQuery] = {}
-        self._maxima: dict[tuple[str, str], object] = {}
+        self._figures: dict[str, tuple[Maximum, Maximum]] = {}
 
     def run(self) -> list[CheckResult]:
         items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
@@ -135,7 +134,7 @@ class Runner:
             result.reason = reason or ("bank figures are undefined: the access is not "
                                        "naturally aligned")
             return
-        ways, waves = (self._maximum(access, m, budget) for m in ("ways", "wavefronts"))
+        ways, waves = self._bank_figures(access)
         result.max_ways = ways.value
         result.wavefronts = waves.value
         best = ways if metric == "ways" else waves
@@ -150,15 +149,14 @@ class Runner:
         elif result.status == Status.UNKNOWN:
             result.reason = best.reason
 
-    def _maximum(self, access: Access, metric: str, budget: Budget):
-        key = (access.name, metric)
-        if key not in self._maxima or not self._maxima[key].exact:
-            if access.name not in self._queries:
-                self._queries[access.name] = props.BankQuery(access)
-            query = self._queries[access.name]
-            self._maxima[key] = (query.max_ways(budget) if metric == "ways"
-                                 else query.wavefronts(budget))
-        return self._maxima[key]
+    def _bank_figures(self, access: Access) -> tuple[Maximum, Maximum]:
+        """Max-ways and wavefronts of an access, searched once under one timeout
+        that both share; every bank check of the access reads them. A search that
+        timed out is not repeated per check: it would get the same allowance again."""
+        if access.name not in self._figures:
+            query, budget = props.BankQuery(access), Budget(self.timeout)
+            self._figures[access.name] = (query.max_ways(budget), query.wavefronts(budget))
+        return self._figures[access.name]
 
     def _check_equivalent_layouts(self, check: CheckDef, budget: Budget, result: CheckResult):
         """Same byte address for every 1-D index, stage and aligned base: byte
