@@ -51,6 +51,7 @@ INSTRUCTIONS = [
     "ldmatrix.x1.trans", "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2.trans",
     "stmatrix.x4", "SM75_U32x4_LDSM_N", "SM90_U16x8_STSM_T"]
 SUMMARY_EVERY = 30             # seconds between rewrites of the summary during a run
+STOPPED_FILE = "differential_stopped.txt"
 MERGED_HEADING = "\n## The runs merged here\n\n"
 CSV_FIELDS = ["case", "seconds", "disagreements", "comparisons", "unknown", "refuted", "rejected"]
 DTYPE_BITS = {"b8": 8, "f16": 16, "f32": 32, "f64": 64}
@@ -270,10 +271,20 @@ def run_cases(numbers, args) -> list[dict]:
             rows.append(row)
             out.append(row)
             if time.monotonic() - last_summary > SUMMARY_EVERY:
-                out.summarise(rows, time.monotonic() - started, len(numbers) - len(rows))
+                out.summarise(rows, time.monotonic() - started, [])
                 last_summary = time.monotonic()
-    out.summarise(rows, time.monotonic() - started, len(numbers) - len(rows), echo=True)
+    stopped = running_when_stopped(numbers, rows, args.jobs)
+    out.write_stopped(stopped)
+    out.summarise(rows, time.monotonic() - started, stopped, echo=True)
     return rows
+
+
+def running_when_stopped(numbers, rows: list[dict], jobs: int) -> list[int]:
+    """Cases the budget stopped mid-run: the pool hands out cases in order, one per
+    free worker, so at the deadline each busy worker holds one of the first `jobs`
+    cases not finished. (Cases never started are not part of the run.)"""
+    finished = {r["case"] for r in rows}
+    return [n for n in numbers if n not in finished][:jobs]
 
 
 def _left(deadline: float | None) -> float | None:
@@ -299,8 +310,12 @@ class CampaignFiles:
                              f"{row['spec']}\n")
             self.found.flush()
 
-    def summarise(self, rows: list[dict], wall: float, unfinished: int, echo=False):
-        text = summarise(rows, self.args, wall, unfinished)
+    def write_stopped(self, stopped: list[int]):
+        with open(os.path.join(self.args.out, STOPPED_FILE), "w") as f:
+            f.write("".join(f"{n}\n" for n in stopped))
+
+    def summarise(self, rows: list[dict], wall: float, stopped: list[int], echo=False):
+        text = summarise(rows, self.args, wall, stopped)
         with open(os.path.join(self.args.out, "differential.md"), "w") as f:
             f.write(text)
         if echo:
@@ -309,7 +324,7 @@ class CampaignFiles:
 
 def merge(args) -> int:
     """One summary of several runs (for example halves run as separate commands)."""
-    rows, notes, parts, wall, unfinished = [], [], [], 0.0, 0
+    rows, notes, parts, wall, stopped = [], [], [], 0.0, set()
     for d in args.merge:
         with open(os.path.join(d, "differential.csv")) as f:
             part = [{k: (v if k == "rejected" else float(v) if k == "seconds" else int(v))
@@ -320,9 +335,7 @@ def merge(args) -> int:
         with open(os.path.join(d, "differential.md")) as f:
             summary = f.read()
         wall += float(re.search(r"; wall (\d+) s", summary).group(1))
-        found = re.search(r"\| cases left when the budget ran out \(not counted\) \| (\d+) \|",
-                          summary)
-        unfinished += int(found.group(1)) if found else 0
+        stopped |= _stopped_in(d)
         parts += _provenance(d, summary, part)
     repeated = len(rows) - len({r["case"] for r in rows})
     if repeated:
@@ -336,7 +349,10 @@ def merge(args) -> int:
         writer.writerows(sorted(rows, key=lambda r: r["case"]))
     with open(os.path.join(args.out, "differential_disagreements.txt"), "w") as f:
         f.write("".join(notes))
-    text = summarise(rows, args, wall, unfinished)
+    stopped -= {r["case"] for r in rows}     # stopped in one run, finished in a later one
+    with open(os.path.join(args.out, STOPPED_FILE), "w") as f:
+        f.write("".join(f"{n}\n" for n in sorted(stopped)))
+    text = summarise(rows, args, wall, sorted(stopped))
     text += MERGED_HEADING + "\n".join(parts) + "\n"
     with open(os.path.join(args.out, "differential.md"), "w") as f:
         f.write(text)
@@ -366,6 +382,14 @@ def _commit() -> str:
     return head + ("+changes" if changed else "")
 
 
+def _stopped_in(directory: str) -> set[int]:
+    try:
+        with open(os.path.join(directory, STOPPED_FILE)) as f:
+            return {int(line) for line in f if line.strip()}
+    except FileNotFoundError:           # runs from before the file existed
+        return set()
+
+
 def _provenance(directory: str, summary: str, rows: list[dict]) -> list[str]:
     """A line per run in a summary: its own, or those it lists if it is a merge."""
     if MERGED_HEADING in summary:
@@ -386,7 +410,7 @@ def _spans(numbers: list[int]) -> str:
     return ", ".join(f"{a}-{b}" for a, b in spans)
 
 
-def summarise(rows: list[dict], args, wall: float, unfinished: int = 0) -> str:
+def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
     # Reasons differ only in the numbers they quote; group them without.
     rejected = Counter(re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1])
                        for r in rows if r.get("rejected"))
@@ -400,7 +424,8 @@ def summarise(rows: list[dict], args, wall: float, unfinished: int = 0) -> str:
         "| figure | value |", "|---|---|",
         f"| cases (random specs) | {len(rows)} (numbers {_spans([r['case'] for r in rows])}) |",
         f"| specs the language rejected (not compared) | {sum(rejected.values())} |",
-        f"| cases left when the budget ran out (not counted) | {unfinished} |",
+        f"| cases stopped by the budget while running (not counted; {STOPPED_FILE}) "
+        f"| {len(stopped)} |",
         f"| comparisons (verdicts and figures) | {sum(r['comparisons'] for r in rows)} |",
         f"| refuted verdicts among them | {sum(r['refuted'] for r in rows)} |",
         f"| unknown (timeouts) | {sum(r['unknown'] for r in rows)} |",
