@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -253,19 +254,22 @@ def run_cases(numbers, args) -> list[dict]:
 
     Each row is appended to the CSV at once and the summary is rewritten every
     SUMMARY_EVERY seconds, so a run killed from outside leaves its results behind.
-    With --budget the workers are terminated at the deadline: cases still running
-    then are not counted (the summary says how many).
+    With --budget the workers are terminated at the deadline, and likewise on an
+    interrupt (SIGINT or SIGTERM to this process): cases still running then are not
+    counted, and are listed.
     """
     started = time.monotonic()
     deadline = None if args.budget is None else started + args.budget
     out = CampaignFiles(args)
     rows, last_summary = [], started
     with multiprocessing.Pool(args.jobs) as pool:
+        for sig in (signal.SIGINT, signal.SIGTERM):     # after the fork: workers keep the default
+            signal.signal(sig, _interrupted)
         pending = pool.imap_unordered(_run_one, ((n, args.seed) for n in numbers))
         while len(rows) < len(numbers):
             try:
                 row = pending.next(timeout=_left(deadline))
-            except multiprocessing.TimeoutError:
+            except (multiprocessing.TimeoutError, Interrupted):
                 pool.terminate()
                 break
             rows.append(row)
@@ -277,6 +281,14 @@ def run_cases(numbers, args) -> list[dict]:
     out.write_stopped(stopped)
     out.summarise(rows, time.monotonic() - started, stopped, echo=True)
     return rows
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM during a run: stop as at the budget, keep what finished."""
+
+
+def _interrupted(signum, frame):
+    raise Interrupted
 
 
 def running_when_stopped(numbers, rows: list[dict], jobs: int) -> list[int]:
