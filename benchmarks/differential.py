@@ -23,6 +23,7 @@ results/differential_disagreements.txt; zero is the bar.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import multiprocessing
 import os
@@ -52,6 +53,7 @@ INSTRUCTIONS = [
     "ldmatrix.x1.trans", "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2.trans",
     "stmatrix.x4", "SM75_U32x4_LDSM_N", "SM90_U16x8_STSM_T"]
 SUMMARY_EVERY = 30             # seconds between rewrites of the summary during a run
+SPAN_GAP = 1000                # case-number gaps a summary's block of numbers bridges
 STOPPED_FILE = "differential_stopped.txt"
 MERGED_HEADING = "\n## The runs merged here\n\n"
 CSV_FIELDS = ["case", "seconds", "disagreements", "comparisons", "unknown", "refuted", "rejected"]
@@ -262,9 +264,7 @@ def run_cases(numbers, args) -> list[dict]:
     deadline = None if args.budget is None else started + args.budget
     out = CampaignFiles(args)
     rows, last_summary = [], started
-    with multiprocessing.Pool(args.jobs) as pool:
-        for sig in (signal.SIGINT, signal.SIGTERM):     # after the fork: workers keep the default
-            signal.signal(sig, _interrupted)
+    with multiprocessing.Pool(args.jobs, _default_signals) as pool, _signals_stop_the_run():
         pending = pool.imap_unordered(_run_one, ((n, args.seed) for n in numbers))
         while len(rows) < len(numbers):
             try:
@@ -289,6 +289,24 @@ class Interrupted(Exception):
 
 def _interrupted(signum, frame):
     raise Interrupted
+
+
+def _default_signals():
+    """In each worker: pool.terminate()'s SIGTERM must end it, whatever the parent set."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # a terminal's ^C is the parent's to handle
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run():
+    """SIGINT and SIGTERM raise Interrupted in this process while the run lasts;
+    the previous handlers are restored afterwards."""
+    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def running_when_stopped(numbers, rows: list[dict], jobs: int) -> list[int]:
@@ -412,14 +430,16 @@ def _provenance(directory: str, summary: str, rows: list[dict]) -> list[str]:
 
 
 def _spans(numbers: list[int]) -> str:
-    """'0-44999, 200000-214999': the case numbers run, as contiguous spans."""
-    spans, numbers = [], sorted(numbers)
+    """'0-44999, 200000-214999 (less 3)': the case numbers run, as blocks; a block
+    bridges gaps of up to SPAN_GAP numbers and says how many it leaves out."""
+    blocks, numbers = [], sorted(numbers)
     for n in numbers:
-        if spans and n == spans[-1][1] + 1:
-            spans[-1][1] = n
+        if blocks and n - blocks[-1][1] <= SPAN_GAP:
+            blocks[-1][1:] = [n, blocks[-1][2] + 1]
         else:
-            spans.append([n, n])
-    return ", ".join(f"{a}-{b}" for a, b in spans)
+            blocks.append([n, n, 1])
+    return ", ".join(f"{a}-{b}" + (f" (less {b - a + 1 - k})" if b - a + 1 > k else "")
+                     for a, b, k in blocks)
 
 
 def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
@@ -436,7 +456,7 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         "| figure | value |", "|---|---|",
         f"| cases (random specs) | {len(rows)} (numbers {_spans([r['case'] for r in rows])}) |",
         f"| specs the language rejected (not compared) | {sum(rejected.values())} |",
-        f"| cases stopped by the budget while running (not counted; {STOPPED_FILE}) "
+        f"| cases stopped while running, by the budget or a signal (not counted; {STOPPED_FILE}) "
         f"| {len(stopped)} |",
         f"| comparisons (verdicts and figures) | {sum(r['comparisons'] for r in rows)} |",
         f"| refuted verdicts among them | {sum(r['refuted'] for r in rows)} |",

@@ -59,3 +59,30 @@ def test_constant_that_does_not_fit_is_a_bug_not_a_wrap():
 
 def test_width_covers_every_range_bound():
     assert bv.width_for([], {"base": Range(0, 1 << 22)}) >= 23
+
+
+def test_runs_merge_into_one_summary_and_stopped_cases_finished_later_drop_out(tmp_path):
+    first, second, merged = (str(tmp_path / d) for d in ("first", "second", "merged"))
+    assert differential.main(["--cases", "2", "--start", "0", "--jobs", "1", "--out", first]) == 0
+    assert differential.main(["--cases", "2", "--start", "2", "--jobs", "1", "--out", second]) == 0
+    with open(os.path.join(first, differential.STOPPED_FILE), "w") as f:
+        f.write("3\n9\n")                     # 3 finished in the second run, 9 nowhere
+    assert differential.main(["--merge", first, second, "--out", merged]) == 0
+    with open(os.path.join(merged, "differential.md")) as f:
+        summary = f.read()
+    assert "| cases (random specs) | 4 (numbers 0-3) |" in summary
+    assert "while running (not counted; differential_stopped.txt) | 1 |" in summary
+    assert "- `first`: " in summary and "- `second`: " in summary
+    with open(os.path.join(merged, differential.STOPPED_FILE)) as f:
+        assert f.read() == "9\n"
+
+
+def test_merging_runs_that_share_case_numbers_is_refused(tmp_path):
+    run = str(tmp_path / "run")
+    differential.main(["--cases", "1", "--jobs", "1", "--out", run])
+    with pytest.raises(SystemExit, match="share 1 case numbers"):
+        differential.main(["--merge", run, run, "--out", str(tmp_path / "merged")])
+
+
+def test_case_numbers_are_summarised_as_blocks_with_their_gaps():
+    assert differential._spans([5, 1, 2, 3, 9000]) == "1-5 (less 1), 9000-9000"
