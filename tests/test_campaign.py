@@ -71,7 +71,7 @@ def test_runs_merge_into_one_summary_and_stopped_cases_finished_later_drop_out(t
     with open(os.path.join(merged, "differential.md")) as f:
         summary = f.read()
     assert "| cases (random specs) | 4 (numbers 0-3) |" in summary
-    assert "while running (not counted; differential_stopped.txt) | 1 |" in summary
+    assert "a signal (not counted; differential_stopped.txt) | 1 |" in summary
     assert "- `first`: " in summary and "- `second`: " in summary
     with open(os.path.join(merged, differential.STOPPED_FILE)) as f:
         assert f.read() == "9\n"
