@@ -2,8 +2,15 @@
 
     python benchmarks/differential.py --cases 100000 --jobs 16   # writes results/differential.*
     python benchmarks/differential.py --cases 200 --seed 7        # a quick look
-    python benchmarks/differential.py --start 50000 --cases 50000 --out part2
-    python benchmarks/differential.py --merge part1 part2         # one summary of both
+    python benchmarks/differential.py --start 50000 --cases 50000 --budget 500 --out part2
+    python benchmarks/differential.py --numbers part2/differential_stopped.txt --out part3
+    python benchmarks/differential.py --merge part1 part2 part3   # one summary of all
+
+Rows are written as cases finish, so a run stopped by --budget, SIGINT or SIGTERM
+keeps its results; the cases it stopped mid-run are listed in
+differential_stopped.txt (slow ones are thereby not silently dropped: rerun them
+with --numbers). The committed campaign is the merge of the runs kept in
+results/differential_runs/, each naming its machine and commit.
 
 Each case is one random spec, written as text and checked twice: symbolically by
 `verify.runner` and by `verify.enumerate`, which walks every coordinate, lane,
