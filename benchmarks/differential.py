@@ -250,6 +250,7 @@ def main(argv=None) -> int:
         return 0
     numbers = (range(args.start, args.start + args.cases) if args.numbers is None
                else [int(line) for line in args.numbers if line.strip()])
+    args.commit = _commit()         # now: the tree may move on while the run lasts
     rows = run_cases(numbers, args)
     return 1 if any(r["disagreements"] for r in rows) else 0
 
@@ -398,7 +399,7 @@ def merge(args) -> int:
 
 
 def _this_run(args) -> str:
-    return f"{machine()}; {args.jobs} processes; code at {_commit()}"
+    return f"{machine()}; {args.jobs} processes; code at {args.commit}"
 
 
 def _commit() -> str:
