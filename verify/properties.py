@@ -215,9 +215,11 @@ class BankQuery:
         return search(self._solver(), [conflict], budget).status == "unsat"
 
     def phase_maxima(self, budget: Budget) -> list:
+        """Each phase's maximum, searched once (a timed-out search would get no
+        more time from the same budget) and shared by max_ways and wavefronts."""
         if self._phase_max is None and self._all_phases_conflict_free(budget):
             self._phase_max = [Maximum(1, self.start(), exact=True) for _ in self.counts]
-        if self._phase_max is None or not all(m.exact for m in self._phase_max):
+        if self._phase_max is None:
             lanes = self.access.instruction.phase_lanes
             self._phase_max = [
                 maximize(self._solver(), lambda k, c=count: self._at_least(c, k), self.decode,
@@ -297,7 +299,9 @@ class OverlapQuery:
     ctx: bv.Context
     solver: z3.Solver
     address: Expr
+    coords: list                  # (name, Range) of each layout coordinate
     own: list[str]                # the coordinate names and the stage
+    elem_bytes: int
 
 
 def overlap_query(program: Program, ldef: LayoutDef) -> OverlapQuery:
@@ -318,7 +322,7 @@ def overlap_query(program: Program, ldef: LayoutDef) -> OverlapQuery:
     solver.add(ctx.any([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
     ta, tb = ctx.lower(a), ctx.lower(b)
     solver.add(bv.ule(ta, tb), bv.ult(tb, ta + ctx.num(eb)))
-    return OverlapQuery(ctx, solver, addr, own)
+    return OverlapQuery(ctx, solver, addr, coords, own, eb)
 
 
 def bijective(program: Program, ldef: LayoutDef, budget: Budget):
@@ -332,10 +336,8 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     va = {n: ctx.value(result.model, n + "'a") for n in own}
     vb = {n: ctx.value(result.model, n + "'b") for n in own}
     base = ctx.value(result.model, BASE)
-    eb = program.elem_bytes(ldef.pos, ldef)
-    coords = coordinate_vars(ldef.function)
-    return status, _overlap_counterexample(program, ldef, query.address, coords, va, vb,
-                                           base, eb), ""
+    return status, _overlap_counterexample(program, ldef, query.address, query.coords, va, vb,
+                                           base, query.elem_bytes), ""
 
 
 def _overlap_counterexample(program, ldef, addr, coords, va, vb, base, eb) -> Counterexample:

@@ -182,6 +182,7 @@ class Runner:
             cex = Counterexample(f"{a.name} puts {where} at byte {evaluate(left, v)}, {b.name} "
                                  f"at byte {evaluate(right, v)}", shown)
         result.counterexample = cex
+
     def _check_equivalent_exprs(self, check: CheckDef, budget: Budget, result: CheckResult):
         result.status, result.counterexample, result.reason = props.equivalent(
             check.lhs, check.rhs, check.loops, budget)
