@@ -270,9 +270,9 @@ def run_cases(numbers, args) -> list[dict]:
     """
     started = time.monotonic()
     deadline = None if args.budget is None else started + args.budget
-    out = CampaignFiles(args)
     rows, last_summary = [], started
-    with multiprocessing.Pool(args.jobs, _default_signals) as pool, _signals_stop_the_run():
+    with CampaignFiles(args) as out, multiprocessing.Pool(args.jobs, _default_signals) as pool, \
+            _signals_stop_the_run():
         pending = pool.imap_unordered(_run_one, ((n, args.seed) for n in numbers))
         while len(rows) < len(numbers):
             try:
@@ -285,9 +285,9 @@ def run_cases(numbers, args) -> list[dict]:
             if time.monotonic() - last_summary > SUMMARY_EVERY:
                 out.summarise(rows, time.monotonic() - started, [])
                 last_summary = time.monotonic()
-    stopped = running_when_stopped(numbers, rows, args.jobs)
-    out.write_stopped(stopped)
-    out.summarise(rows, time.monotonic() - started, stopped, echo=True)
+        stopped = running_when_stopped(numbers, rows, args.jobs)
+        out.write_stopped(stopped)
+        out.summarise(rows, time.monotonic() - started, stopped, echo=True)
     return rows
 
 
@@ -330,7 +330,8 @@ def _left(deadline: float | None) -> float | None:
 
 
 class CampaignFiles:
-    """The three result files of one run: CSV rows, disagreements, summary."""
+    """The result files of a run or a merge: CSV rows, disagreements, the cases
+    stopped mid-run, and the summary."""
 
     def __init__(self, args):
         os.makedirs(args.out, exist_ok=True)
@@ -339,6 +340,13 @@ class CampaignFiles:
         self.writer = csv.DictWriter(self.csv, CSV_FIELDS, extrasaction="ignore")
         self.writer.writeheader()
         self.found = open(os.path.join(args.out, "differential_disagreements.txt"), "w")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.csv.close()
+        self.found.close()
 
     def append(self, row: dict):
         self.writer.writerow(row)
@@ -352,8 +360,9 @@ class CampaignFiles:
         with open(os.path.join(self.args.out, STOPPED_FILE), "w") as f:
             f.write("".join(f"{n}\n" for n in stopped))
 
-    def summarise(self, rows: list[dict], wall: float, stopped: list[int], echo=False):
-        text = summarise(rows, self.args, wall, stopped)
+    def summarise(self, rows: list[dict], wall: float, stopped: list[int], echo=False,
+                  appendix=""):
+        text = summarise(rows, self.args, wall, stopped) + appendix
         with open(os.path.join(self.args.out, "differential.md"), "w") as f:
             f.write(text)
         if echo:
@@ -380,21 +389,13 @@ def merge(args) -> int:
         sys.exit(f"differential.py: the runs merged share {repeated} case numbers; "
                  "merge runs of disjoint --start/--cases ranges")
     args.machine = f"{len(parts)} runs, listed below"
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "differential.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(sorted(rows, key=lambda r: r["case"]))
-    with open(os.path.join(args.out, "differential_disagreements.txt"), "w") as f:
-        f.write("".join(notes))
     stopped -= {r["case"] for r in rows}     # stopped in one run, finished in a later one
-    with open(os.path.join(args.out, STOPPED_FILE), "w") as f:
-        f.write("".join(f"{n}\n" for n in sorted(stopped)))
-    text = summarise(rows, args, wall, sorted(stopped))
-    text += MERGED_HEADING + "\n".join(parts) + "\n"
-    with open(os.path.join(args.out, "differential.md"), "w") as f:
-        f.write(text)
-    print(text)
+    with CampaignFiles(args) as out:
+        out.writer.writerows(sorted(rows, key=lambda r: r["case"]))
+        out.found.write("".join(notes))
+        out.write_stopped(sorted(stopped))
+        out.summarise(rows, wall, sorted(stopped), echo=True,
+                      appendix=MERGED_HEADING + "\n".join(parts) + "\n")
     return 1 if any(r["disagreements"] for r in rows) else 0
 
 
@@ -416,7 +417,7 @@ def _commit() -> str:
         changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
                                  cwd=ROOT, capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("VERIFY_COMMIT", "an unrecorded commit")
+        return "an unrecorded commit"
     return head + ("+changes" if changed else "")
 
 
