@@ -2,12 +2,13 @@ import pytest
 
 from verify import bv
 from verify import properties as props
-from verify.runner import run_spec
-from verify.spec.parser import parse_text
-from verify.errors import InternalError
+from verify.errors import InternalError, SpecError
 from verify.expr import Range, Var
+from verify.program import Program
+from verify.runner import run_spec
 from verify.solve import Budget, Maximum, Status, bound_status, maximize, new_solver, search, \
     violation_status
+from verify.spec.parser import parse_text
 
 
 def solver_with_x(limit: int):
@@ -52,8 +53,6 @@ def test_bound_status_orders_verdicts():
 def test_wide_values_do_not_wrap_around():
     """Rows 2^31 bytes apart (the top of the shared window) stay apart: same bank,
     different words, 2-way; a narrow bit-vector would have aliased them."""
-    from verify.spec.parser import parse_text
-    from verify.runner import run_spec
     spec = parse_text("dtype f32\nbuffer align 4\nlayout A = (_2,_32):(0x20000000,_1)\n"
                       "access rd = ld.shared.b32 A(lane / 16, lane % 16)\n"
                       "check bijective A\ncheck conflict_free rd\n")
@@ -66,9 +65,6 @@ def test_wide_values_do_not_wrap_around():
 def test_addresses_beyond_the_shared_window_are_rejected():
     """The hardware wraps at 2^32: a stride of 2^40 would alias rows there, so it is
     an error at the layout, not a proof."""
-    from verify.errors import SpecError
-    from verify.spec.parser import parse_text
-    from verify.runner import run_spec
     spec = parse_text("dtype f32\nlayout A = (_2,_32):(0x10000000000,_1)\ncheck bijective A\n",
                       "wide.spec")
     with pytest.raises(SpecError, match="expected them below 2\\^32"):
@@ -79,21 +75,17 @@ def test_addresses_beyond_the_shared_window_are_rejected():
 def test_a_planted_wrong_violation_model_is_caught_by_the_replay(prop, monkeypatch):
     """A solver 'counterexample' that satisfies the property is an internal error,
     never printed as a refutation."""
-    from verify import properties
-    from verify.program import Program
-    from verify.solve import Status
-    from verify.spec.parser import parse_text
     program = Program(parse_text("dtype f16\nbuffer align 128\nlayout A = (8,64):(64,1)\n"
                                  "access rd = ldmatrix.x1 A(lane, 0)\n"))
     access = program.access("rd", None)
     good = {n: r.lo for n, r in access.ranges.items()}
-    monkeypatch.setattr(properties, "_find_violation",
+    monkeypatch.setattr(props, "_find_violation",
                         lambda *args: (Status.REFUTED, good, ""))
     with pytest.raises(InternalError, match="does not replay"):
         if prop == "in_bounds":
-            properties.in_bounds(program, access, Budget(10))
+            props.in_bounds(program, access, Budget(10))
         else:
-            properties.aligned(program, access, 16, Budget(10))
+            props.aligned(program, access, 16, Budget(10))
 
 
 FOUR_BANK_CHECKS = """\
