@@ -116,3 +116,54 @@ def test_pointer_swizzled_layouts_compose_only_outermost():
     with pytest.raises(SpecError, match="must be the outermost term"):
         parse_text("layout G = GMMA::Layout_K_SW128_Atom<half_t>\n"
                    "layout X = Sw<3,3,3> o G\n")
+
+
+NVMMA_16 = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+
+
+@pytest.mark.parametrize("layout,column", [
+    (f"{NVMMA_16} shape (8, 64)", 12),
+    ("GMMA::Layout_K_SW128_Atom<half_t>", 12),
+    ("tma(SWIZZLE_128B, f16, (64, 8))", 30),
+    ("Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)", 24),
+])
+def test_an_element_width_that_differs_from_the_dtype_is_refused_where_defined(layout, column):
+    # No check uses the layout: the definition alone is wrong, before or after the dtype.
+    for text in (f"dtype f32\nlayout L = {layout}\n", f"layout L = {layout}\ndtype f32\n"):
+        line = 2 if text.startswith("dtype") else 1
+        with pytest.raises(SpecError, match=rf"t.spec:{line}:{column}: error: .*16-bit "
+                                            r"elements.*expected 32 bits \(dtype f32\)"):
+            parse_text(text, "t.spec")
+
+
+def test_map_refuses_a_dtype_the_layout_does_not_store():
+    runner = CliRunner()
+    gmma = runner.invoke(main, ["map", "GMMA::Layout_K_SW32_Atom<half_t>", "--dtype", "f32"])
+    assert gmma.exit_code == 2
+    assert gmma.output.startswith("<layout>:1:1: error: GMMA::Layout_K_SW32_Atom<half_t> "
+                                  "stores 16-bit elements")
+    nvmma = runner.invoke(main, ["map", NVMMA_16, "--shape", "8,64", "--dtype", "f32"])
+    assert nvmma.exit_code == 2 and "16-bit elements" in nvmma.output
+    with pytest.raises(SpecError, match="16-bit elements"):
+        offsets("GMMA::Layout_K_SW32_Atom<half_t>", dtype="f32")
+    assert runner.invoke(main, ["map", "GMMA::Layout_K_SW32_Atom<half_t>", "--dtype",
+                                "bf16"]).exit_code == 0
+
+
+@pytest.mark.parametrize("transposed,shape", [(False, (4, 64)), (True, (64, 4))])
+def test_nvmma_shared_needs_the_8_rows_of_its_swizzle_repeat(transposed, shape):
+    # Triton 3.9 aborts on these: "Illegal shared layout; expected collapsed
+    # shapePerCTA to be at least [8, 64], collapsedTmaShape: [4, 64]".
+    text = NVMMA_16.replace("false", str(transposed).lower())
+    with pytest.raises(SpecError, match=r"expected at least 8 rows .*found 4"):
+        offsets(text, shape=shape)
+
+
+def test_tma_boxes_of_64_bit_elements_are_2_per_16_byte_chunk():
+    # SWIZZLE_128B on f64: rows of 16 elements, chunk c of row r moves to c ^ (r % 8).
+    assert offsets("tma(SWIZZLE_128B, f64, (16, 8))") == [
+        16 * r + 2 * ((i // 2) ^ r) + i % 2 for r in range(8) for i in range(16)]
+    with pytest.raises(SpecError, match="TMA box inner extent 17 is 136 bytes"):
+        offsets("tma(SWIZZLE_128B, f64, (17, 8))")
+    with pytest.raises(SpecError, match="TMA box inner extent 1 is 8 bytes"):
+        offsets("tma(SWIZZLE_32B, f64, (1, 8))")

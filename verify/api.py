@@ -18,11 +18,15 @@ MAX_MAP_SIZE = 1 << 22
 _PREFIX = "layout L = "
 
 
-def parse_layout(text: str, shape: tuple[int, ...] | None = None) -> LayoutDef:
+def parse_layout(text: str, shape: tuple[int, ...] | None = None,
+                 dtype: str | None = None) -> LayoutDef:
     """A layout from CuTe text (``Sw<3,3,3> o (_8,_64):(_64,_1)``), a formula
     (``L(r in 0..8, c in 0..64) = 64*r + c``), or a Triton shared encoding
-    (``#ttg.swizzled_shared<{...}>``), which needs the tensor `shape`."""
+    (``#ttg.swizzled_shared<{...}>``), which needs the tensor `shape`. With a
+    `dtype`, an element width the notation names (``<half_t>``, ``elementBitWidth``,
+    ``smem_ptr[16b]``) must be the dtype's, as in a spec."""
     text = text.strip()
+    _check_dtype(dtype)
     if shape is not None:
         if not text.startswith("#"):
             raise SpecError("a shape is given only with a Triton encoding (#ttg.<...>), found "
@@ -33,11 +37,14 @@ def parse_layout(text: str, shape: tuple[int, ...] | None = None) -> LayoutDef:
                         "(Python: shape=(D0, D1))", Pos(1, 1), "<layout>")
     source = f"layout {text}" if "=" in text.split("<")[0] else _PREFIX + text
     shift = len(source) - len(text)
+    # The dtype travels as a first statement, so the spec's own checks apply.
+    dtype_lines = 1 if dtype else 0
     try:
-        spec = parse_text(source, "<layout>")
+        spec = parse_text(f"dtype {dtype}\n{source}" if dtype else source, "<layout>")
     except SpecError as e:
-        col = max(1, e.pos.col - shift) if e.pos.line == 1 else e.pos.col
-        raise SpecError(e.message, Pos(e.pos.line, col), "<layout>") from None
+        line = e.pos.line - dtype_lines
+        col = max(1, e.pos.col - shift) if line == 1 else e.pos.col
+        raise SpecError(e.message, Pos(line, col), "<layout>") from None
     if len(spec.layouts) != 1 or spec.accesses or spec.checks:
         raise SpecError("expected exactly one layout", Pos(1, 1), "<layout>")
     return next(iter(spec.layouts.values()))
@@ -47,14 +54,17 @@ def offsets(layout: str | LayoutDef, dtype: str | None = None,
             shape: tuple[int, ...] | None = None) -> list[int]:
     """[L(0), ..., L(size-1)] in CuTe's 1-D order, in elements.
 
+    A layout given as text is parsed with `dtype` (see `parse_layout`), so a
+    notation naming another element width is refused; a parsed `LayoutDef` was
+    checked against the dtype it was parsed with.
+
     A pointer swizzle (``Sw<..> o smem_ptr[Nb] o L``) acts on byte addresses; its
     offsets are converted back to elements of N bits. A Triton encoding needs the
     tensor `shape`; its coordinates (d0, d1, ...) are listed colexicographically,
     index = d0 + D0*d1 + ...
     """
-    ldef = parse_layout(layout, shape) if isinstance(layout, str) else layout
-    if dtype is not None and dtype not in DTYPE_BYTES:
-        raise SpecError(f"unknown dtype '{dtype}': expected one of {', '.join(sorted(DTYPE_BYTES))}")
+    ldef = parse_layout(layout, shape, dtype) if isinstance(layout, str) else layout
+    _check_dtype(dtype)
     size = ldef.function.size()
     if size > MAX_MAP_SIZE:
         raise SpecError(f"layout has {size} coordinates: expected at most {MAX_MAP_SIZE} to list")
@@ -69,6 +79,11 @@ def offsets(layout: str | LayoutDef, dtype: str | None = None,
         raise SpecError(f"{ldef.pointer_swizzle} moves bytes inside a {ldef.pointer_bits}-bit "
                         "element, so its offsets are not whole elements")
     return [v // eb for v in values]
+
+
+def _check_dtype(dtype: str | None):
+    if dtype is not None and dtype not in DTYPE_BYTES:
+        raise SpecError(f"unknown dtype '{dtype}': expected one of {', '.join(sorted(DTYPE_BYTES))}")
 
 
 def wavefront_cost(instr: str, addresses: list[int]) -> BankCost:

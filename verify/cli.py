@@ -135,7 +135,7 @@ def wavefronts_cmd(instr, addresses, as_json):
 def map_cmd(layout, dtype, shape, as_json):
     """Offsets L(0), ..., L(size-1) of a layout, in CuTe's 1-D index order."""
     try:
-        ldef = api.parse_layout(layout, _parse_shape(shape) if shape else None)
+        ldef = api.parse_layout(layout, _parse_shape(shape) if shape else None, dtype)
         offs = api.offsets(ldef, dtype)
     except SpecError as e:
         _fail(str(e))

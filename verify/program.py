@@ -127,11 +127,8 @@ class Program:
         if dtype not in DTYPE_BYTES:
             raise SpecError(f"unknown dtype '{dtype}': expected one of "
                             f"{', '.join(sorted(DTYPE_BYTES))}", self.spec.dtype_pos)
-        eb = DTYPE_BYTES[dtype]
-        if ldef is not None and ldef.pointer_bits and ldef.pointer_bits != 8 * eb:
-            raise SpecError(f"layout '{ldef.name}' says smem_ptr[{ldef.pointer_bits}b] but the "
-                            f"dtype {dtype} is {8 * eb} bits", ldef.pos)
-        return eb
+        # The parser has refused every layout whose notation names another element width.
+        return DTYPE_BYTES[dtype]
 
     def _validate_buffer(self):
         buf = self.spec.buffer

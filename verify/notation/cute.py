@@ -37,15 +37,19 @@ TYPE_BITS = {
     **{t: 16 for t in ("half_t", "bfloat16_t", "f16", "bf16", "i16", "u16", "b16")},
     **{t: 32 for t in ("float", "tfloat32_t", "f32", "tf32", "int32_t", "uint32_t", "i32",
                        "u32", "b32")},
+    # 64-bit elements: TMA boxes only (CU_TENSOR_MAP_DATA_TYPE_FLOAT64, INT64, UINT64);
+    # GMMA atoms take 8-, 16- and 32-bit types.
+    **{t: 64 for t in ("double", "f64", "int64_t", "uint64_t", "i64", "u64", "s64", "b64")},
 }
 
 
 def type_bits(name: str, pos: Pos, allowed=(8, 16, 32)) -> int:
     bits = TYPE_BITS.get(name)
     if bits not in allowed:
+        found = f"found a {bits}-bit type" if bits else "found an unknown type"
         raise SpecError(f"element type '{name}': expected one of "
-                        f"{', '.join(sorted(t for t, b in TYPE_BITS.items() if b in allowed))}",
-                        pos)
+                        f"{', '.join(sorted(t for t, b in TYPE_BITS.items() if b in allowed))}"
+                        f" ({'/'.join(map(str, allowed))} bits), {found}", pos)
     return bits
 
 

@@ -37,9 +37,11 @@ follow one another. Inside a block the 16-byte chunk index is XORed with
 ``(r / (128/S)) % (S/16)``: CuTe's ``Sw<log2(S/16), 4, 3>`` on byte offsets.
 ``transposed = true`` makes dim 0 the contiguous one. S = 0 (the unswizzled
 core-matrix interleave) is not modelled and is rejected. The
-pattern repeats every 8 rows (S*8 bytes); wgmma and TMA apply it to absolute
-addresses, so the buffer must be aligned to S*8 bytes (Triton allocates it so)
-and verify checks that.
+pattern repeats every 8 rows (S*8 bytes), and a tile must hold at least those 8
+rows (Triton refuses smaller ones). The formula is an element offset from the
+buffer start; wgmma and TMA apply the swizzle to absolute addresses, so the two
+agree only when the buffer is aligned to S*8 bytes (Triton allocates it so), which
+verify checks (`base_aligned`).
 """
 from __future__ import annotations
 
@@ -170,11 +172,25 @@ def nvmma_formula(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> Expr:
     if shape[col] % per_row:
         raise SpecError(f"nvmma_shared: the contiguous dimension ({shape[col]}) must be a "
                         f"multiple of {per_row} elements ({width} bytes)", pos)
+    _check_nvmma_rows(shape[row], row, per_row, pos)
     chunk = 128 // bits                              # elements per 16-byte chunk
     in_block, block = BinOp("%", d[col], Const(per_row)), BinOp("/", d[col], Const(per_row))
     phase = BinOp("%", BinOp("/", d[row], Const(128 // width)), Const(width // 16))
     swizzled = BinOp("^", in_block, BinOp("*", phase, Const(chunk)))
     return _row_major_offset([(swizzled, per_row), (d[row], shape[row]), (block, 1)])
+
+
+def _check_nvmma_rows(rows: int, row_dim: int, per_row: int, pos: Pos):
+    """The swizzle pattern repeats every 8 rows, and Triton refuses a tile that does
+    not hold one whole repeat. Triton 3.9's check is in nvmmaSharedToLinearLayout
+    (triton-lang/triton, lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp); the
+    installed libtriton.so aborts on a 4x64 f16 tile with "Illegal shared layout;
+    expected collapsed shapePerCTA to be at least [8, 64], collapsedTmaShape: [4, 64]"."""
+    if rows < 8:
+        raise SpecError(f"nvmma_shared: expected at least 8 rows in dimension d{row_dim}, "
+                        f"found {rows}: the swizzle pattern repeats every 8 rows, and Triton "
+                        f"refuses the encoding on a smaller tile (\"expected collapsed "
+                        f"shapePerCTA to be at least [8, {per_row}]\")", pos)
 
 
 def required_alignment(enc: Encoding) -> int:

@@ -17,6 +17,7 @@ from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
 from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
 from verify.notation import cute, triton
+from verify.program import DTYPE_BYTES
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec
 
 MAX_SPEC_BYTES = 1 << 20
@@ -25,7 +26,7 @@ MAX_NESTING = 32
 MAX_LITERAL = 1 << 64
 
 _FRIENDLY = {
-    "NAME": "a name", "INT": "an integer", "STATIC_INT": "an integer like _8",
+    "NAME": "a name", "INT": "an integer",
     "DOTTED": "an instruction name", "_NL": "end of line", "$END": "end of file",
     "SMEM_PTR": "smem_ptr[Nb]", "SWIZZLE": "Sw<B,M,S>", "CMP": "'<=' or '=='",
     "VERDICT": "'proved' or 'refuted'", "_COMPOSE": "'o'", "MINUS": "'-'",
@@ -91,6 +92,7 @@ class _ToSpec(Transformer):
         super().__init__()
         self.spec = Spec(file)
         self.source = source
+        self.element_widths: list[tuple[str, int, Pos]] = []   # (notation, bits, where)
 
     def num(self, children):
         return Const(_int(children[0]), _pos(children[0]))
@@ -136,6 +138,10 @@ class _ToSpec(Transformer):
         return (CuteLayout(shape, stride), pos)
 
     def composition(self, children):
+        for term in children:
+            if isinstance(term, Token):          # smem_ptr[Nb]: the only bare token term
+                self.element_widths.append((str(term).split("(")[0], _pointer_bits(term),
+                                            _pos(term)))
         return children
 
     # layout builders: each gives a whole (anonymous) layout ---------------------
@@ -162,12 +168,14 @@ class _ToSpec(Transformer):
     def gmma_atom(self, children):
         tok, elem = children
         swizzle, bits, layout = cute.gmma_atom(str(tok), str(elem), _pos(tok))
+        self.element_widths.append((f"{tok}<{elem}>", bits, _pos(tok)))
         return (LayoutDef("", layout, _pos(tok), swizzle, bits,
                           cute.required_alignment(swizzle)), _pos(tok))
 
     def tma_box(self, children):
         mode, elem, (box, pos) = children
         swizzle, bits, layout = cute.tma_box(str(mode), str(elem), box, _pos(mode))
+        self.element_widths.append((f"tma box of {elem}", bits, _pos(elem)))
         return (LayoutDef("", layout, _pos(mode), swizzle, bits,
                           cute.required_alignment(swizzle)), _pos(mode))
 
@@ -175,6 +183,10 @@ class _ToSpec(Transformer):
         tok, (shape, _) = children
         pos = _pos(tok)
         encoding = triton.parse_encoding(str(tok), pos)
+        if "elementBitWidth" in encoding.fields:
+            self.element_widths.append((f"#ttg.{encoding.kind} with elementBitWidth = "
+                                        f"{encoding.fields['elementBitWidth']}",
+                                        encoding.fields["elementBitWidth"], pos))
         shape = (shape,) if isinstance(shape, int) else shape
         if any(not isinstance(n, int) for n in shape):
             raise SpecError(f"shape of a Triton encoding: expected flat extents, found {shape}",
@@ -316,6 +328,26 @@ def _check_congruent(shape, stride, pos: Pos):
         raise SpecError(f"shape {shape}: expected every extent to be at least 1", pos)
 
 
+def _pointer_bits(tok: Token) -> int:
+    """N of ``smem_ptr[Nb]``."""
+    return int(str(tok).split("[")[1].split("b")[0])
+
+
+def _check_element_widths(spec: Spec, widths: list[tuple[str, int, Pos]]):
+    """Every notation that names an element width (nvmma elementBitWidth, a GMMA
+    atom's <T>, a TMA box's T, smem_ptr[Nb]) must name the dtype's: otherwise its
+    placement is computed for elements of another size. Refused where the layout
+    is defined, whether or not a check uses it, and whichever statement comes first.
+    (An unknown dtype is reported by the Program, at the dtype statement.)"""
+    if spec.dtype not in DTYPE_BYTES:
+        return
+    dtype_bits = 8 * DTYPE_BYTES[spec.dtype]
+    for notation, bits, pos in widths:
+        if bits != dtype_bits:
+            raise SpecError(f"{notation} stores {bits}-bit elements: expected {dtype_bits} "
+                            f"bits (dtype {spec.dtype}), found {bits}", pos)
+
+
 def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
     """Build ``t0 o t1 o ... o tn`` right to left: tn is the domain.
 
@@ -331,7 +363,7 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
             raise SpecError("expected 'Sw<B,M,S> o smem_ptr[Nb] o LAYOUT' with the swizzle "
                             "directly before one smem_ptr", _pos(terms[i]))
         pointer_swizzle = terms[0][0]
-        pointer_bits = int(str(terms[1]).split("[")[1].split("b")[0])
+        pointer_bits = _pointer_bits(terms[1])
         terms = terms[2:]
     *outer_terms, (inner, inner_pos) = terms
     if isinstance(inner, CuteLayout):
@@ -422,6 +454,7 @@ def parse_text(text: str, file: str = "<input>") -> Spec:
         tree = _parser().parse(text + "\n")
         transformer = _ToSpec(file, text)
         transformer.transform(tree)
+        _check_element_widths(transformer.spec, transformer.element_widths)
         return transformer.spec
     except lark.exceptions.VisitError as e:
         if isinstance(e.orig_exc, SpecError):
