@@ -18,6 +18,7 @@ import random
 import pytest
 
 from verify import offsets
+from verify.errors import SpecError
 from verify.layout import fmt_tuple
 
 
@@ -69,7 +70,13 @@ def test_swizzled_layouts_match_pycute(case):
 @pytest.mark.parametrize("atom,target,order", [
     ("(8,64):(64,1)", (128, 64), None), ("(8,64):(64,1)", (64, 128), None),
     ("(8,32):(32,1)", (128, 64), (1, 0)), ("(64,8):(1,64)", (128, 64), None),
-    ("((4,2),32):((32,128),1)", (32, 64), None), ("(8,64):(64,1)", (64, 128, 3), None)])
+    ("((4,2),32):((32,128),1)", (32, 64), None), ("(8,64):(64,1)", (64, 128, 3), None),
+    # Atoms with holes and padding: CuTe fills the holes before going past them.
+    ("(2,4):(1,5)", (4, 4), None), ("(2,4):(1,5)", (4, 8), (1, 0)),
+    ("(8,64):(72,1)", (16, 64), None), ("(8,64):(72,1)", (16, 128), (1, 0)),
+    ("(4,8):(9,1)", (8, 16), None), ("(2,2):(1,4)", (4, 8, 2), (2, 0, 1)),
+    ("(2,3):(3,1)", (4, 6), None), ("((2,2),4):((1,8),2)", (8, 8), (1, 0)),
+    ("(4,2):(2,16)", (8, 4), None), ("8:2", (32, 2), None), ("8:2", (16, 4), (1, 0))])
 def test_tile_to_shape_is_cute_blocked_product(atom, target, order):
     """tile_to_shape(A, shape) at (m, n, ...) is logical_product(A, repeats) at
     ((m % a0, n % a1, ...), (m / a0, n / a1, ...)), repeats ordered column-major
@@ -77,21 +84,98 @@ def test_tile_to_shape_is_cute_blocked_product(atom, target, order):
     pycute = oracle("pycute")
     shape_text, stride_text = atom.split(":")
     a = pycute.Layout(eval_tuple(shape_text), eval_tuple(stride_text))
-    extents = [pycute.size(a.shape[i]) if i < len(a.shape) else 1 for i in range(len(target))]
+    assert offsets(_tile_text(atom, target, order)) == \
+        _tiled_offsets(pycute, a, target, order), (atom, target, order)
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_tile_to_shape_of_random_injective_atoms_is_cute_blocked_product(case):
+    """Random injective atoms, most with holes or padding, any order: the same
+    offsets as pycute, or refused where pycute's composition refuses."""
+    pycute = oracle("pycute")
+    rng = random.Random(5000 + case)
+    rows, cols = rng.choice([1, 2, 4, 8]), rng.choice([2, 3, 4, 8])
+    row_stride = cols + rng.choice([0, 1, 3, 8])
+    shape, stride = (rows, cols), (row_stride, 1)
+    if rng.random() < 0.5:
+        shape, stride = (cols, rows), (1, row_stride)
+    target = (shape[0] * rng.choice([1, 2, 4]), shape[1] * rng.choice([1, 2, 3]))
+    order = rng.choice([None, (1, 0), (0, 1)])
+    text = _tile_text(f"{fmt_tuple(shape)}:{fmt_tuple(stride)}", target, order)
+    try:
+        theirs = _tiled_offsets(pycute, pycute.Layout(shape, stride), target, order)
+    except (AssertionError, PycuteLostIndices):   # no layout places the repeats: refused
+        with pytest.raises(SpecError, match="CuTe cannot represent"):
+            offsets(text)
+        return
+    assert offsets(text) == theirs, text
+
+
+def test_tile_to_shape_tiles_a_composition_as_one_layout():
+    """composition(A, B) of two layouts is a layout; that layout is what is tiled
+    (not B, with A applied afterwards)."""
+    pycute = oracle("pycute")
+    for a, b, target in (("(4,4):(4,1)", "(4,4):(1,4)", (8, 4)),
+                         ("(8,8):(8,1)", "(8,8):(1,8)", (16, 8)),
+                         ("(4,8):(8,1)", "(2,8):(1,4)", (4, 16))):
+        atom = pycute.composition(pycute.Layout(*map(eval_tuple, a.split(":"))),
+                                  pycute.Layout(*map(eval_tuple, b.split(":"))))
+        mine = offsets(_tile_text(f"composition({a}, {b})", target, None))
+        assert mine == _tiled_offsets(pycute, atom, target, None), (a, b)
+    assert sorted(offsets("tile_to_shape(composition((4,4):(4,1), (4,4):(1,4)), (8,4))")) == \
+        list(range(32))
+
+
+def test_tile_to_shape_refuses_what_cute_cannot_compose():
+    """8:3 leaves holes of 2 between its elements: the complement is (3,3):(1,24),
+    and repeats laid out 2 or 4 apart would have to split its extent-3 mode, which
+    CuTe's composition (and pycute's) refuses; so does verify."""
+    pycute = oracle("pycute")
+    with pytest.raises(AssertionError):
+        pycute.logical_product(pycute.Layout((8, 1), (3, 0)), pycute.Layout((4, 2), (2, 1)))
+    with pytest.raises(SpecError, match="CuTe cannot represent this composition"):
+        offsets("tile_to_shape(8:3, (32,2), (1,0))")
+
+
+class PycuteLostIndices(Exception):
+    """pycute's gap: its composition floors an extent that does not split evenly
+    over a mode (CuTe's C++ asserts divisibility), returning a smaller layout."""
+
+
+def test_pycute_composition_drops_indices_that_do_not_split_evenly():
+    """The gap above, pinned: 4 indices into a mode of 3 give pycute a size-3
+    layout; verify refuses the composition instead."""
+    pycute = oracle("pycute")
+    lost = pycute.composition(pycute.Layout((3, 2), (4, 24)), pycute.Layout(4, 1))
+    assert pycute.size(lost) == 3
+    with pytest.raises(SpecError, match="4 indices into 3"):
+        offsets("composition((3,2):(4,24), 4:1)")
+
+
+def _tile_text(atom: str, target, order) -> str:
+    order_text = f", {fmt_tuple(order)}" if order else ""
+    return f"tile_to_shape({atom}, {fmt_tuple(target)}{order_text})"
+
+
+def _tiled_offsets(pycute, atom, target, order) -> list[int]:
+    """pycute's logical_product of the atom (padded to the target's rank) with the
+    ordered repeats, read at ((coord % extent), (coord / extent)) per mode."""
+    shape = atom.shape if isinstance(atom.shape, tuple) else (atom.shape,)
+    stride = atom.stride if isinstance(atom.stride, tuple) else (atom.stride,)
+    extents = [pycute.size(shape[i]) if i < len(shape) else 1 for i in range(len(target))]
     reps = [t // e for t, e in zip(target, extents)]
     rank = order or tuple(range(len(reps)))
     rep_stride, scale = [0] * len(reps), 1
-    for i in sorted(range(len(reps)), key=lambda i: rank[i]):
+    for i in sorted(range(len(reps)), key=lambda i: (rank[i], i)):
         rep_stride[i], scale = scale, scale * reps[i]
-    pad = len(target) - len(a.shape)              # CuTe appends modes 1:0 to the atom
-    block = pycute.Layout(a.shape + (1,) * pad, a.stride + (0,) * pad)
+    pad = len(target) - len(shape)
+    block = pycute.Layout(shape + (1,) * pad, stride + (0,) * pad)
     product = pycute.logical_product(block, pycute.Layout(tuple(reps), tuple(rep_stride)))
-    order_text = f", {tuple(order)}".replace(" ", "") if order else ""
-    mine = offsets(f"tile_to_shape({atom}, {tuple(target)}{order_text})".replace(" ", ""))
-    for index, coord in enumerate(colex(target)):
-        inner = tuple(c % e for c, e in zip(coord, extents))
-        outer = tuple(c // e for c, e in zip(coord, extents))
-        assert mine[index] == product((inner, outer)), (coord, atom, target)
+    if pycute.size(product) != math.prod(target):
+        raise PycuteLostIndices(product)
+    return [product((tuple(c % e for c, e in zip(coord, extents)),
+                     tuple(c // e for c, e in zip(coord, extents))))
+            for coord in colex(target)]
 
 
 def test_composition_view_is_cute_composition():

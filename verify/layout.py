@@ -182,7 +182,7 @@ class Formula:
     def apply(self, coords: list[Expr]) -> Expr:
         from verify.expr import substitute
         if len(coords) == 1 and len(self.params) > 1:      # a CuTe 1-D index
-            coords = _split_index(coords[0], self.mode_sizes)
+            coords = idx2crd(coords[0], [r for _, r in self.params])
         if len(coords) != len(self.params):
             raise SpecError(f"formula layout takes {len(self.params)} coordinates, "
                             f"found {len(coords)}")
@@ -194,13 +194,21 @@ class Formula:
         return f"({ps}) -> {render(self.body)}"
 
 
-def _split_index(index: Expr, sizes: list[int]) -> list[Expr]:
-    """Colexicographic coordinates (the first mode fastest) of a 1-D index."""
+def idx2crd(index: Expr, ranges: list[Range]) -> list[Expr]:
+    """Coordinates of the 1-D index `index` over modes spanning `ranges`.
+
+    CuTe's order: colexicographic, the first mode fastest. A mode whose range
+    starts at ``lo`` gets ``lo + (index mod size)``: index 0 is the first
+    coordinate of the domain, whatever its lower bound. The last mode takes
+    the remainder, as in `crd2idx`. `index_to_coords` is the same map on
+    Python integers.
+    """
     coords, rest = [], index
-    for n in sizes[:-1]:
-        coords.append(_mod(rest, n))
-        rest = _div(rest, n)
-    return coords + [rest]
+    for i, r in enumerate(ranges):
+        last = i == len(ranges) - 1
+        coords.append(add(rest if last else _mod(rest, r.size), Const(r.lo)))
+        rest = _div(rest, r.size)
+    return coords
 
 
 @dataclass(frozen=True)
@@ -247,8 +255,13 @@ def domain_shape(layout: Layout) -> IntTuple:
     return tuple(layout.mode_sizes)
 
 
+def index_coords(layout: Layout, index: Expr) -> list[Expr]:
+    """Top-level coordinates of CuTe 1-D index `index` of `layout` (`idx2crd`)."""
+    return idx2crd(index, [r for _, r in coordinate_vars(layout)])
+
+
 def index_to_coords(layout: Layout, index: int) -> list[int]:
-    """Top-level coordinates of CuTe 1-D index `index` (colexicographic)."""
+    """Top-level coordinates of CuTe 1-D index `index`: `idx2crd` on integers."""
     coords = []
     for _, r in coordinate_vars(layout):
         coords.append(r.lo + index % r.size)

@@ -11,8 +11,10 @@
   dimension 0): rows of inner*N/8 bytes, one after another, under the same byte
   swizzle ``Sw<B,4,3>``; the inner extent may be at most the swizzle span.
 * `tile_to_shape` -- CuTe's ``tile_to_shape(atom, shape[, order])``: the atom
-  repeated over each mode (``blocked_product`` with the repeats laid out in
-  column-major order, or in the given order), a swizzle kept outermost.
+  repeated over each mode (``blocked_product``: the repeats placed by the atom's
+  `complement`, in column-major order or the given order), a swizzle kept
+  outermost. `compose`, `complement` and `coalesce` are CuTe's layout algebra
+  on shape:stride layouts, as pycute computes it.
 
 Each swizzle pattern repeats every 8 rows (256/512/1024 bytes). Hardware applies
 it to absolute addresses, and CUTLASS's wgmma descriptors (base offset 0) and
@@ -93,25 +95,158 @@ def required_alignment(swizzle: Swizzle) -> int:
     return 1 << (swizzle.base + swizzle.bits + max(0, swizzle.shift)) if swizzle.bits else 16
 
 
-def _cosize(layout: CuteLayout) -> int:
-    return 1 + sum((s - 1) * d for s, d in zip(flatten(layout.shape), flatten(layout.stride)))
+def _modes(layout: CuteLayout) -> list[tuple[int, int]]:
+    """The (extent, stride) pairs of `layout`'s flattened modes."""
+    return list(zip(flatten(layout.shape), flatten(layout.stride)))
 
 
-def _repeat_strides(reps: list[int], order: list[int], unit: int) -> list[int]:
-    """Strides of the repeat counts `reps`, the mode with the lowest order first."""
-    strides, scale = [0] * len(reps), unit
-    for i in sorted(range(len(reps)), key=lambda i: (order[i], i)):
-        strides[i], scale = scale, scale * reps[i]
-    return strides
+def _from_modes(modes: list[tuple[int, int]]) -> CuteLayout:
+    """A flat layout of `modes` (an integer layout when there is one mode)."""
+    if not modes:
+        return CuteLayout(1, 0)
+    if len(modes) == 1:
+        return CuteLayout(*modes[0])
+    return CuteLayout(tuple(s for s, _ in modes), tuple(d for _, d in modes))
+
+
+def coalesce(layout: CuteLayout) -> CuteLayout:
+    """CuTe's coalesce: the same function on 1-D indices with the fewest modes.
+
+    Postcondition: coalesce(L)(i) == L(i) for every i < size(L). Size-1 modes
+    go; a mode whose stride is its predecessor's extent times stride continues
+    it (``(4,8):(1,4)`` is ``32:1``).
+    """
+    merged: list[tuple[int, int]] = []
+    for s, d in _modes(layout):
+        if s == 1:
+            continue
+        if merged and d == merged[-1][0] * merged[-1][1]:
+            merged[-1] = (merged[-1][0] * s, merged[-1][1])
+        else:
+            merged.append((s, d))
+    return _from_modes(merged)
+
+
+def complement(layout: CuteLayout, cotarget: int) -> CuteLayout:
+    """CuTe's complement as pycute computes it: the layout of the offsets `layout`
+    does not reach, repeating it up to `cotarget`.
+
+    Worked example: ``(2,4):(1,5)`` reaches 0,1,5,6,...: after the stride-1 mode
+    the next offset free is 2, and the stride-5 mode leaves room for 5 // 2 = 2
+    copies at stride 2; after it, copies go at 4*5 = 20. So
+    ``complement((2,4):(1,5), 16)`` is ``2:2`` (coalesced) -- the holes 2,3 are
+    filled by a copy, nothing lies beyond 20 below 16.
+
+    The math: modes sorted by stride (size-1 and stride-0 modes dropped); with
+    ``idx`` the first index past the modes so far (1 at the start), each mode
+    (s, d) contributes ``(d // idx) : idx`` and moves idx to s*d; last comes
+    ``ceil(cotarget / idx) : idx``.
+    """
+    result, idx = [], 1
+    for d, s in sorted((d, s) for s, d in _modes(layout) if s != 1 and d != 0):
+        result.append((d // idx, idx))
+        idx = s * d
+    result.append((-(-cotarget // idx), idx))
+    return coalesce(_from_modes(result))
+
+
+def compose(outer: CuteLayout, inner: CuteLayout, pos: Pos) -> CuteLayout:
+    """CuTe's composition of two layouts: the layout R with R(c) = outer(inner(c)),
+    by inner's modes (R has inner's shape, nested as inner's top-level modes).
+
+    Requires: at each of outer's modes the remaining stride divides its extent or
+    the extent divides the stride, and the remaining extent splits evenly, as
+    CuTe's algorithm requires; otherwise no layout is the composition.
+    """
+    if isinstance(inner.shape, tuple):
+        parts = [compose(outer, CuteLayout(s, d), pos) for s, d in zip(inner.shape, inner.stride)]
+        return CuteLayout(tuple(p.shape for p in parts), tuple(p.stride for p in parts))
+    return _from_modes(_compose_mode(outer, inner.shape, inner.stride, pos))
+
+
+def composition(outer: Layout, inner: Layout, pos: Pos) -> Layout:
+    """``composition(outer, inner)`` as CuTe builds it: a layout when both are
+    shape:stride layouts; for a ComposedLayout outer (a swizzle over a layout),
+    the swizzle and offset kept and the inner layouts composed; otherwise the
+    function ``outer(inner(c))``."""
+    if isinstance(outer, CuteLayout) and isinstance(inner, CuteLayout):
+        return compose(outer, inner, pos)
+    if isinstance(outer, Composed):
+        return Composed(outer.outer, outer.offset, composition(outer.inner, inner, pos))
+    return Composed(outer, 0, inner)
+
+
+def _compose_mode(outer: CuteLayout, extent: int, stride: int,
+                  pos: Pos) -> list[tuple[int, int]]:
+    """outer o (extent:stride): walk outer's coalesced modes, taking `extent`
+    indices `stride` apart from as many modes as they span."""
+    if stride == 0:
+        return [(extent, 0)]
+    *firsts, (_, last_stride) = _modes(coalesce(outer))
+    result = []
+    for s, d in firsts:
+        if extent == 1:
+            break
+        if s % stride and stride % s:
+            raise _not_composable(outer, extent, stride, f"stride {stride} and extent {s}", pos)
+        take = min(max(1, s // stride), extent)
+        if extent % take:
+            raise _not_composable(outer, extent, stride, f"{extent} indices into {take}", pos)
+        if take != 1:
+            result.append((take, stride * d))
+        extent, stride = extent // take, -(-stride // s)
+    if extent != 1 or not result:
+        result.append((extent, stride * last_stride))
+    return result
+
+
+def _not_composable(outer: CuteLayout, extent: int, stride: int, why: str, pos: Pos):
+    return SpecError(f"composition({outer}, {extent}:{stride}): expected the inner layout "
+                     f"to split evenly over the outer's modes, found {why} that do not "
+                     "divide one another; CuTe cannot represent this composition", pos)
+
+
+def ordered_layout(extents: list[int], order: list[int]) -> CuteLayout:
+    """CuTe's make_ordered_layout: compact, the mode with the lowest order fastest
+    (ties by position)."""
+    strides, scale = [0] * len(extents), 1
+    for i in sorted(range(len(extents)), key=lambda i: (order[i], i)):
+        strides[i], scale = scale, scale * extents[i]
+    return CuteLayout(tuple(extents), tuple(strides))
 
 
 def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Pos) -> Layout:
-    """CuTe's tile_to_shape. Requires: each extent of `shape` a multiple of the atom's."""
+    """CuTe's tile_to_shape: ``blocked_product(atom, ordered_layout(reps, order))``,
+    each mode coalesced.
+
+    The repeats are laid out by the atom's complement, as in CuTe's
+    logical_product: ``complement(atom, size(atom) * size(reps)) o ordered``. A
+    compact atom's repeats follow each other at its cosize; an atom with holes
+    or padding gets its holes filled first (``(2,4):(1,5)`` tiled to (4,4) puts
+    the second copy at offset 2). A ComposedLayout atom (a swizzle) keeps its
+    outer function and tiles its inner layout, as CuTe does.
+
+    Requires: each extent of `shape` a multiple of the atom's extent in that mode.
+    """
     if isinstance(atom, Composed):
         return Composed(atom.outer, atom.offset, tile_to_shape(atom.inner, shape, order, pos))
     if not isinstance(atom, CuteLayout):
         raise SpecError(f"tile_to_shape: expected a CuTe layout (or a swizzle composed with "
                         f"one) as the atom, found {atom}", pos)
+    block, reps = _block_and_repeats(atom, shape, pos)
+    order = list(range(len(reps))) if order is None else (
+        [order] if isinstance(order, int) else list(order))
+    if len(order) != len(reps) or any(not isinstance(o, int) for o in order):
+        raise SpecError(f"tile_to_shape: order {order}: expected {len(reps)} integers", pos)
+    tiler = ordered_layout(reps, order)
+    rest = compose(complement(block, block.size() * tiler.size()), tiler, pos)
+    modes = [coalesce(CuteLayout((s, r), (d, q)))
+             for (s, d), r, q in zip(zip(block.shape, block.stride), rest.shape, rest.stride)]
+    return CuteLayout(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
+
+
+def _block_and_repeats(atom: CuteLayout, shape: IntTuple, pos: Pos):
+    """The atom padded with 1:0 modes to the target's rank, and the repeat counts."""
     target = [shape] if isinstance(shape, int) else list(shape)
     modes = list(zip(*((atom.shape, atom.stride) if isinstance(atom.shape, tuple)
                        else ((atom.shape,), (atom.stride,)))))
@@ -123,15 +258,5 @@ def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Po
     if any(t % n for t, n in zip(target, sizes)):
         raise SpecError(f"tile_to_shape: shape {shape} is not a multiple of the atom's "
                         f"extents {tuple(sizes)}", pos)
-    reps = [t // n for t, n in zip(target, sizes)]
-    order = list(range(len(reps))) if order is None else (
-        [order] if isinstance(order, int) else list(order))
-    if len(order) != len(reps):
-        raise SpecError(f"tile_to_shape: order {order} has {len(order)} modes, expected "
-                        f"{len(reps)}", pos)
-    rep_strides = _repeat_strides(reps, order, _cosize(atom))
-    shapes, strides = [], []
-    for (s, d), r, rd in zip(modes, reps, rep_strides):
-        shapes.append((s, r) if r > 1 and s != 1 else (r if s == 1 else s))
-        strides.append((d, rd) if r > 1 and s != 1 else (rd if s == 1 else d))
-    return CuteLayout(tuple(shapes), tuple(strides))
+    block = CuteLayout(tuple(s for s, _ in modes), tuple(d for _, d in modes))
+    return block, [t // n for t, n in zip(target, sizes)]

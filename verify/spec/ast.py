@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verify.errors import Pos
-from verify.expr import BinOp, Const, Expr, Range, add, mul
-from verify.layout import Layout, Swizzle, coordinate_vars
+from verify.expr import Const, Expr, Range, mul
+from verify.layout import Layout, Swizzle
 
 
 @dataclass(frozen=True)
@@ -31,17 +31,6 @@ class LayoutDef:
         if self.pointer_swizzle is None:
             return value
         return self.pointer_swizzle.apply_expr(mul(Const(self.pointer_bits // 8), value))
-
-    def value_at_index(self, index: Expr) -> Expr:
-        """The layout at CuTe 1-D index `index` (colexicographic over its modes)."""
-        coords, rest = [], index
-        params = coordinate_vars(self.function)
-        for i, (_, r) in enumerate(params):
-            last = i == len(params) - 1
-            c = rest if last else BinOp("%", rest, Const(r.size))
-            coords.append(add(c, Const(r.lo)))
-            rest = BinOp("/", rest, Const(r.size))
-        return self.value(coords)
 
 
 @dataclass(frozen=True)

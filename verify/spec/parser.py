@@ -160,10 +160,17 @@ class _ToSpec(Transformer):
         return (replace(atom, function=function), pos)
 
     def composition_call(self, children):
+        """CuTe's composition(A, B): for two shape:stride layouts the layout CuTe
+        computes (which tile_to_shape then tiles as a whole); a swizzled A keeps its
+        swizzle outermost and composes its inner layout with B."""
         a, b = children
         pos = a[-1][1] if isinstance(a[-1], tuple) else _pos(a[-1])
-        inner = _layout_from_terms("", b, pos)
-        return (_layout_from_terms("", [*a, (inner, pos)], pos), pos)
+        outer, inner = _layout_from_terms("", a, pos), _layout_from_terms("", b, pos)
+        if inner.pointer_swizzle is not None:
+            raise SpecError("composition(A, B): B swizzles byte addresses; expected it as A", pos)
+        function = cute.composition(outer.function, inner.function, pos)
+        return (replace(outer, function=function,
+                        required_align=max(outer.required_align, inner.required_align)), pos)
 
     def gmma_atom(self, children):
         tok, elem = children
