@@ -14,7 +14,7 @@ from dataclasses import replace
 from verify import properties as props
 from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
-from verify.layout import index_to_coords
+from verify.layout import index_coords, index_to_coords
 from verify.program import BASE, STAGE, Access, Program
 from verify.results import CheckResult, Counterexample
 from verify.solve import Budget, Maximum, Status, bound_status
@@ -171,8 +171,8 @@ class Runner:
         bases = max((self.program.base_range(ldef) for ldef in (a, b)), key=lambda r: r.hi)
         loops = (("index", Range(0, a.function.size())), (STAGE, Range(0, self.spec.buffer.stages)),
                  (BASE, bases))
-        left = self.program.address(a, [index], check.pos)
-        right = self.program.address(b, [index], check.pos)
+        left = self.program.address(a, index_coords(a.function, index), check.pos)
+        right = self.program.address(b, index_coords(b.function, index), check.pos)
         result.status, cex, result.reason = props.equivalent(left, right, loops, budget)
         if cex is not None:
             v = cex.instance
