@@ -39,8 +39,11 @@ def test_shifting_the_base_by_periods_shifts_every_address(case):
     step = max(period, align)
     for _ in range(5):
         values = {n: rng.randrange(r.lo, r.hi) for n, r in access.ranges.items()}
-        k = rng.randrange(1, ((1 << 32) - step * (values[BASE] + 1)) // step)
         here = access.lane_addresses(values)
+        room = ((1 << 32) - 1 - max(here)) // step     # moved addresses stay in the window
+        if room < 1:
+            continue
+        k = rng.randrange(1, room + 1)
         moved = access.lane_addresses({**values, BASE: values[BASE] + k * step // align})
         assert moved == [a + k * step for a in here]
         if all(a % access.instruction.bytes_per_address == 0 for a in here):

@@ -128,3 +128,17 @@ def test_parallel_jobs_give_the_same_report_as_one_process():
     serial = normalise(run(SPECS)[1])
     parallel = normalise(run(SPECS, "-j", "2")[1])
     assert parallel == serial
+
+
+@pytest.mark.parametrize("args,message", [
+    (["ld.shared.b32", "4294967296", *[str(4 * l) for l in range(1, 32)]],
+     "<args>: error: ld.shared.b32: lane 0 address 4294967296 is past the 32-bit shared window"),
+    (["ldmatrix.x1", *[str(128 * r) for r in range(8)], "3"],
+     "<args>: error: ldmatrix.x1 takes 8 lane addresses (lanes 0-7): expected 8, found 9"),
+    (["ldmatrix.x1", *[str(128 * r) for r in range(7)], "8"],
+     "<args>: error: ldmatrix.x1: lane 7 address 8 is not 16-byte aligned"),
+])
+def test_wavefronts_command_refuses_addresses_the_instruction_cannot_issue(args, message):
+    code, out = run("wavefronts", *args)
+    assert code == 2 and out.startswith(message), out
+    assert "Traceback" not in out

@@ -94,7 +94,11 @@ def wavefront_cost(instr: str, addresses: list[int]) -> BankCost:
 
 
 def wavefronts(instr: str, addresses: list[int]) -> int:
-    """Predicted wavefronts of one warp instruction whose lane i uses byte `addresses[i]`."""
+    """Predicted wavefronts of one warp instruction whose lane i uses byte `addresses[i]`.
+
+    Raises SpecError unless there is one address per address lane of the
+    instruction (32 for ld/st.shared, 8 per matrix for ldmatrix/stmatrix), each
+    below 2^32 and naturally aligned; the message names the lane at fault."""
     return wavefront_cost(instr, addresses).wavefronts
 
 

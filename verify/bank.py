@@ -17,6 +17,7 @@ from verify.instructions import Instruction
 
 BANKS = 32
 WORD_BYTES = 4
+SHARED_WINDOW = 1 << 32           # shared addresses are 32-bit
 
 
 @dataclass(frozen=True)
@@ -62,21 +63,27 @@ def phase_cost(instr: Instruction, lanes: range, addresses: list[int]) -> PhaseC
 
 
 def check_addresses(instr: Instruction, addresses: list[int]) -> list[int]:
-    """Validated per-lane addresses: enough lanes, non-negative, naturally aligned.
+    """Validated per-lane addresses: one per address lane, each inside the 32-bit
+    shared window and naturally aligned.
 
-    ldmatrix/stmatrix take exactly their address lanes (8, 16 or 32); extra lanes
-    beyond those are ignored as the hardware ignores them.
+    ldmatrix/stmatrix take exactly their address lanes (8, 16 or 32): a list of
+    another length names lanes the instruction does not read (or misses some), so
+    it is refused rather than cut, as is an address the hardware would wrap.
     """
     need = instr.address_lanes
-    if len(addresses) < need or (instr.family in ("ld", "st") and len(addresses) != need):
-        raise ValueError(f"{instr.name}: expected {need} lane addresses, found {len(addresses)}")
-    for lane, a in enumerate(addresses[:need]):
+    if len(addresses) != need:
+        raise ValueError(f"{instr.name} takes {need} lane addresses (lanes 0-{need - 1}): "
+                         f"expected {need}, found {len(addresses)}")
+    for lane, a in enumerate(addresses):
         if a < 0:
             raise ValueError(f"{instr.name}: lane {lane} address {a} is negative")
+        if a >= SHARED_WINDOW:
+            raise ValueError(f"{instr.name}: lane {lane} address {a} is past the 32-bit shared "
+                             "window: expected less than 2^32")
         if a % instr.bytes_per_address:
             raise ValueError(f"{instr.name}: lane {lane} address {a} is not "
                              f"{instr.bytes_per_address}-byte aligned")
-    return list(addresses[:need])
+    return list(addresses)
 
 
 def bank_cost(instr: Instruction, addresses: list[int]) -> BankCost:

@@ -108,7 +108,7 @@ def wavefronts_cmd(instr, addresses, as_json):
     try:
         cost = api.wavefront_cost(instr, [_parse_int(a) for a in addresses])
     except SpecError as e:
-        _fail(str(e))
+        _fail(f"<args>: error: {e.message}")
     instruction = cost.instruction
     if as_json:
         click.echo(json.dumps({

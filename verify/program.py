@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from verify.bank import SHARED_WINDOW
 from verify.errors import Pos, SpecError
 from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, mul
 from verify.instructions import Instruction, parse_instruction
@@ -35,7 +36,6 @@ from verify.layout import coordinate_vars
 from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
-SHARED_WINDOW = 1 << 32
 
 DTYPE_BYTES = {
     **{t: 1 for t in ("i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
