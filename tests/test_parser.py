@@ -71,3 +71,33 @@ def test_property_text_is_kept_as_written():
     spec = parse_text("layout A = (8):(1)\ncheck   bijective   A   expect proved\n")
     assert spec.checks[0].text == "bijective A"
     assert spec.checks[0].expect == "proved"
+
+
+def test_static_integers_are_accepted_wherever_an_integer_is():
+    # Expressions, ranges, buffer options, check bounds and Sw<...>, as CuTe prints them.
+    static = parse_text(
+        "dtype f16\nbuffer align _128 stages _2 stage_bytes _1024\n"
+        "layout A = Sw<_3,_3,_3> o (_8,_64):(_64,_1)\n"
+        "layout F(r in _0.._8, c in 0.._64) = _64*r + (c ^ ((r & _7) << _3))\n"
+        "access rd = ldmatrix.x1 A(lane, _8 * q) for q in _0.._8\n"
+        "check aligned _16 rd\ncheck max_ways <= _1 rd\ncheck wavefronts == _1 rd\n"
+        "check equivalent F(r, c) == A(r, c) for r in 0.._8, c in _0..64\n")
+    plain = parse_text(
+        "dtype f16\nbuffer align 128 stages 2 stage_bytes 1024\n"
+        "layout A = Sw<3,3,3> o (8,64):(64,1)\n"
+        "layout F(r in 0..8, c in 0..64) = 64*r + (c ^ ((r & 7) << 3))\n"
+        "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"
+        "check aligned 16 rd\ncheck max_ways <= 1 rd\ncheck wavefronts == 1 rd\n"
+        "check equivalent F(r, c) == A(r, c) for r in 0..8, c in 0..64\n")
+    assert static.buffer == plain.buffer
+    assert static.layouts == plain.layouts
+    assert static.accesses["rd"].coords == plain.accesses["rd"].coords
+    assert static.accesses["rd"].loops == plain.accesses["rd"].loops
+    assert [(c.kind, c.bound, c.loops) for c in static.checks] == [
+        (c.kind, c.bound, c.loops) for c in plain.checks]
+
+
+def test_triton_fields_take_plain_integers_as_ttgir_prints_them():
+    with pytest.raises(SpecError, match="expected 'name = value' entries, found 'vec = _8"):
+        parse_text("layout T = #ttg.swizzled_shared<{vec = _8, perPhase = 1, maxPhase = 8, "
+                   "order = [1, 0]}> shape (8, 64)\n")
