@@ -1,0 +1,153 @@
+"""The oracle's own hardware model: element sizes, instructions, phases, bank cost.
+
+Overview
+--------
+Written from the README's instruction table and bank-model section (which cite
+the PTX ISA and the CUDA C++ Best Practices Guide), not from verify's code:
+
+* ``ld.shared`` / ``st.shared``: 32 lanes, each one address of 1..16 bytes
+  (``.v2``/``.v4`` times the element type, ``.b32`` when no type is given);
+  phases of 32 lanes (<= 32 bits), 16 (64 bits), 8 (128 bits).
+* ``ldmatrix`` / ``stmatrix`` ``.x1/.x2/.x4`` (``.trans``): 8 address lanes per
+  8x8 matrix, a 16-byte row each, one phase per matrix. The CuTe atoms
+  ``SM75_U32x{1,2,4}_LDSM_N``, ``SM75_U16x{2,4,8}_LDSM_T``,
+  ``SM90_U32x{1,2,4}_STSM_N``, ``SM90_U16x{2,4,8}_STSM_T`` issue .x1/.x2/.x4.
+
+Worked example
+--------------
+ldmatrix.x1 on rows 128 bytes apart: lanes 0..7 read words 0-3, 32-35, ...,
+224-227, all in banks 0-3: bank 0 delivers 8 distinct words, so 8-way and 8
+wavefronts.
+
+The math
+--------
+bank(word) = word mod 32, word = address / 4; a lane covers words address/4 ..
+address/4 + max(1, bytes/4) - 1. A phase costs the largest number of distinct
+words one bank delivers (a repeated word is broadcast; bytes of one word are
+one word). Wavefronts = the sum over phases; max-ways = the largest phase.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify.oracle.errors import OracleRefusal
+
+BANKS = 32
+WARP = 32
+
+# dtype statement -> bytes per element (README "dtype").
+DTYPE_BYTES = {
+    **{t: 1 for t in ("i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
+    **{t: 2 for t in ("f16", "bf16", "i16", "u16", "s16", "b16")},
+    **{t: 4 for t in ("f32", "tf32", "i32", "u32", "s32", "b32")},
+    **{t: 8 for t in ("f64", "i64", "u64", "s64", "b64")},
+}
+
+# Element types a GMMA atom or TMA box names (CUTLASS names and the dtypes) -> bits.
+TYPE_BITS = {
+    **{t: 8 for t in ("int8_t", "uint8_t", "float_e4m3_t", "float_e5m2_t",
+                      "i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
+    **{t: 16 for t in ("half_t", "bfloat16_t", "f16", "bf16", "i16", "u16", "b16")},
+    **{t: 32 for t in ("float", "tfloat32_t", "int32_t", "uint32_t",
+                       "f32", "tf32", "i32", "u32", "b32")},
+}
+
+_PTX_TYPE_BITS = {**{f"{p}{n}": n for p in "bsuf" for n in (8, 16, 32, 64)},
+                  "b128": 128, "bf16": 16, "f16x2": 32, "bf16x2": 32}
+_NEUTRAL = {"sync", "aligned", "m8n8", "shared", "shared::cta", "volatile", "relaxed",
+            "weak", "cta"}
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One warp instruction as the bank model sees it."""
+
+    bytes_per_lane: int          # bytes one address covers; also its natural alignment
+    address_lanes: int           # lanes 0 .. address_lanes-1 supply addresses
+    phase_lanes: int             # lanes served together
+
+    @property
+    def words_per_lane(self) -> int:
+        return max(1, self.bytes_per_lane // 4)
+
+    @property
+    def phases(self) -> int:
+        return self.address_lanes // self.phase_lanes
+
+
+def _copy_atom(name: str) -> Instruction | None:
+    """SM75_U32x4_LDSM_N and friends: the .x count is the number of 8x8 matrices."""
+    for sm, op in (("SM75", "LDSM"), ("SM90", "STSM")):
+        for unit, trans, counts in (("U32", "N", (1, 2, 4)), ("U16", "T", (2, 4, 8))):
+            for matrices, count in zip((1, 2, 4), counts):
+                if name == f"{sm}_{unit}x{count}_{op}_{trans}":
+                    return _matrix(matrices)
+    return None
+
+
+def _matrix(count: int) -> Instruction:
+    return Instruction(16, 8 * count, 8)
+
+
+def instruction(text: str) -> Instruction:
+    """The instruction an access names (README spellings); anything else is refused."""
+    atom = _copy_atom(text)
+    if atom is not None:
+        return atom
+    head, *quals = text.split(".")
+    if head in ("ld", "st") and ("shared" in quals or "shared::cta" in quals):
+        return _vector(quals, text)
+    if head in ("ldmatrix", "stmatrix"):
+        counts = [int(q[1:]) for q in quals if q in ("x1", "x2", "x4")]
+        other = [q for q in quals if q not in _NEUTRAL | {"x1", "x2", "x4", "trans", "b16"}]
+        if len(counts) != 1 or other:
+            raise OracleRefusal(f"instruction '{text}': expected one of .x1 .x2 .x4, and "
+                                "only .trans .b16 and neutral qualifiers")
+        return _matrix(counts[0])
+    raise OracleRefusal(f"instruction '{text}': the oracle reads ld.shared*, st.shared*, "
+                        "ldmatrix*, stmatrix* and the CuTe LDSM/STSM atoms (not cp.async)")
+
+
+def _vector(quals: list[str], text: str) -> Instruction:
+    vec, bits = 1, 32
+    for q in quals:
+        if q in ("v2", "v4", "v8"):
+            vec = int(q[1:])
+        elif q in _PTX_TYPE_BITS:
+            bits = _PTX_TYPE_BITS[q]
+        elif q not in _NEUTRAL:
+            raise OracleRefusal(f"instruction '{text}': unknown qualifier '.{q}'")
+    total = vec * bits
+    if total not in (8, 16, 32, 64, 128):
+        raise OracleRefusal(f"instruction '{text}': {total} bits per lane, expected 8..128")
+    return Instruction(total // 8, WARP, {64: 16, 128: 8}.get(total, WARP))
+
+
+def tma_box(span: int, bits: int, inner: int, outer: int) -> tuple[tuple, tuple]:
+    """(shape, stride) in elements of the box a TMA copy with a ``span``-byte swizzle
+    leaves: rows of `inner` elements one after another (CUDA's cuTensorMapEncodeTiled:
+    the inner box extent is a multiple of 16 bytes and at most the swizzle span)."""
+    row = inner * bits // 8
+    if row % 16 or row > span or inner * bits % 8:
+        raise OracleRefusal(f"TMA box inner extent {inner} is {row} bytes: expected a "
+                            f"multiple of 16 bytes, at most the {span}-byte swizzle span")
+    return (inner, outer), (1, inner)
+
+
+def bank_figures(instr: Instruction, addresses: np.ndarray) -> tuple[int, int]:
+    """(max-ways, wavefronts) maximised over instances; `addresses` is
+    (instances, address_lanes) of naturally aligned byte addresses."""
+    count = addresses.shape[0]
+    words = addresses // 4
+    if instr.words_per_lane > 1:
+        words = (words[:, :, None] + np.arange(instr.words_per_lane)).reshape(count, -1)
+    rows = words.reshape(count * instr.phases, -1)
+    rows = np.sort(rows, axis=1)
+    first = np.ones_like(rows, dtype=bool)
+    first[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    keys = np.arange(rows.shape[0])[:, None] * BANKS + rows % BANKS
+    per_bank = np.bincount(keys[first], minlength=rows.shape[0] * BANKS)
+    ways = per_bank.reshape(count, instr.phases, BANKS).max(axis=2)
+    return int(ways.max()), int(ways.sum(axis=1).max())
