@@ -1,37 +1,44 @@
-"""Differential campaign: every verdict and figure of the solver against brute force.
+"""Differential campaign: every verdict and figure of verify against an independent oracle.
 
-    python benchmarks/differential.py --cases 100000 --jobs 16   # writes results/differential.*
     python benchmarks/differential.py --cases 200 --seed 7        # a quick look
-    python benchmarks/differential.py --start 50000 --cases 50000 --budget 500 --out part2
-    python benchmarks/differential.py --numbers part2/differential_stopped.txt --out part3
-    python benchmarks/differential.py --merge part1 part2 part3   # one summary of all
+    python benchmarks/differential.py --start 0 --cases 50000 --jobs 16 --budget 3000 \
+        --out benchmarks/results/differential_independent/runs/part1
+    python benchmarks/differential.py --numbers part1/differential_stopped.txt --out part2
+    python benchmarks/differential.py --merge part1 part2          # one summary of all
+    python benchmarks/differential.py --replay 123                 # one case, both answers
 
 Rows are written as cases finish, so a run stopped by --budget, SIGINT or SIGTERM
 keeps its results; the cases it stopped mid-run are listed in
 differential_stopped.txt (slow ones are thereby not silently dropped: rerun them
-with --numbers). The committed campaign is the merge of the runs kept in
-results/differential_runs/, each naming its machine and commit.
+with --numbers). Results go to results/differential_independent/ (each run in a
+directory of its own under runs/, merged into the summary above them); the
+earlier campaign against verify's own enumeration stays in results/differential*.
 
-Each case is one random spec, written as text and checked twice: symbolically by
-`verify.runner` and by `verify.enumerate`, which walks every coordinate, lane,
-loop value, stage and aligned base. Compared, per case: in_bounds, natural and
-explicit alignment, bijectivity and cosize, max-ways and wavefronts (both the
-figures and the verdicts of ``<=`` and ``==`` bounds), and layout equivalence.
+Each case is one random spec from `spec_generator` (its families and shares are
+described there), written as text and answered twice: by verify
+(`verify.runner.run_spec`, with each engine it offers when it offers several) and
+by the independent oracle `verify.oracle`, which shares only the grammar with
+verify and reads every notation its own way: CuTe layouts, swizzles,
+tile_to_shape and composition through pycute, Triton encodings through Triton's
+own linear layouts, formulas with its own interpreter, banks with its own model,
+and every answer by enumeration. Compared, per case: the status of every
+property either side checks (implicit ones included; a property only one side
+checks is a disagreement), the max-ways and wavefront figures of each
+conflict_free check, and the cosize of each bijective check. An UNKNOWN
+(timeout) is counted apart, never as agreement. A spec both sides reject is
+"rejected"; a spec one side rejects and the other answers is "rejected by one
+side" and listed in full, since either could be wrong. A case is seeded by its
+number, so any row of the CSV can be replayed with ``--replay N``.
 
-The space: CuTe shapes with nested modes and padded or zero strides, element
-swizzles and pointer (byte-address) swizzles with positive and negative shifts,
-formulas with XOR/AND/shifts/division, every instruction class, loops, stages
-and base alignments from 1 to 1024 bytes. A case is seeded by its number, so any
-row of the CSV can be replayed with ``--replay N``.
-
-Any disagreement is written out in full (spec text and both answers) to
-results/differential_disagreements.txt; zero is the bar.
+Every disagreement is written out in full (spec text and both answers) to
+differential_disagreements.txt; zero is the bar.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import csv
+import inspect
 import multiprocessing
 import os
 import random
@@ -43,187 +50,165 @@ import time
 from collections import Counter
 
 from catalog import machine
-from verify.enumerate import access_facts, aligned_to, layout_facts
+from spec_generator import random_case
 from verify.errors import SpecError
-from verify.layout import offsets
-from verify.program import Program
+from verify.oracle import OracleRefusal, OracleUnavailable, answers
 from verify.runner import run_spec
 from verify.solve import Status
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "benchmarks", "results")
-INSTRUCTIONS = [
-    "ld.shared.b8", "ld.shared.b16", "ld.shared.b32", "ld.shared.b64", "ld.shared.v2.b32",
-    "ld.shared.v4.b32", "ld.shared.v2.b16", "st.shared.b8", "st.shared.b16", "st.shared.b32",
-    "st.shared.v2.b32", "st.shared.v4.b32", "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4",
-    "ldmatrix.x1.trans", "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2.trans",
-    "stmatrix.x4", "SM75_U32x4_LDSM_N", "SM90_U16x8_STSM_T"]
+RESULTS = os.path.join(ROOT, "benchmarks", "results", "differential_independent")
 SUMMARY_EVERY = 30             # seconds between rewrites of the summary during a run
 SPAN_GAP = 1000                # case-number gaps a summary's block of numbers bridges
+TIMEOUT = 120                  # seconds per check, as in every campaign so far
 STOPPED_FILE = "differential_stopped.txt"
+FOUND_FILE = "differential_disagreements.txt"
 MERGED_HEADING = "\n## The runs merged here\n\n"
-CSV_FIELDS = ["case", "seconds", "disagreements", "comparisons", "unknown", "refuted", "rejected"]
-DTYPE_BITS = {"b8": 8, "f16": 16, "f32": 32, "f64": 64}
-
-
-# -- random specs -----------------------------------------------------------------
-
-def _mode(rng: random.Random) -> tuple[str, str]:
-    """One top-level mode: an extent and stride, or a nested pair of them."""
-    # Mostly small strides; now and then one past 2^20 or 2^31, where a too-narrow
-    # bit-vector would wrap.
-    stride = lambda: rng.choice([0, 1, 2, 4, 8, 16, 32, 64, rng.randint(0, 80),
-                                 rng.randint(0, 80), rng.randint(0, 80),
-                                 rng.choice([(1 << 20) + 4, (1 << 31) + 64])])
-    if rng.random() < 0.6:
-        return str(rng.choice([1, 2, 3, 4, 8, 16])), str(stride())
-    a, b = rng.choice([1, 2, 4]), rng.choice([2, 4, 8])
-    return f"({a},{b})", f"({stride()},{stride()})"
-
-
-def _swizzle(rng: random.Random, top_bit: int) -> str:
-    b = rng.randint(0, 3)
-    m = rng.randint(0, 4)
-    s = rng.randint(max(b, 1), 4)
-    while m + s + b > top_bit:
-        m, s = max(0, m - 1), max(b, 1, s - 1)
-        if m + max(b, 1) + b > top_bit:
-            b = max(0, b - 1)
-    return f"Sw<{b},{m},{s * rng.choice([1, -1])}>"
-
-
-def _formula(rng: random.Random) -> tuple[str, list[int]]:
-    rows, cols = rng.choice([2, 4, 8, 16]), rng.choice([4, 8, 16, 32, 64])
-    pitch = cols + rng.choice([0, 0, 0, 1, 2, 4, 8])
-    mix = rng.choice([f"(c ^ ((r & {rng.choice([1, 3, 7])}) << {rng.randint(0, 3)}))",
-                      f"(c ^ (r % {rng.choice([2, 4, 8])}))",
-                      f"((c / {rng.choice([2, 4])}) ^ (r >> {rng.randint(0, 2)}))",
-                      "c"])
-    return f"(r in 0..{rows}, c in 0..{cols}) = {pitch} * r + {mix}", [rows, cols]
-
-
-def _layout(rng: random.Random, bits: int) -> tuple[str, bool]:
-    """Layout text after 'layout L', and whether it swizzles byte addresses."""
-    if rng.random() < 0.15:
-        return _formula(rng)[0], False
-    modes = [_mode(rng) for _ in range(rng.choice([1, 2, 2, 2, 3]))]
-    cute = f"({','.join(m[0] for m in modes)}):({','.join(m[1] for m in modes)})"
-    kind = rng.choice(["plain", "element", "element", "pointer"])
-    if kind == "element":
-        return f" = {_swizzle(rng, 9)} o {cute}", False
-    if kind == "pointer":
-        return f" = {_swizzle(rng, 10)} o smem_ptr[{bits}b](unset) o {cute}", True
-    return f" = {cute}", False
-
-
-def _coordinate(rng: random.Random, loops: list[str]) -> str:
-    terms = [f"{rng.randint(0, 9)} * lane", f"lane / {rng.choice([1, 2, 4, 8])}"]
-    terms += [f"{rng.randint(0, 9)} * {v}" for v in loops]
-    rng.shuffle(terms)
-    op = rng.choice([" + ", " + ", " ^ "])
-    return "(" + op.join(terms[:rng.randint(1, len(terms))]) + ")"
-
-
-def random_spec(rng: random.Random) -> str:
-    dtype = rng.choice(list(DTYPE_BITS))
-    layout, pointer = _layout(rng, DTYPE_BITS[dtype])
-    align = rng.choice([1, 2, 4, 8, 16, 16, 32, 128, 128, 256, 1024])
-    if pointer:
-        align = max(align, 16)
-    stages = rng.choice([1, 1, 1, 2, 3]) if align >= 16 else 1
-    buffer = f"buffer align {align}"
-    if stages > 1:
-        buffer += f" stages {stages} stage_bytes {rng.randint(1, 96) * rng.choice([1, 4, 16])}"
-    loops = ["q", "w"][:rng.choice([0, 1, 1, 2])]
-    loop_text = ", ".join(f"{v} in 0..{rng.randint(1, 4)}" for v in loops)
-    sizes = _mode_sizes(f"layout L{layout}")
-    coords = [_coordinate(rng, loops) for _ in sizes]
-    if rng.random() < 0.9:
-        coords = [f"{c} % {n}" for c, n in zip(coords, sizes)]
-    k, w = rng.randint(1, 8), rng.randint(1, 12)
-    lines = [f"dtype {dtype}", buffer, f"layout L{layout}",
-             f"access a = {rng.choice(INSTRUCTIONS)} L({', '.join(coords)})"
-             + (f" for {loop_text}" if loops else ""),
-             "check bijective L", "check conflict_free a", f"check max_ways <= {k} a",
-             f"check max_ways == {k} a", f"check wavefronts <= {w} a",
-             f"check wavefronts == {w} a", f"check aligned {rng.choice([2, 4, 8, 16])} a"]
-    if not pointer and rng.random() < 0.3:
-        lines += [f"layout M = {_swizzle(rng, 9)} o {_plain_of(layout)}", "check equivalent L, M"]
-    return "\n".join(lines) + "\n"
-
-
-def _mode_sizes(layout_line: str) -> list[int]:
-    spec = parse_text(layout_line + "\n")
-    return spec.layouts["L"].function.mode_sizes
-
-
-def _plain_of(layout: str) -> str:
-    """The shape:stride term of a layout text, or a same-size row-major one for formulas."""
-    if not layout.startswith(" = "):
-        rows, cols = _mode_sizes(f"layout L{layout}")
-        return f"({rows},{cols}):({cols},1)"
-    return layout.split(" o ")[-1].removeprefix(" = ")
+DISAGREEMENTS_HEADING = "## Disagreements: verify and the oracle answer differently\n\n"
+ONE_SIDED_HEADING = "## Rejected by one side: one answers, the other refuses (either could be wrong)\n\n"
+# verify's engines, as run_spec's `engine` argument names them; before it had one,
+# run_spec was the z3 engine alone.
+ENGINES = ("z3", "enumeration")
+HAS_ENGINES = "engine" in inspect.signature(run_spec).parameters
+ENGINE_FIELDS = ("disagreements", "comparisons", "unknown", "seconds")
+CSV_FIELDS = (["case", "family", "seconds", "oracle_seconds", "disagreements", "comparisons",
+               "unknown", "refuted", "rejected", "one_sided"]
+              + [f"{e}_{f}" for e in ENGINES for f in ENGINE_FIELDS])
+TEXT_FIELDS = ("family", "rejected", "one_sided")
+OUR_ORACLE = ("`verify/oracle/`, independent of verify: it shares only the grammar file and "
+              "reads every notation its own way -- CuTe layouts, swizzles, tile_to_shape and "
+              "composition through pycute (nvidia-cutlass), Triton encodings through Triton's "
+              "own linear layouts, formulas with its own interpreter, banks with its own "
+              "model -- and answers by enumeration")
 
 
 # -- one case ---------------------------------------------------------------------
 
-def _expected(holds: bool) -> str:
+def engines() -> tuple[str, ...]:
+    return ENGINES if HAS_ENGINES else ENGINES[:1]
+
+
+def _verdict(holds: bool) -> str:
     return "proved" if holds else "refuted"
 
 
+def ask_oracle(text: str):
+    """(answers, None), or (None, why it refused). A missing oracle library stops
+    the campaign: a case it cannot answer is no comparison."""
+    try:
+        return answers(text, "case.spec"), None
+    except OracleUnavailable:
+        raise
+    except OracleRefusal as e:
+        return None, e.message
+
+
+def ask_verify(text: str, engine: str):
+    """(check results, None), or (None, verify's error message)."""
+    try:
+        spec = parse_text(text, "case.spec")
+        if HAS_ENGINES:
+            return run_spec(spec, timeout=TIMEOUT, engine=engine), None
+        return run_spec(spec, timeout=TIMEOUT), None
+    except SpecError as e:
+        return None, str(e)
+
+
 def compare(text: str) -> tuple[list[str], dict]:
-    """(disagreements, counts) for one spec: each solver answer against enumeration."""
-    spec = parse_text(text, "case.spec")
-    program = Program(spec)
-    access = program.access("a", None)
-    results = {r.property: r for r in run_spec(spec, timeout=120)}
-    truth = access_facts(program, access)
-    layout = layout_facts(program, spec.layouts["L"])
-    want = {"in_bounds a": _expected(truth.in_bounds),
-            "bijective L": _expected(layout.bijective)}
-    for prop in results:
-        words = prop.split()
-        if words[0] == "aligned":
-            want[prop] = _expected(aligned_to(program, access, int(words[1])))
-        elif words[0] in ("conflict_free", "max_ways", "wavefronts"):
-            want[prop] = _bank_verdict(words, truth)
-        elif words[0] == "equivalent":
-            same = offsets(spec.layouts["L"].function) == offsets(spec.layouts["M"].function)
-            want[prop] = _expected(same)
-    bad = [f"{p}: solver {r.status.value}, enumeration {want[p]}"
-           for p, r in results.items() if r.status.value != want[p]
-           and r.status != Status.UNKNOWN]
-    cf = results["conflict_free a"]
-    if truth.aligned and (cf.max_ways, cf.wavefronts) != (truth.max_ways, truth.wavefronts):
-        bad.append(f"figures: solver max_ways {cf.max_ways} wavefronts {cf.wavefronts}, "
-                   f"enumeration {truth.max_ways} and {truth.wavefronts}")
-    counts = {"comparisons": len(results) + (2 if truth.aligned else 0),
-              "unknown": sum(r.status == Status.UNKNOWN for r in results.values()),
-              "refuted": sum(r.status == Status.REFUTED for r in results.values())}
+    """(disagreements, counts) for one spec: each engine of verify against the oracle."""
+    counts = {"comparisons": 0, "unknown": 0, "refuted": 0, "rejected": "", "one_sided": ""}
+    started, crash = time.monotonic(), None
+    try:
+        theirs, refusal = ask_oracle(text)
+    except OracleUnavailable:
+        raise
+    except Exception as e:                  # a bug in the oracle: shown, never skipped
+        theirs, refusal = None, None
+        crash = f"the oracle raised {type(e).__name__}: {e}"
+    counts["oracle_seconds"] = round(time.monotonic() - started, 4)
+    bad, one_sided, rejected = [], [], []
+    for engine in engines():
+        started = time.monotonic()
+        try:
+            mine, error = ask_verify(text, engine)
+        except Exception as e:              # verify's InternalError, or worse
+            mine, error, found = None, None, [f"verify raised {type(e).__name__}: {e}"]
+        else:
+            found = []
+        if crash:
+            found.append(crash)
+        elif mine is not None and theirs is not None:
+            found += _compare_checks(mine, theirs, engine, counts)
+        elif error is not None and refusal is not None:
+            rejected.append(error)
+        elif not found:
+            one_sided.append(f"{engine}: verify {error or 'answers'}; oracle "
+                             f"{'refuses: ' + refusal if refusal else 'answers'}")
+        counts[f"{engine}_disagreements"] = len(found)
+        counts[f"{engine}_seconds"] = round(time.monotonic() - started, 4)
+        bad += [f"{engine}: {f}" for f in found]
+    counts["rejected"] = rejected[0] if len(rejected) == len(engines()) else ""
+    counts["one_sided"] = "; ".join(one_sided)
     return bad, counts
 
 
-def _bank_verdict(words: list[str], truth) -> str:
-    if not truth.aligned:
-        return "refuted"            # bank figures undefined: the alignment counterexample
-    if words[0] == "conflict_free":
-        return _expected(truth.max_ways <= 1)
-    value = truth.max_ways if words[0] == "max_ways" else truth.wavefronts
-    bound = int(words[2])
-    return _expected(value == bound if words[1] == "==" else value <= bound)
+def _compare_checks(mine, theirs: dict, engine: str, counts: dict) -> list[str]:
+    """Disagreements of one engine's results with the oracle's answers; counts the
+    comparisons, UNKNOWNs and REFUTED verdicts into `counts`."""
+    results = {r.property: r for r in mine}
+    bad = [f"{p}: only {'verify' if p in results else 'the oracle'} checks it"
+           for p in sorted(set(results) ^ set(theirs))]
+    compared = unknown = 0
+    for prop in sorted(results.keys() & theirs.keys()):
+        result, answer = results[prop], theirs[prop]
+        if result.status == Status.UNKNOWN:
+            unknown += 1
+            continue
+        compared += 1
+        counts["refuted"] += result.status == Status.REFUTED
+        if (result.status == Status.PROVED) != answer.holds:
+            bad.append(f"{prop}: verify {result.status.value}, oracle {_verdict(answer.holds)}")
+        for figure, ours, exact, oracle in _figures(prop, result, answer):
+            if not exact:
+                unknown += 1
+            elif ours != oracle:
+                compared += 1
+                bad.append(f"{prop}: verify {figure} {ours}, oracle {oracle}")
+            else:
+                compared += 1
+    counts[f"{engine}_comparisons"], counts[f"{engine}_unknown"] = compared, unknown
+    counts["comparisons"] += compared
+    counts["unknown"] += unknown
+    return bad
+
+
+def _figures(prop: str, result, answer):
+    """(figure, verify's value, whether it is exact, the oracle's value) to compare:
+    bank figures on conflict_free checks (where either side has them: an access
+    the other side finds misaligned has none), cosize on bijective checks (where
+    the oracle gives it)."""
+    kind = prop.split()[0]
+    facts = result.facts or {}
+    if kind == "conflict_free" and (result.max_ways, answer.max_ways) != (None, None):
+        return [("max_ways", result.max_ways, facts.get("max_ways_exact", True), answer.max_ways),
+                ("wavefronts", result.wavefronts, facts.get("wavefronts_exact", True),
+                 answer.wavefronts)]
+    if kind == "bijective" and answer.cosize is not None:
+        cosize = facts.get("cosize")
+        return [("cosize", cosize, cosize is not None, answer.cosize)]
+    return []
 
 
 def run_case(number: int, seed: int) -> dict:
-    text = random_spec(random.Random(f"{seed}:{number}"))
+    family, text = random_case(random.Random(f"{seed}:{number}"))
     started = time.monotonic()
-    try:
-        bad, counts = compare(text)
-    except SpecError as e:            # a generated spec the language rejects: counted apart
-        bad, counts = [], {"comparisons": 0, "unknown": 0, "refuted": 0, "rejected": str(e)}
-    return {"case": number, "seconds": round(time.monotonic() - started, 4),
+    bad, counts = compare(text)
+    flagged = bool(bad or counts["one_sided"])
+    return {"case": number, "family": family.split()[0],
+            "seconds": round(time.monotonic() - started, 4),
             "disagreements": len(bad), **counts, "detail": "; ".join(bad),
-            "spec": text if bad else ""}
+            "spec": text if flagged else ""}
 
 
 # -- the campaign -------------------------------------------------------------------
@@ -245,8 +230,10 @@ def main(argv=None) -> int:
     if args.merge:
         return merge(args)
     if args.replay is not None:
-        text = random_spec(random.Random(f"{args.seed}:{args.replay}"))
-        print(text, compare(text), sep="\n")
+        _, text = random_case(random.Random(f"{args.seed}:{args.replay}"))
+        bad, counts = compare(text)
+        print(text, f"oracle: {ask_oracle(text)}", f"disagreements: {bad}", f"counts: {counts}",
+              sep="\n")
         return 0
     numbers = (range(args.start, args.start + args.cases) if args.numbers is None
                else [int(line) for line in args.numbers if line.strip()])
@@ -330,8 +317,9 @@ def _left(deadline: float | None) -> float | None:
 
 
 class CampaignFiles:
-    """The result files of a run or a merge: CSV rows, disagreements, the cases
-    stopped mid-run, and the summary."""
+    """The result files of a run or a merge: CSV rows, disagreements (and specs
+    rejected by one side, under their own heading), the cases stopped mid-run,
+    and the summary."""
 
     def __init__(self, args):
         os.makedirs(args.out, exist_ok=True)
@@ -339,22 +327,32 @@ class CampaignFiles:
         self.csv = open(os.path.join(args.out, "differential.csv"), "w", newline="")
         self.writer = csv.DictWriter(self.csv, CSV_FIELDS, extrasaction="ignore")
         self.writer.writeheader()
-        self.found = open(os.path.join(args.out, "differential_disagreements.txt"), "w")
+        self.found, self.one_sided = [], []
+        self.write_found()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.csv.close()
-        self.found.close()
 
     def append(self, row: dict):
         self.writer.writerow(row)
         self.csv.flush()
+        head = f"# case {row['case']} (seed {self.args.seed}, {row['family']})"
         if row["disagreements"]:
-            self.found.write(f"# case {row['case']} (seed {self.args.seed}): {row['detail']}\n"
-                             f"{row['spec']}\n")
-            self.found.flush()
+            self.found.append(f"{head}: {row['detail']}\n{row['spec']}\n")
+        if row["one_sided"]:
+            self.one_sided.append(f"{head}: {row['one_sided']}\n{row['spec']}\n")
+        if row["disagreements"] or row["one_sided"]:
+            self.write_found()
+
+    def write_found(self):
+        """The whole file, rewritten at each new entry (they are rare): a run killed
+        from outside keeps every one found so far."""
+        with open(os.path.join(self.args.out, FOUND_FILE), "w") as f:
+            f.write(DISAGREEMENTS_HEADING + "".join(self.found) + "\n"
+                    + ONE_SIDED_HEADING + "".join(self.one_sided))
 
     def write_stopped(self, stopped: list[int]):
         with open(os.path.join(self.args.out, STOPPED_FILE), "w") as f:
@@ -371,14 +369,15 @@ class CampaignFiles:
 
 def merge(args) -> int:
     """One summary of several runs (for example halves run as separate commands)."""
-    rows, notes, parts, wall, stopped = [], [], [], 0.0, set()
+    rows, found, one_sided, parts, wall, stopped = [], [], [], [], 0.0, set()
     for d in args.merge:
         with open(os.path.join(d, "differential.csv")) as f:
-            part = [{k: (v if k == "rejected" else float(v) if k == "seconds" else int(v))
-                     for k, v in r.items()} for r in csv.DictReader(f)]
+            part = [_typed(r) for r in csv.DictReader(f)]
         rows += part
-        with open(os.path.join(d, "differential_disagreements.txt")) as f:
-            notes.append(f.read())
+        with open(os.path.join(d, FOUND_FILE)) as f:
+            theirs = f.read().removeprefix(DISAGREEMENTS_HEADING).split(ONE_SIDED_HEADING)
+        found.append(theirs[0].removesuffix("\n"))
+        one_sided.append(theirs[1])
         with open(os.path.join(d, "differential.md")) as f:
             summary = f.read()
         wall += float(re.search(r"; wall (\d+) s", summary).group(1))
@@ -392,11 +391,23 @@ def merge(args) -> int:
     stopped -= {r["case"] for r in rows}     # stopped in one run, finished in a later one
     with CampaignFiles(args) as out:
         out.writer.writerows(sorted(rows, key=lambda r: r["case"]))
-        out.found.write("".join(notes))
+        out.found, out.one_sided = found, one_sided
+        out.write_found()
         out.write_stopped(sorted(stopped))
         out.summarise(rows, wall, sorted(stopped), echo=True,
                       appendix=MERGED_HEADING + "\n".join(parts) + "\n")
     return 1 if any(r["disagreements"] for r in rows) else 0
+
+
+def _typed(row: dict) -> dict:
+    """A CSV row as run_case made it: text, seconds, counts; an engine not run is None."""
+    def value(key, text):
+        if key in TEXT_FIELDS:
+            return text
+        if text == "":
+            return None
+        return float(text) if key.endswith("seconds") else int(text)
+    return {k: value(k, v) for k, v in row.items()}
 
 
 def _this_run(args) -> str:
@@ -455,28 +466,59 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
     # Reasons differ only in the numbers they quote; group them without.
     rejected = Counter(re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1])
                        for r in rows if r.get("rejected"))
-    times = sorted(r["seconds"] for r in rows) or [0.0]
+    times = _sorted_times(rows, "seconds")
+    flagged = [r for r in rows if r["disagreements"]]
     lines = [
-        "# Differential campaign: solver against brute-force enumeration", "",
+        "# Differential campaign: verify against an independent oracle", "",
+        f"Oracle: {OUR_ORACLE}.", "",
         f"Machine: {getattr(args, 'machine', None) or _this_run(args)}; "
         f"seed {args.seed}; wall {wall:.0f} s.", "",
         "Reproduce: `python benchmarks/differential.py --cases N --seed S`; replay one case "
-        "with `--replay CASE`.", "",
+        "with `--replay CASE`. The generator's families are described in "
+        "`benchmarks/spec_generator.py`.", "",
         "| figure | value |", "|---|---|",
         f"| cases (random specs) | {len(rows)} (numbers {_spans([r['case'] for r in rows])}) |",
-        f"| specs the language rejected (not compared) | {sum(rejected.values())} |",
+        f"| specs both sides rejected (not compared) | {sum(rejected.values())} |",
+        f"| **specs rejected by one side** (listed in {FOUND_FILE}) "
+        f"| **{sum(bool(r['one_sided']) for r in rows)}** |",
         f"| cases stopped while running, by the budget or a signal (not counted; {STOPPED_FILE}) "
         f"| {len(stopped)} |",
-        f"| comparisons (verdicts and figures) | {sum(r['comparisons'] for r in rows)} |",
+        f"| comparisons (verdicts and figures, all engines) | {sum(r['comparisons'] for r in rows)} |",
         f"| refuted verdicts among them | {sum(r['refuted'] for r in rows)} |",
-        f"| unknown (timeouts) | {sum(r['unknown'] for r in rows)} |",
-        f"| **disagreements** | **{sum(r['disagreements'] for r in rows)}** |",
+        f"| unknown (timeouts; never counted as agreement) | {sum(r['unknown'] for r in rows)} |",
+        f"| **disagreements** | **{sum(r['disagreements'] for r in rows)}** "
+        f"(in {len(flagged)} cases) |",
         f"| median / worst seconds per case | {times[len(times) // 2]:.3f} / {times[-1]:.2f} |",
+        "", "Per engine of verify:", "",
+        "| engine | cases | comparisons | unknown | disagreements | median s |",
+        "|---|---|---|---|---|---|",
     ]
+    for engine in ENGINES:
+        ran = [r for r in rows if r.get(f"{engine}_seconds") is not None]
+        if ran:
+            t = _sorted_times(ran, f"{engine}_seconds")
+            lines.append(f"| {engine} | {len(ran)} | "
+                         + " | ".join(str(sum(r.get(f"{engine}_{f}") or 0 for r in ran))
+                                      for f in ENGINE_FIELDS[1:3] + ENGINE_FIELDS[:1])
+                         + f" | {t[len(t) // 2]:.3f} |")
+    lines += ["", "Per family of specs:", "",
+              "| family | cases | both rejected | one side rejected | comparisons | disagreements |",
+              "|---|---|---|---|---|---|"]
+    for family, n in sorted(Counter(r["family"] for r in rows).items()):
+        mine = [r for r in rows if r["family"] == family]
+        lines.append(f"| {family} | {n} | {sum(bool(r['rejected']) for r in mine)} | "
+                     f"{sum(bool(r['one_sided']) for r in mine)} | "
+                     f"{sum(r['comparisons'] for r in mine)} | "
+                     f"{sum(r['disagreements'] for r in mine)} |")
     if rejected:
-        lines += ["", "Rejected specs, by reason:", ""]
+        lines += ["", "Specs both sides rejected, by verify's reason:", ""]
         lines += [f"- {n}: {why}" for why, n in rejected.most_common()]
     return "\n".join(lines) + "\n"
+
+
+def _sorted_times(rows: list[dict], key: str) -> list[float]:
+    return sorted(r[key] for r in rows) or [0.0]
+
 
 if __name__ == "__main__":
     sys.exit(main())

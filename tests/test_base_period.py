@@ -17,14 +17,14 @@ from verify.program import BASE, Program, base_period
 from verify.spec.parser import parse_text
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import differential  # noqa: E402
+import spec_generator  # noqa: E402
 
 
 def valid_access(rng: random.Random):
     """The first random spec the language accepts (some exceed the 32-bit window)."""
     while True:
         try:
-            program = Program(parse_text(differential.random_spec(rng)))
+            program = Program(parse_text(spec_generator.random_spec(rng)))
             return program, program.access("a", None)
         except SpecError:
             continue
