@@ -3,6 +3,8 @@
 (The same layouts are compared with pycute and Triton in tests/test_oracles.py.)
 """
 import itertools
+import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -167,3 +169,47 @@ def test_tma_boxes_of_64_bit_elements_are_2_per_16_byte_chunk():
         offsets("tma(SWIZZLE_128B, f64, (17, 8))")
     with pytest.raises(SpecError, match="TMA box inner extent 1 is 8 bytes"):
         offsets("tma(SWIZZLE_32B, f64, (1, 8))")
+
+
+def test_a_layout_call_is_in_the_unit_its_swizzle_acts_on():
+    # GMMA atoms (like smem_ptr and TMA boxes) swizzle byte addresses: their call is
+    # the byte offset at base 0. nvmma_shared, like every other layout, is an element
+    # offset. Both are the seed article's Sw<3,3,3> placement.
+    spec = parse_text(
+        f"dtype f16\nbuffer align 1024\nlayout S = Sw<3,3,3> o (8,64):(64,1)\n"
+        f"layout G = GMMA::Layout_K_SW128_Atom<half_t>\nlayout N = {NVMMA_16} shape (8, 64)\n"
+        "check equivalent G(r, c) == 2 * S(r, c) for r in 0..8, c in 0..64\n"
+        "check equivalent N(r, c) == S(r, c) for r in 0..8, c in 0..64\n")
+    results = [r for r in run_spec(spec) if r.property.startswith("equivalent")]
+    assert [r.status for r in results] == [Status.PROVED, Status.PROVED]
+
+
+@pytest.mark.parametrize("layout,model", [
+    (f"{NVMMA_16} shape (8, 64)", "offsets from the buffer start"),
+    ("GMMA::Layout_K_SW128_Atom<half_t>", "is applied to absolute addresses")])
+def test_base_alignment_counterexample_says_how_verify_models_the_swizzle(layout, model):
+    spec = parse_text(f"dtype f16\nbuffer align 128\nlayout L = {layout}\ncheck bijective L\n")
+    result = next(r for r in run_spec(spec) if r.property == "base_aligned L")
+    assert result.status == Status.REFUTED
+    assert model in result.counterexample.summary
+    assert re.search(r"but a buffer stage can start at byte \d+$", result.counterexample.summary)
+
+
+def test_map_says_the_unit_of_every_figure():
+    runner = CliRunner()
+    gmma = runner.invoke(main, ["map", "GMMA::Layout_K_SW32_Atom<half_t>", "--dtype", "f16",
+                                "--json"])
+    doc = json.loads(gmma.output)
+    assert (doc["unit"], doc["formula_unit"]) == ("elements", "bytes at base 0")
+    assert doc["byte_offsets"] == [2 * o for o in doc["offsets"]]
+    text = runner.invoke(main, ["map", "GMMA::Layout_K_SW32_Atom<half_t>"]).output.splitlines()
+    assert text[2].startswith("formula, in bytes at base 0 (the swizzle acts on byte "
+                              "addresses): L(m0, m1) = ")
+    assert text[3] == "Sw<1,4,3> on byte addresses:"
+    assert text[-1].startswith("offsets, in elements: 0 16 32 48 72 ")
+    plain = runner.invoke(main, ["map", "Sw<3,3,3> o (8,64):(64,1)", "--json"])
+    assert (json.loads(plain.output)["unit"], json.loads(plain.output)["formula_unit"]) == (
+        "elements", "elements")
+    text = runner.invoke(main, ["map", "Sw<3,3,3> o (8,64):(64,1)"]).output.splitlines()
+    assert text[2].startswith("formula, in elements: L(m0, m1) = ")
+    assert text[3] == "Sw<3,3,3> on element offsets:"

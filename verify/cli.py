@@ -18,10 +18,11 @@ from verify import api
 from verify.errors import InternalError, SpecError
 from verify.expr import Var
 from verify.formula import formula
-from verify.layout import coordinate_vars, domain_shape
+from verify.layout import Swizzle, coordinate_vars, domain_shape
 from verify.report import json_report, text_report
-from verify.program import Program
+from verify.program import DTYPE_BYTES, Program
 from verify.solve import Status
+from verify.spec.ast import LayoutDef
 from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -128,34 +129,50 @@ def wavefronts_cmd(instr, addresses, as_json):
 
 @main.command("map")
 @click.argument("layout")
-@click.option("--dtype", default=None, help="Element type; adds byte offsets.")
+@click.option("--dtype", default=None,
+              help="Element type: checked against the layout's element width; adds byte offsets.")
 @click.option("--shape", default=None, metavar="D0,D1,...",
               help="Tensor shape, for a Triton encoding (#ttg.swizzled_shared<...>).")
 @click.option("--json", "as_json", is_flag=True)
 def map_cmd(layout, dtype, shape, as_json):
-    """Offsets L(0), ..., L(size-1) of a layout, in CuTe's 1-D index order."""
+    """Offsets L(0), ..., L(size-1) of a layout, in CuTe's 1-D index order.
+
+    Every figure says its unit: offsets are elements; the formula is in the unit
+    the layout's swizzle acts on (bytes at base 0 for smem_ptr, GMMA atoms and TMA
+    boxes, elements otherwise), as a call of the layout in a spec expression is."""
     try:
         ldef = api.parse_layout(layout, _parse_shape(shape) if shape else None, dtype)
         offs = api.offsets(ldef, dtype)
     except SpecError as e:
         _fail(str(e))
     names = [Var(n) for n, _ in coordinate_vars(ldef.function)]
-    doc = {"layout": layout, "shape": domain_shape(ldef.function),
+    formula_unit = "elements" if ldef.pointer_swizzle is None else "bytes at base 0"
+    doc = {"layout": layout, "shape": domain_shape(ldef.function), "unit": "elements",
            "formula": f"L({', '.join(v.name for v in names)}) = {formula(ldef.value(names))}",
-           "offsets": offs}
+           "formula_unit": formula_unit, "offsets": offs}
     if dtype:
-        from verify.program import DTYPE_BYTES
         doc["byte_offsets"] = [DTYPE_BYTES[dtype] * o for o in offs]
     if as_json:
         click.echo(json.dumps(doc))
         return
-    click.echo(f"{layout}\nshape {doc['shape']}, {len(offs)} offsets\n{doc['formula']}")
-    if ldef.pointer_swizzle or "Sw" in layout:
-        from verify.layout import Composed
-        sw = ldef.pointer_swizzle or getattr(ldef.function, "outer", None)
-        if sw is not None and not isinstance(sw, Composed) and hasattr(sw, "diagram"):
-            click.echo(sw.diagram())
-    click.echo(" ".join(map(str, offs)))
+    why = "" if ldef.pointer_swizzle is None else " (the swizzle acts on byte addresses)"
+    click.echo(f"{layout}\nshape {doc['shape']}, {len(offs)} offsets")
+    click.echo(f"formula, in {formula_unit}{why}: {doc['formula']}")
+    swizzle = _outer_swizzle(ldef)
+    if swizzle is not None:
+        on = "element offsets" if ldef.pointer_swizzle is None else "byte addresses"
+        click.echo(f"{swizzle} on {on}:\n{swizzle.diagram()}")
+    if dtype:
+        click.echo(f"byte offsets, in bytes: {' '.join(map(str, doc['byte_offsets']))}")
+    click.echo(f"offsets, in elements: {' '.join(map(str, offs))}")
+
+
+def _outer_swizzle(ldef: LayoutDef) -> Swizzle | None:
+    """The swizzle `verify map` draws: the pointer swizzle, or an outermost one."""
+    if ldef.pointer_swizzle is not None:
+        return ldef.pointer_swizzle
+    outer = getattr(ldef.function, "outer", None)
+    return outer if isinstance(outer, Swizzle) else None
 
 
 @main.command("fragments")

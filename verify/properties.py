@@ -118,10 +118,20 @@ def base_aligned(program: Program, ldef: LayoutDef, budget: Budget):
     if address % n == 0:
         raise InternalError(f"base alignment counterexample does not replay: {values}")
     cex = Counterexample(
-        f"layout {ldef.name} needs its buffer aligned to {n} bytes (its swizzle repeats every "
-        f"{n} bytes and is applied to absolute addresses), but a buffer stage can start at "
-        f"byte {address}", _shown_instance(program, values))
+        f"layout {ldef.name} needs its buffer aligned to {n} bytes ({_swizzle_model(ldef, n)}), "
+        f"but a buffer stage can start at byte {address}", _shown_instance(program, values))
     return status, cex, ""
+
+
+def _swizzle_model(ldef: LayoutDef, n: int) -> str:
+    """Why the alignment matters, as verify models the layout's swizzle."""
+    if ldef.pointer_swizzle is not None:
+        return f"its swizzle repeats every {n} bytes and is applied to absolute addresses"
+    # nvmma_shared: an element-offset formula, which is where the hardware's
+    # absolute-address swizzle puts the data only from an aligned start.
+    return (f"verify places its elements by offsets from the buffer start, which is where "
+            f"TMA and wgmma put them only when the buffer starts at a multiple of the "
+            f"swizzle's {n}-byte repeat")
 
 
 def in_bounds(program: Program, access: Access, budget: Budget):

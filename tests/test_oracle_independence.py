@@ -1,0 +1,69 @@
+"""The oracle (verify/oracle/) must not reuse verify's reading of the notations.
+
+It may import the standard library, lark, pycute, triton, numpy and its own
+modules; from the rest of `verify` nothing at all (the grammar file is read as
+a package resource, not imported). Any other import, or a dynamic import of a
+`verify.` module named in a string, fails this test.
+"""
+import ast
+import pathlib
+import sys
+
+import pytest
+
+ORACLE = pathlib.Path(__file__).resolve().parents[1] / "verify" / "oracle"
+ALLOWED_THIRD_PARTY = {"lark", "pycute", "triton", "numpy"}
+ALLOWED_STRINGS = {"verify.spec"}      # importlib.resources package holding grammar.lark
+
+
+def imported_modules(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                yield node.lineno, "verify.oracle." + (node.module or "")
+            elif node.module == "verify":
+                for alias in node.names:
+                    yield node.lineno, f"verify.{alias.name}"
+            else:
+                yield node.lineno, node.module
+
+
+def is_allowed(module: str) -> bool:
+    top = module.split(".")[0]
+    if top == "verify":
+        return module == "verify.oracle" or module.startswith("verify.oracle.")
+    return top in sys.stdlib_module_names or top in ALLOWED_THIRD_PARTY or top == "__future__"
+
+
+def oracle_files():
+    files = sorted(ORACLE.glob("*.py"))
+    assert files, f"no oracle modules under {ORACLE}"
+    return files
+
+
+@pytest.mark.parametrize("path", oracle_files(), ids=lambda p: p.name)
+def test_oracle_imports_nothing_of_verify(path):
+    tree = ast.parse(path.read_text(), str(path))
+    bad = [(line, m) for line, m in imported_modules(tree) if not is_allowed(m)]
+    assert not bad, f"{path.name} imports forbidden modules: {bad}"
+
+
+@pytest.mark.parametrize("path", oracle_files(), ids=lambda p: p.name)
+def test_oracle_names_no_verify_module_in_strings(path):
+    tree = ast.parse(path.read_text(), str(path))
+    named = [(n.lineno, n.value) for n in ast.walk(tree)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.startswith("verify.") and n.value not in ALLOWED_STRINGS
+             and not n.value.startswith("verify.oracle")]
+    assert not named, f"{path.name} names verify modules: {named}"
+
+
+def test_the_scan_catches_forbidden_imports():
+    source = ("import verify.layout\nfrom verify import expr\nfrom verify.spec.parser import "
+              "parse_text\nfrom verify.oracle import cute\nimport numpy\nfrom . import hardware\n")
+    found = [m for _, m in imported_modules(ast.parse(source))]
+    assert [m for m in found if not is_allowed(m)] == [
+        "verify.layout", "verify.expr", "verify.spec.parser"]
