@@ -743,11 +743,15 @@ def equivalence_family(rng: random.Random) -> str:
 
 
 def _render_some(tile: Tile, rng: random.Random, avoid: str = "") -> tuple[str, Term]:
-    """(notation, layout) of the tile, preferring a notation other than `avoid`;
-    CuTe and formulas can write any tile."""
+    """(notation, layout) of the tile, preferring a notation other than `avoid`
+    and, half the time, a library's over the generic CuTe, pointer and formula
+    spellings, which can write any tile; and half the time TMA boxes and
+    nvmma_shared, which fit the fewest tiles, before the other libraries."""
     names = list(RENDERERS)
     rng.shuffle(names)
-    names.sort(key=lambda n: n == avoid)
+    generic_last = {n: n in ("cute", "pointer", "formula") and rng.random() < 0.5 for n in names}
+    rare_first = {n: n in ("tma", "nvmma") and rng.random() < 0.5 for n in names}
+    names.sort(key=lambda n: (n == avoid, generic_last[n], not rare_first[n]))
     for name in names:
         term = RENDERERS[name](tile, rng)
         if term is not None:
