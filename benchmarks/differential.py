@@ -125,7 +125,7 @@ def compare(text: str) -> tuple[list[str], dict]:
         raise
     except Exception as e:                  # a bug in the oracle: shown, never skipped
         theirs, refusal = None, None
-        crash = f"the oracle raised {type(e).__name__}: {e}"
+        crash = f"the oracle raised {_one_line(e)}"
     counts["oracle_seconds"] = round(time.monotonic() - started, 4)
     bad, one_sided, rejected = [], [], []
     for engine in engines():
@@ -133,7 +133,7 @@ def compare(text: str) -> tuple[list[str], dict]:
         try:
             mine, error = ask_verify(text, engine)
         except Exception as e:              # verify's InternalError, or worse
-            mine, error, found = None, None, [f"verify raised {type(e).__name__}: {e}"]
+            mine, error, found = None, None, [f"verify raised {_one_line(e)}"]
         else:
             found = []
         if crash:
@@ -151,6 +151,11 @@ def compare(text: str) -> tuple[list[str], dict]:
     counts["rejected"] = rejected[0] if len(rejected) == len(engines()) else ""
     counts["one_sided"] = "; ".join(one_sided)
     return bad, counts
+
+
+def _one_line(error: Exception) -> str:
+    """An exception as one line of the disagreements file (lark's span several)."""
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
 def _compare_checks(mine, theirs: dict, engine: str, counts: dict) -> list[str]:
