@@ -137,6 +137,17 @@ def test_tile_to_shape_refuses_what_cute_cannot_compose():
         offsets("tile_to_shape(8:3, (32,2), (1,0))")
 
 
+def test_tile_to_shape_refuses_an_atom_whose_modes_interleave():
+    """((2,4),8):((8,16),2): the stride-8 mode starts inside the 0..15 span of the
+    stride-2 mode. pycute's complement gives it extent 8 // 16 = 0 (and a product
+    that divides by zero); verify refuses the atom."""
+    pycute = oracle("pycute")
+    atom = pycute.Layout(((2, 4), 8), ((8, 16), 2))
+    assert 0 in pycute.flatten(pycute.complement(atom, 256).shape)
+    with pytest.raises(SpecError, match="do not interleave"):
+        offsets("tile_to_shape(((2,4),8):((8,16),2), (32,8))")
+
+
 class PycuteLostIndices(Exception):
     """pycute's gap: its composition floors an extent that does not split evenly
     over a mode (CuTe's C++ asserts divisibility), returning a smaller layout."""

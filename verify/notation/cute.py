@@ -127,7 +127,7 @@ def coalesce(layout: CuteLayout) -> CuteLayout:
     return _from_modes(merged)
 
 
-def complement(layout: CuteLayout, cotarget: int) -> CuteLayout:
+def complement(layout: CuteLayout, cotarget: int, pos: Pos = Pos()) -> CuteLayout:
     """CuTe's complement as pycute computes it: the layout of the offsets `layout`
     does not reach, repeating it up to `cotarget`.
 
@@ -141,9 +141,16 @@ def complement(layout: CuteLayout, cotarget: int) -> CuteLayout:
     ``idx`` the first index past the modes so far (1 at the start), each mode
     (s, d) contributes ``(d // idx) : idx`` and moves idx to s*d; last comes
     ``ceil(cotarget / idx) : idx``.
+
+    Requires: no mode starts inside the span of the smaller-stride modes before
+    it (pycute would give it extent 0; CuTe's C++ asserts).
     """
     result, idx = [], 1
     for d, s in sorted((d, s) for s, d in _modes(layout) if s != 1 and d != 0):
+        if d < idx:
+            raise SpecError(f"complement of {layout}: its mode {s}:{d} starts inside the span "
+                            f"[0, {idx}) of its smaller-stride modes; expected modes that "
+                            "do not interleave, as CuTe's complement requires", pos)
         result.append((d // idx, idx))
         idx = s * d
     result.append((-(-cotarget // idx), idx))
@@ -239,7 +246,7 @@ def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Po
     if len(order) != len(reps) or any(not isinstance(o, int) for o in order):
         raise SpecError(f"tile_to_shape: order {order}: expected {len(reps)} integers", pos)
     tiler = ordered_layout(reps, order)
-    rest = compose(complement(block, block.size() * tiler.size()), tiler, pos)
+    rest = compose(complement(block, block.size() * tiler.size(), pos), tiler, pos)
     modes = [coalesce(CuteLayout((s, r), (d, q)))
              for (s, d), r, q in zip(zip(block.shape, block.stride), rest.shape, rest.stride)]
     return CuteLayout(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
