@@ -47,8 +47,10 @@ evaluates that on numpy arrays; tests compare it with pycute's ``Layout.__call__
 pycute gaps (tested in tests/test_oracle.py): ``Swizzle(0, M, 0)`` recurses
 forever (``shiftr`` and ``shiftl`` call each other for a zero shift), so
 `swizzle` handles the zero-bit swizzle itself (the identity); ``complement`` and
-``composition`` assert on layouts CuTe also rejects (overlapping or
-non-divisible strides), which we turn into refusals.
+``composition`` assert on some layouts CuTe also rejects (overlapping or
+non-divisible strides), which we turn into refusals, but ``complement`` of
+(2,8):(4,1) returns a mode of extent 0 instead (refused too); ``composition`` skips CuTe's
+shape divisibility condition and silently drops points, which `compose` detects.
 """
 from __future__ import annotations
 
@@ -166,20 +168,39 @@ def tile_to_shape(atom, target, order):
     tiler = _ordered_layout(reps, order)
     try:
         product = pc.logical_product(block, tiler)
-    except AssertionError:
-        raise OracleRefusal(f"tile_to_shape: CuTe's complement of the atom {atom} is "
-                            "undefined (overlapping modes)") from None
+    except (AssertionError, ZeroDivisionError):
+        product = None
+    if product is None or 0 in flatten(product.shape):
+        raise OracleRefusal(f"tile_to_shape: CuTe's logical_product of the atom {atom} is "
+                            "undefined (its complement or composition preconditions fail)")
     zipped = pc.make_layout(pc.make_layout(product[0][i], product[1][i]) for i in range(rank))
     return pc.coalesce(zipped, tuple(reps))
 
 
 def compose(a, b):
-    """pycute.composition(a, b) of two plain layouts; CuTe's preconditions refused."""
+    """pycute.composition(a, b) of two plain layouts; CuTe's preconditions refused.
+
+    pycute checks CuTe's stride divisibility condition (an assertion) but not its
+    shape divisibility condition: composition((2,3,8):(30,24,12), 8:2) floors 8/3
+    and returns (3,2):(24,12), six points for B's eight. Each mode of the result
+    must keep its mode of B's size, which holds exactly when every division was
+    exact, so a size that shrank is refused as CuTe would reject it.
+
+    CuTe's result refines B's shape (4:4 may come back as (2,2):(104,13)); the
+    spec's coordinates are B's, so a refined one-mode result stays one mode.
+    """
+    pc = _pycute()
     try:
-        return _pycute().composition(a, b)
+        result = pc.composition(a, b)
     except (AssertionError, ZeroDivisionError):
-        raise OracleRefusal(f"composition({a}, {b}): CuTe's divisibility condition "
+        raise OracleRefusal(f"composition({a}, {b}): CuTe's stride divisibility condition "
                             "fails") from None
+    if isinstance(b.shape, int) and isinstance(result.shape, tuple):
+        result = pc.Layout((result.shape,), (result.stride,))     # B's one mode, refined
+    if top_modes(result) != top_modes(b):
+        raise OracleRefusal(f"composition({a}, {b}): CuTe's shape divisibility condition "
+                            "fails")
+    return result
 
 
 # -- SM90 GMMA atoms and TMA boxes ---------------------------------------------------
