@@ -168,6 +168,14 @@ def test_pycute_complement_with_a_zero_extent_is_refused():
         answers("dtype f16\nlayout L = tile_to_shape((2,8):(4,1), (4,8))\ncheck bijective L\n")
 
 
+def test_pycute_logical_product_that_drops_repeats_is_refused():
+    """pycute gap: logical_product((2,2):(1,4), (1,3):(1,1)) keeps 2 of the 3 repeats."""
+    product = pycute.logical_product(pycute.Layout((2, 2), (1, 4)), pycute.Layout((1, 3), (1, 1)))
+    assert cute.top_modes(product[1]) == [1, 2]
+    with pytest.raises(OracleRefusal, match="logical_product"):
+        answers("dtype f16\nlayout L = tile_to_shape((2,2):(1,4), (2,6))\ncheck bijective L\n")
+
+
 def test_pycute_complement_of_overlapping_atom_is_refused():
     with pytest.raises(OracleRefusal, match="logical_product"):
         answers("dtype f16\nlayout L = tile_to_shape((2,2):(1,1), (4,4))\ncheck bijective L\n")

@@ -170,7 +170,9 @@ def tile_to_shape(atom, target, order):
         product = pc.logical_product(block, tiler)
     except (AssertionError, ZeroDivisionError):
         product = None
-    if product is None or 0 in flatten(product.shape):
+    # pycute's composition inside logical_product skips CuTe's shape divisibility
+    # check (see `compose`): the repeat modes must keep the repeat counts.
+    if product is None or 0 in flatten(product.shape) or top_modes(product[1]) != reps:
         raise OracleRefusal(f"tile_to_shape: CuTe's logical_product of the atom {atom} is "
                             "undefined (its complement or composition preconditions fail)")
     zipped = pc.make_layout(pc.make_layout(product[0][i], product[1][i]) for i in range(rank))
