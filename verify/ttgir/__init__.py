@@ -1,0 +1,19 @@
+"""``verify ttgir KERNEL.ttgir``: check every shared-memory op of a compiled Triton
+kernel, read from the compiler's own TTGIR with Triton's MLIR bindings (the
+``triton`` extra: ``pip install 'verify[triton]'``).
+
+``check(path_or_text, timeout=60.0) -> list[CheckResult]``: each result carries
+the op's Python file and line and names the op (``conflict_free local_load
+%y``); ops verify does not model are UNKNOWN results, ``not modelled: <op>``,
+with the reason. A file that is not TTGIR Triton can parse raises `SpecError`
+located at MLIR's diagnostic.
+"""
+from __future__ import annotations
+
+from verify.results import CheckResult
+from verify.ttgir.module import check_module
+
+
+def check(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
+    """Every check of a compiled kernel's shared-memory ops (see the module doc)."""
+    return check_module(path_or_text, timeout)

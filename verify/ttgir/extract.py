@@ -1,0 +1,224 @@
+"""Read a TTGIR module with Triton's own MLIR bindings and print, as JSON, every
+shared-memory operation with the layouts Triton itself computes for it.
+
+Run as ``python -m verify.ttgir.extract FILE``, in a child process: the native
+parser and Triton's layout code may abort on hostile input, and a child that dies
+cannot take the verifier with it (`verify.ttgir.module` turns that into a located
+error). Nothing here re-derives a layout: distributed encodings (blocked, linear,
+nvidia_mma, dot_op, slice) and shared encodings become linear layouts through
+Gluon's ``GluonOpBuilder.to_linear_layout``, the function Triton's own Gluon
+frontend uses (``triton/experimental/gluon/language/_semantic.py``).
+
+Output: ``{"target", "num_warps", "threads_per_warp", "ops", "buffers"}``, or
+``{"error": ...}``; MLIR's diagnostics go to stderr.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+# The four operations that move data between registers and shared memory.
+DATA_OPS = ("ttg.local_alloc", "ttg.local_store", "ttg.local_load",
+            "ttg.async_copy_global_to_local")
+# Views keep the buffer and change how it is seen.
+VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans",
+            "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
+# Operations that take a buffer without reading or writing its elements.
+BOOKKEEPING = ("ttg.local_dealloc", "ttng.warp_group_dot_wait", "ttg.async_wait",
+               "ttg.async_commit_group", "ttng.fence_async_shared", "scf.yield",
+               "scf.for", "scf.if", "scf.while", "scf.condition", "tt.return")
+_OP_LINE = re.compile(r"^\s*(?:(?P<result>%[\w$.-]+)(?::\d+)?\s*=\s*)?\"?"
+                      r"(?P<op>ttg\.(?:local_alloc|local_store|local_load|"
+                      r"async_copy_global_to_local))\b(?P<rest>.*)$")
+_FILE_LINE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
+# Shapes and the element type are read from the printed memdesc type: the bindings
+# have no accessor for them. ``!ttg.memdesc<128x16xf16, #enc, #smem, mutable, 128x64>``
+_MEMDESC = re.compile(r"^!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>[a-zA-Z]\w*)"
+                      r"(?P<rest>.*?)(?:,\s*(?P<alloc>\d+(?:x\d+)*))?>$")
+_ENCODING = re.compile(r"#ttg\.\w+<\{[^}]*\}>")
+
+
+def main(path: str) -> int:
+    try:
+        from triton._C.libtriton import gluon_ir, ir
+    except ImportError as e:
+        print(json.dumps({"error": "missing_triton", "detail": str(e)}))
+        return 0
+    context = ir.context()
+    ir.load_dialects(context)
+    try:
+        module = ir.parse_mlir_module(path, context)
+    except RuntimeError as e:
+        print(json.dumps({"error": "parse", "detail": str(e)}))
+        return 0
+    builder = gluon_ir.GluonOpBuilder(context)
+    with open(path, encoding="utf-8") as f:
+        text_ops = _text_ops(f.read())
+    print(json.dumps(Extractor(module, builder, text_ops).run()))
+    return 0
+
+
+def _text_ops(text: str) -> list[dict]:
+    """The printed result name and TTGIR line of each data op, in file order.
+
+    Triton's bindings do not expose SSA names; the printed text is only read for
+    names and lines, matched to the parsed ops by order (walk order is file order
+    for these ops, which hold no regions)."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _OP_LINE.match(line)
+        if m:
+            name = m["result"]
+            if name is None:   # local_store: name it by the stored value
+                operand = re.match(r"\s*(%[\w$.-]+)", m["rest"])
+                name = operand[1] if operand else None
+            out.append({"op": m["op"], "name": name, "ttgir_line": number})
+    return out
+
+
+class Extractor:
+    def __init__(self, module, builder, text_ops: list[dict]):
+        self.module = module
+        self.builder = builder
+        self.text_ops = text_ops
+        self.views: dict[int, tuple[str, int | None]] = {}   # value id -> (op, source id)
+        self.allocs: dict[int, dict] = {}
+        self.ops: list[dict] = []
+
+    def run(self) -> dict:
+        top = self.module.get_operation()
+        found = []
+        self.module.walk(found.append)
+        for op in found:
+            self._visit(op)
+        self._name_ops()
+        for entry in self.ops:
+            entry["buffer"] = self._root(entry.pop("_memdesc_id"), entry)
+        return {"target": top.get_str_attr("ttg.target"),
+                "num_warps": top.get_int_attr("ttg.num-warps"),
+                "threads_per_warp": top.get_int_attr("ttg.threads-per-warp"),
+                "ops": self.ops, "buffers": list(self.allocs.values())}
+
+    # -- one operation ---------------------------------------------------------
+
+    def _visit(self, op):
+        name = op.get_name()
+        if name in VIEW_OPS:
+            self.views[op.get_result(0).id()] = (name, op.get_operand(0).id())
+            return
+        if name == "ttg.local_alloc":
+            result = op.get_result(0)
+            self.allocs[result.id()] = {"id": result.id(), **self._memdesc(result),
+                                        "loc": _location(result)}
+        if name in DATA_OPS:
+            self.ops.append(self._data_op(op, name))
+        elif name == "ttg.convert_layout":
+            self._convert_layout(op)
+        elif name not in BOOKKEEPING and "barrier" not in name:
+            self._other_shared_use(op, name)
+
+    def _data_op(self, op, name: str) -> dict:
+        memdesc, tensor = _operands(op, name)
+        return {"op": name, "loc": _location(op.get_result(0) if op.get_num_results()
+                                             else tensor),
+                "memdesc": self._memdesc(memdesc), "_memdesc_id": memdesc.id(),
+                "tensor": self._tensor(tensor) if tensor is not None else None}
+
+    def _convert_layout(self, op):
+        """A conversion that is not trivial may go through scratch shared memory."""
+        source, result = op.get_operand(0), op.get_result(0)
+        if self.builder.is_convert_layout_trivial(result.get_type(), source):
+            return
+        self.ops.append({"op": "ttg.convert_layout", "loc": _location(result),
+                         "memdesc": None, "_memdesc_id": None, "tensor": None,
+                         "types": [str(source.get_type()), str(result.get_type())]})
+
+    def _other_shared_use(self, op, name: str):
+        operands = [op.get_operand(i) for i in range(op.get_num_operands())]
+        if not any(str(v.get_type()).startswith("!ttg.memdesc") for v in operands):
+            return
+        loc_value = op.get_result(0) if op.get_num_results() else operands[0]
+        self.ops.append({"op": name, "loc": _location(loc_value), "memdesc": None,
+                         "_memdesc_id": None, "tensor": None})
+
+    # -- layouts, through Triton ------------------------------------------------
+
+    def _memdesc(self, value) -> dict:
+        """Shape, element type, encoding text and Triton's linear layout of the
+        encoding on the allocation shape the view reports (offset -> coordinate)."""
+        text = str(value.get_type())
+        m = _MEMDESC.match(text)
+        if not m:
+            return {"type": text, "error": "not a memdesc type Triton 3.9 prints"}
+        shape = [int(n) for n in m["shape"].rstrip("x").split("x")]
+        alloc = [int(n) for n in m["alloc"].split("x")] if m["alloc"] else shape
+        encoding = _ENCODING.search(m["rest"])
+        out = {"type": text, "shape": shape, "alloc_shape": alloc, "element": m["elem"],
+               "encoding": encoding[0] if encoding else None}
+        try:
+            layout = self.builder.get_gluon_layout_from_memdesc(value)
+            # Leading dimensions beyond the encoding's rank are buffers (stages):
+            # the encoding lays out one of them, and they follow one another.
+            rank = len(layout.order) if hasattr(layout, "order") else getattr(layout, "rank", 2)
+            out["stage_shape"] = alloc[len(alloc) - rank:]
+            linear = self.builder.to_linear_layout(layout._to_ir(self.builder),
+                                                   out["stage_shape"])
+            out["shared"] = {"offset": linear.offset_bases, "block": linear.block_bases,
+                             "alignment": linear.alignment}
+        except Exception as e:  # noqa: BLE001 -- an encoding Gluon cannot name
+            out["error"] = f"{type(e).__name__}: {e}"
+        return out
+
+    def _tensor(self, value) -> dict:
+        text = str(value.get_type())
+        out = {"type": text}
+        try:
+            shape = list(self.builder.get_shape_from_tensor(value))
+            layout = self.builder.get_gluon_layout_from_tensor(value)
+            linear = self.builder.to_linear_layout(layout._to_ir(self.builder), shape)
+            out.update(shape=shape, encoding=repr(layout),
+                       register=linear.reg_bases, lane=linear.lane_bases,
+                       warp=linear.warp_bases, block=linear.block_bases)
+        except Exception as e:  # noqa: BLE001 -- reported as not modelled, with why
+            out["layout_error"] = f"{type(e).__name__}: {e}"
+        return out
+
+    # -- naming and buffers -----------------------------------------------------
+
+    def _name_ops(self):
+        data = [e for e in self.ops if e["op"] in DATA_OPS]
+        if [e["op"] for e in data] == [t["op"] for t in self.text_ops]:
+            for entry, printed in zip(data, self.text_ops):
+                entry.update(name=printed["name"], ttgir_line=printed["ttgir_line"])
+
+    def _root(self, value_id: int | None, entry: dict) -> int | None:
+        """The allocation a memdesc comes from, and the views on the way."""
+        chain = []
+        while value_id is not None and value_id not in self.allocs:
+            if value_id not in self.views:
+                break                      # a block argument: a loop-carried buffer
+            view, value_id = self.views[value_id]
+            chain.append(view)
+        entry["views"] = chain
+        return value_id if value_id in self.allocs else None
+
+
+def _operands(op, name: str):
+    """(the buffer, the register tensor) of a data op (ODS operand order)."""
+    if name == "ttg.local_alloc":
+        return op.get_result(0), (op.get_operand(0) if op.get_num_operands() else None)
+    if name == "ttg.local_load":
+        return op.get_operand(0), op.get_result(0)
+    return op.get_operand(1), op.get_operand(0)   # local_store, async_copy (pointers)
+
+
+def _location(value) -> dict | None:
+    m = _FILE_LINE.search(str(value.get_loc()))
+    if not m:
+        return None
+    return {"file": m["file"], "line": int(m["line"]), "col": int(m["col"])}
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

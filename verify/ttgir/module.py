@@ -1,0 +1,292 @@
+"""A compiled kernel's TTGIR -> verify specs -> results at the kernel's source lines.
+
+`read_module` runs `verify.ttgir.extract` in a child process (Triton's parser and
+layout code may abort on hostile input) after bounding the input; `check_module`
+turns each buffer into a spec (`verify.ttgir.specgen`), runs it with verify's own
+runner, and relabels every result with the op's Python file and line, and its
+name (``conflict_free local_load %y``). Ops verify does not model are results
+too: UNKNOWN, ``not modelled: <op>``, with the reason.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from verify.errors import Pos, SpecError
+from verify.results import CheckResult
+from verify.runner import run_spec
+from verify.solve import Status
+from verify.spec.parser import parse_text
+from verify.ttgir import lowering, specgen
+
+MAX_TTGIR_BYTES = 16 << 20
+MAX_NESTING = 200
+EXTRA = "pip install 'verify[triton]'"
+_DIAGNOSTIC = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$",
+                         re.MULTILINE)
+_NOT_THREAD_OPS = {
+    "ttg.async_copy_global_to_local": "cp.async writes shared memory from global memory; "
+                                      "verify does not model cp.async (on the H200 it does "
+                                      "not follow the bank model)",
+    "ttng.warp_group_dot": "wgmma reads its shared-memory operands itself (not a thread "
+                           "instruction); the buffer's layout is checked, its bank "
+                           "behaviour is not",
+    "ttg.convert_layout": "a layout conversion that may go through scratch shared memory, "
+                          "whose swizzle Triton chooses during lowering; not modelled yet",
+}
+
+
+def require_triton():
+    """Triton's MLIR bindings, or a clear error naming the extra that installs them."""
+    try:
+        importlib.import_module("triton._C.libtriton")
+    except ImportError:
+        raise SpecError(f"reading TTGIR needs Triton's MLIR bindings: {EXTRA}") from None
+
+
+def read_source(path_or_text: str) -> tuple[str, str]:
+    """(display name, text) of a TTGIR file, or of TTGIR given as text."""
+    if "\n" in path_or_text or path_or_text.lstrip().startswith(("#", "module")):
+        return "<ttgir>", path_or_text
+    try:
+        with open(path_or_text, "rb") as f:
+            raw = f.read(MAX_TTGIR_BYTES + 1)
+    except OSError as e:
+        raise SpecError(f"cannot read TTGIR: {e.strerror}", None, path_or_text) from None
+    if len(raw) > MAX_TTGIR_BYTES:
+        raise SpecError(f"TTGIR file larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1),
+                        path_or_text)
+    try:
+        return path_or_text, raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise SpecError("expected UTF-8 TTGIR text, found binary data", Pos(line, 1),
+                        path_or_text) from None
+
+
+def _bound(name: str, text: str):
+    """Reject what could exhaust the native parser before it sees the text."""
+    if len(text.encode("utf-8")) > MAX_TTGIR_BYTES:
+        raise SpecError(f"TTGIR larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1), name)
+    if "\0" in text:
+        line = text[:text.index("\0")].count("\n") + 1
+        raise SpecError("expected TTGIR text, found a NUL byte", Pos(line, 1), name)
+    depth = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        for ch in line:
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if depth > MAX_NESTING:
+                raise SpecError(f"expected at most {MAX_NESTING} nested brackets, found more",
+                                Pos(number, 1), name)
+
+
+def read_module(path_or_text: str) -> tuple[str, dict]:
+    """(display name, what `verify.ttgir.extract` found), or a located SpecError."""
+    require_triton()
+    name, text = read_source(path_or_text)
+    _bound(name, text)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "kernel.ttgir")
+        with open(copy, "w", encoding="utf-8") as f:
+            f.write(text)
+        child = subprocess.run([sys.executable, "-m", "verify.ttgir.extract", copy],
+                               capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "PYTHONPATH": _package_root()})
+    stderr = child.stderr.replace(copy, name)
+    if child.returncode != 0:
+        raise _parse_error(name, stderr) or SpecError(
+            f"Triton's MLIR parser stopped on this input (exit status {child.returncode}): "
+            f"{_first_line(stderr)}", Pos(1, 1), name)
+    found = json.loads(child.stdout)
+    if found.get("error") == "missing_triton":
+        raise SpecError(f"reading TTGIR needs Triton's MLIR bindings: {EXTRA}", None, name)
+    if found.get("error"):
+        raise _parse_error(name, stderr) or SpecError(
+            f"Triton could not parse this TTGIR: {_first_line(stderr)}", Pos(1, 1), name)
+    return name, found
+
+
+def _package_root() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+
+
+def _first_line(stderr: str) -> str:
+    lines = [l for l in stderr.splitlines() if l.strip() and "nanobind" not in l
+             and "leaked" not in l]
+    return lines[0][:300] if lines else "no diagnostic"
+
+
+def _parse_error(name: str, stderr: str) -> SpecError | None:
+    m = _DIAGNOSTIC.search(stderr)
+    if not m:
+        return None
+    return SpecError(m["msg"].strip(), Pos(int(m["line"]), int(m["col"])), name)
+
+
+# -- from ops to checks --------------------------------------------------------------
+
+def _where(name: str, op: dict) -> tuple[str, int]:
+    if op.get("loc"):
+        return op["loc"]["file"], op["loc"]["line"]
+    return name, op.get("ttgir_line", 0)
+
+
+def _label(op: dict) -> str:
+    short = op["op"].split(".", 1)[1]
+    return f"{short} {op['name']}" if op.get("name") else short
+
+
+def not_modelled(where: tuple[str, int], label: str, reason: str) -> CheckResult:
+    return CheckResult(where[0], where[1], f"not modelled: {label}", Status.UNKNOWN,
+                       reason=reason)
+
+
+def _memdesc_reason(md: dict) -> str | None:
+    """Why a buffer's encoding or element type is not modelled, if it is not."""
+    if md.get("error") or "shared" not in md:
+        return f"shared encoding not modelled: {md.get('error', md.get('type'))}"
+    if not (md.get("encoding") or "").startswith(("#ttg.swizzled_shared",
+                                                  "#ttg.nvmma_shared")):
+        return f"shared encoding not modelled: {md.get('encoding') or md['type']}"
+    if lowering.element_bits(md["element"]) is None:
+        return f"element type {md['element']} not modelled"
+    return None
+
+
+class KernelChecker:
+    def __init__(self, name: str, found: dict, timeout: float):
+        self.name = name
+        self.found = found
+        self.timeout = timeout
+        target = found.get("target") or ""
+        self.capability = int(target.split(":")[1]) if target.startswith("cuda:") else 0
+        self.results: list[CheckResult] = []
+
+    def run(self) -> list[CheckResult]:
+        if not self.found["target"].startswith("cuda:"):
+            raise SpecError(f"target {self.found['target']!r}: verify models NVIDIA targets "
+                            "(cuda:NN) only", Pos(1, 1), self.name)
+        buffers = {b["id"]: (b, []) for b in self.found["buffers"]}
+        for op in self.found["ops"]:
+            if op["op"] == "ttg.local_alloc" and op["tensor"] is None:
+                continue                    # an empty allocation: the buffer itself
+            reason = self._unsupported(op)
+            root = op.get("buffer") or self._by_signature(op)
+            if reason is None and root is None:
+                reason = ("reached through a loop-carried value that matches no single "
+                          "allocation")
+            if reason is not None:
+                self.results.append(not_modelled(_where(self.name, op), _label(op), reason))
+            else:
+                buffers[root][1].append(op)
+        for buffer, ops in buffers.values():
+            self.results += self._check_buffer(buffer, ops)
+        return sorted(self.results, key=lambda r: (r.file, r.line))
+
+    def _by_signature(self, op: dict):
+        """A loop-carried view: the allocation with its element type, encoding and
+        tile, if exactly one has them."""
+        md = op["memdesc"] or {}
+        same = [b["id"] for b in self.found["buffers"]
+                if (b.get("element"), b.get("encoding"), b.get("stage_shape"))
+                == (md.get("element"), md.get("encoding"), md.get("alloc_shape"))]
+        return same[0] if len(same) == 1 else None
+
+    def _unsupported(self, op: dict) -> str | None:
+        if op["op"] in _NOT_THREAD_OPS:
+            return _NOT_THREAD_OPS[op["op"]]
+        if op["memdesc"] is None:
+            return (f"{op['op']} takes a shared-memory buffer; verify does not model "
+                    "this operation")
+        md, tensor = op["memdesc"], op["tensor"] or {}
+        reason = _memdesc_reason(md)
+        if reason:
+            return reason
+        if tensor.get("layout_error"):
+            return f"register layout not modelled: {tensor['layout_error']}"
+        if tensor.get("block"):
+            return "a layout split over several CTAs (block bases) is not modelled"
+        moved = [v for v in op.get("views", []) if v not in ("ttg.memdesc_index",
+                                                             "ttg.memdesc_subslice")]
+        if moved:
+            return (f"seen through {moved[0]}: views that permute or reinterpret a "
+                    "buffer are not modelled yet")
+        if len(md["shape"]) != len(md["stage_shape"]):
+            return "an op on several stages of a buffer at once is not modelled"
+        if self.found["threads_per_warp"] != 32:
+            return "warps of other than 32 threads are not modelled"
+        return None
+
+    # -- one buffer --------------------------------------------------------------
+
+    def _check_buffer(self, buffer: dict, ops: list[dict]) -> list[CheckResult]:
+        where = _where(self.name, buffer)
+        label = _label({"op": "ttg.local_alloc", "name": self._buffer_name(buffer)})
+        reason = _memdesc_reason(buffer)
+        if reason:
+            return [not_modelled(where, label, reason)] + [
+                not_modelled(_where(self.name, op), _label(op), f"its buffer: {reason}")
+                for op in ops]
+        spec = specgen.BufferSpec(label)
+        bits = lowering.element_bits(buffer["element"])
+        stage_shape = buffer["stage_shape"]
+        stages = 1
+        for n in buffer["shape"][:len(buffer["shape"]) - len(stage_shape)]:
+            stages *= n
+        stage_elems = 1
+        for n in stage_shape:
+            stage_elems *= n
+        specgen.header(spec, bits, max(16, buffer["shared"]["alignment"]), stages,
+                       stage_elems * bits // 8, buffer["encoding"], stage_shape, where, label)
+        extra = []
+        views = {}
+        for index, op in enumerate(ops):
+            extra += self._add_op(spec, f"op{index}", op, bits, buffer, views)
+        results = run_spec(parse_text(spec.text, f"{self.name}#{label}"), self.timeout)
+        return [self._relabel(r, spec) for r in results] + extra
+
+    def _buffer_name(self, buffer: dict) -> str | None:
+        for op in self.found["ops"]:
+            if op["op"] == "ttg.local_alloc" and op.get("buffer") == buffer["id"]:
+                return op.get("name")
+        return None
+
+    def _add_op(self, spec, name: str, op: dict, bits: int, buffer: dict,
+                views: dict) -> list[CheckResult]:
+        where, label = _where(self.name, op), _label(op)
+        md, tensor = op["memdesc"], op["tensor"]
+        if md["encoding"] != buffer["encoding"] and md["encoding"] not in views:
+            views[md["encoding"]] = f"V{len(views)}"
+            specgen.add_equivalence(spec, views[md["encoding"]], md["encoding"],
+                                    md["alloc_shape"], where, spec.name, label)
+        if tensor is None:
+            return [not_modelled(where, label, "no register tensor to read or write")]
+        solve = lowering.offset_solver(md["shared"]["offset"], md["alloc_shape"])
+        cvt = lowering.make_cvt(tensor, solve)
+        store = op["op"] != "ttg.local_load"
+        low = lowering.choose(cvt, bits, store, self.capability)
+        if low.instruction is None:
+            return [not_modelled(where, label, low.reason)]
+        access = specgen.access_for(label, where, tensor, cvt, low, md["shape"],
+                                    md["alloc_shape"])
+        specgen.add_access(spec, name, access)
+        return []
+
+    def _relabel(self, result: CheckResult, spec) -> CheckResult:
+        file, line, names = spec.origin.get(result.line, (self.name, 0, {}))
+        words = [names.get(w, w) for w in result.property.replace(",", " ,").split()]
+        result.property = " ".join(words).replace(" ,", ",")
+        result.file, result.line = file, line
+        return result
+
+
+def check_module(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
+    name, found = read_module(path_or_text)
+    return KernelChecker(name, found, timeout).run()

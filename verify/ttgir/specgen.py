@@ -1,0 +1,145 @@
+"""A buffer of a compiled kernel, and the ops that touch it, as a verify spec.
+
+Each allocation becomes one spec in verify's own language, so every existing
+check, counterexample and report applies:
+
+* ``dtype`` and ``buffer align A [stages S stage_bytes B]``: A is the alignment
+  Triton's linear layout of the encoding requires (``SharedLinearLayout.alignment``:
+  16 bytes for swizzled_shared, 128 * swizzle bytes / 16 for nvmma_shared); a
+  ``2x128x64`` allocation has S = 2 stages of one 128x64 tile each;
+* ``layout B = <the encoding> shape (per-stage shape)`` and ``check bijective B``;
+* per modelled op, ``access opN = <instruction> B(d0, d1) for r in .., warp in ..``
+  where each coordinate is the XOR of the register tensor's linear-layout bases
+  whose bit is set in ``lane``, ``warp`` and the register group ``r`` (the
+  registers left once the vector's own registers are taken out), plus, for a
+  subslice, ``s_k * extent`` over every position the view could take in the
+  buffer; then ``check conflict_free opN``;
+* for each op that sees the buffer through another encoding, ``check equivalent``
+  of the two layouts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verify.ttgir import lowering
+from verify.ttgir.lowering import Cvt, Lowering
+
+
+@dataclass
+class Access:
+    """One modelled op, ready to be written as a spec line."""
+
+    label: str                     # "local_load %a_79"
+    where: tuple[str, int]         # Python file and line
+    instruction: str
+    coords: list[str]
+    loops: list[tuple[str, int]]
+
+
+@dataclass
+class BufferSpec:
+    """The spec text of one buffer and, per spec line, what it speaks for."""
+
+    name: str
+    lines: list[str] = field(default_factory=list)
+    origin: dict[int, tuple[str, int, dict[str, str]]] = field(default_factory=dict)
+
+    def add(self, text: str, where: tuple[str, int] | None = None,
+            names: dict[str, str] | None = None):
+        self.lines.append(text)
+        if where is not None:
+            self.origin[len(self.lines)] = (where[0], where[1], names or {})
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _only_in(basis: tuple[int, ...], dim: int) -> bool:
+    return all(v == 0 for k, v in enumerate(basis) if k != dim)
+
+
+def _bit_terms(var: str, bases: list[tuple[int, ...]], dim: int) -> list[str]:
+    """Terms whose XOR is coordinate `dim` over the bits of `var`. A run of bits
+    i..j-1 whose bases are b, 2b, 4b, ... in this dimension alone reads as one
+    term ``((var >> i) & mask) * b`` (XOR of disjoint bits is their sum); any
+    other bit is ``((var >> i) & 1) * b``."""
+    terms, i = [], 0
+    while i < len(bases):
+        b = bases[i][dim]
+        if b == 0:
+            i += 1
+            continue
+        j = i + 1
+        if _only_in(bases[i], dim):
+            while (j < len(bases) and _only_in(bases[j], dim)
+                   and bases[j][dim] == b << (j - i)):
+                j += 1
+        shifted = var if i == 0 else f"({var} >> {i})"
+        factor = "" if b == 1 else f" * {b}"
+        terms.append(f"({shifted} & {(1 << (j - i)) - 1}){factor}")
+        i = j
+    return terms
+
+
+def coordinate_exprs(variables: list[tuple[str, list[tuple[int, ...]]]], rank: int,
+                     offsets: list[str]) -> list[str]:
+    """Each coordinate as XOR of its bit terms, plus a subslice offset if any."""
+    out = []
+    for dim in range(rank):
+        terms = [t for var, bases in variables for t in _bit_terms(var, bases, dim)]
+        expr = " ^ ".join(terms) if terms else "0"
+        if offsets[dim]:
+            expr = f"({expr}) + {offsets[dim]}" if terms else offsets[dim]
+        out.append(expr)
+    return out
+
+
+def access_for(label: str, where: tuple[str, int], tensor: dict, cvt: Cvt,
+               low: Lowering, view_shape: list[int], stage_shape: list[int]) -> Access:
+    """The spec access of one op whose instruction is decided (`low`)."""
+    group = [c for i, c in enumerate(cvt.register_coords) if i not in low.vector_registers]
+    lanes = [tuple(b) for b in tensor["lane"]]
+    warps = [tuple(b) for b in tensor["warp"]]
+    loops, variables = [], [("lane", lanes)]
+    if group:
+        loops.append(("r", 1 << len(group)))
+        variables.append(("r", group))
+    if warps:
+        loops.append(("warp", 1 << len(warps)))
+        variables.append(("warp", warps))
+    offsets = []
+    for k, (view, whole) in enumerate(zip(view_shape, stage_shape)):
+        if view < whole:
+            loops.append((f"s{k}", whole // view))
+            offsets.append(f"{view} * s{k}")
+        else:
+            offsets.append("")
+    coords = coordinate_exprs(variables, len(view_shape), offsets)
+    return Access(label, where, low.instruction, coords, loops)
+
+
+def header(buffer: BufferSpec, bits: int, align: int, stages: int, stage_bytes: int,
+           encoding: str, stage_shape: list[int], where: tuple[str, int], label: str):
+    buffer.add(f"# verify ttgir: buffer {label}")
+    buffer.add(f"dtype {lowering.VERIFY_DTYPE[bits]}")
+    staged = f" stages {stages} stage_bytes {stage_bytes}" if stages > 1 else ""
+    buffer.add(f"buffer align {align}{staged}")
+    buffer.add(f"layout B = {encoding} shape ({', '.join(map(str, stage_shape))})",
+               where, {"B": label})
+    buffer.add("check bijective B", where, {"B": label})
+
+
+def add_access(buffer: BufferSpec, name: str, access: Access):
+    loops = ", ".join(f"{v} in 0..{n}" for v, n in access.loops)
+    buffer.add(f"access {name} = {access.instruction} B({', '.join(access.coords)})"
+               + (f" for {loops}" if loops else ""), access.where, {name: access.label})
+    buffer.add(f"check conflict_free {name}", access.where, {name: access.label})
+
+
+def add_equivalence(buffer: BufferSpec, name: str, encoding: str, stage_shape: list[int],
+                    where: tuple[str, int], buffer_label: str, op_label: str):
+    shape = ", ".join(map(str, stage_shape))
+    names = {"B": buffer_label, name: f"{buffer_label} as {op_label} sees it"}
+    buffer.add(f"layout {name} = {encoding} shape ({shape})", where, names)
+    buffer.add(f"check equivalent B, {name}", where, names)
