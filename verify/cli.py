@@ -100,6 +100,23 @@ def _check_all(files: list[str], timeout: float, jobs: int):
         return list(pool.map(_check_one, files, [timeout] * len(files)))
 
 
+@main.command("ttgir")
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds per check; a check that runs out is UNKNOWN.")
+def ttgir_cmd(path, as_json, timeout):
+    """Check every shared-memory op of a compiled Triton kernel's TTGIR (needs the
+    triton extra), reported at the kernel's Python source lines."""
+    from verify.ttgir import check as check_ttgir
+    try:
+        results = check_ttgir(path, timeout)
+    except SpecError as e:
+        _fail(str(e.located(path)))
+    click.echo(json_report(results, []) if as_json else text_report(results, []))
+    sys.exit(_exit_code(results, [], False))
+
+
 @main.command("wavefronts")
 @click.argument("instr")
 @click.argument("addresses", nargs=-1, required=True)

@@ -27,8 +27,9 @@ from verify.ttgir import lowering, specgen
 MAX_TTGIR_BYTES = 16 << 20
 MAX_NESTING = 200
 EXTRA = "pip install 'verify[triton]'"
-_DIAGNOSTIC = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$",
-                         re.MULTILINE)
+# MLIR prints ``loc("FILE":L:C): error: MSG`` (or ``FILE:L:C: error: MSG``).
+_DIAGNOSTIC = re.compile(r'^(?:loc\()?"?(?P<file>[^"]*?)"?:(?P<line>\d+):(?P<col>\d+)\)?: '
+                         r"error: (?P<msg>.*)$", re.MULTILINE)
 _NOT_THREAD_OPS = {
     "ttg.async_copy_global_to_local": "cp.async writes shared memory from global memory; "
                                       "verify does not model cp.async (on the H200 it does "
@@ -288,5 +289,10 @@ class KernelChecker:
 
 
 def check_module(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
+    """Every check of a kernel; as for a spec, nothing to check is an error, not a pass."""
     name, found = read_module(path_or_text)
-    return KernelChecker(name, found, timeout).run()
+    results = KernelChecker(name, found, timeout).run()
+    if not results:
+        raise SpecError("nothing to verify: no shared-memory allocation or operation found",
+                        Pos(1, 1), name)
+    return results
