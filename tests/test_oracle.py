@@ -233,6 +233,14 @@ def test_nvmma_alignment_is_tritons(width):
     assert layout.required_align == linear.alignment == 8 * width
 
 
+def test_nvmma_element_width_must_be_the_dtypes():
+    pytest.importorskip("triton")
+    spec = ("dtype f32\nbuffer align 1024\nlayout L = #ttg.nvmma_shared<{swizzlingByteWidth = 128, "
+            "transposed = false, elementBitWidth = 16}> shape (8, 64)\ncheck bijective L\n")
+    with pytest.raises(OracleRefusal, match="16-bit elements but dtype f32"):
+        answers(spec)
+
+
 def test_triton_missing_is_oracle_unavailable(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "triton._C.libtriton", None)
     triton_encodings._builder.cache_clear()

@@ -95,9 +95,10 @@ class Facts:
         if dtype not in hardware.DTYPE_BYTES:
             raise OracleRefusal(f"unknown dtype '{dtype}'")
         size = hardware.DTYPE_BYTES[dtype]
-        if pointer is not None and pointer.element_bytes != size:
-            raise OracleRefusal(f"{at}: smem_ptr of {8 * pointer.element_bytes} bits but "
-                                f"dtype {dtype} of {8 * size}")
+        named = pointer.element_bytes if pointer is not None else layout.named_bytes
+        if named is not None and named != size:
+            raise OracleRefusal(f"{at}: the layout names {8 * named}-bit elements but dtype "
+                                f"{dtype} is {8 * size} bits")
         return size
 
     def stage_starts(self, modulus_period: int) -> np.ndarray:

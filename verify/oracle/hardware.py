@@ -52,6 +52,8 @@ TYPE_BITS = {
     **{t: 16 for t in ("half_t", "bfloat16_t", "f16", "bf16", "i16", "u16", "b16")},
     **{t: 32 for t in ("float", "tfloat32_t", "int32_t", "uint32_t",
                        "f32", "tf32", "i32", "u32", "b32")},
+    # TMA also moves 64-bit elements (CU_TENSOR_MAP_DATA_TYPE_FLOAT64/INT64/UINT64).
+    **{t: 64 for t in ("double", "int64_t", "uint64_t", "f64", "i64", "u64", "s64", "b64")},
 }
 
 _PTX_TYPE_BITS = {**{f"{p}{n}": n for p in "bsuf" for n in (8, 16, 32, 64)},

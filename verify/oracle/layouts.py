@@ -106,6 +106,7 @@ class Layout:
     outers: tuple[Outer, ...] = ()
     pointer: PointerSwizzle | None = None
     required_align: int = 1                      # bytes every buffer stage must be aligned to
+    named_bytes: int | None = None               # element size the notation names (nvmma)
 
     @property
     def lows(self) -> tuple[int, ...]:
@@ -150,7 +151,8 @@ class Layout:
         pointer swizzle of `outer` stays outermost."""
         self._refuse_if_pointer()
         return Layout(self.inner, self.outers + ((offset, outer.apply_index),), outer.pointer,
-                      max(self.required_align, outer.required_align))
+                      max(self.required_align, outer.required_align),
+                      outer.named_bytes or self.named_bytes)
 
     def _refuse_if_pointer(self):
         if self.pointer is not None:
@@ -190,12 +192,6 @@ class Layout:
     def describe_domain(self) -> str:
         return ", ".join(f"{lo}..{lo + n}" for lo, n in zip(self.lows, self.sizes))
 
-    def coordinates_of(self, index: int) -> tuple[int, ...]:
-        out = []
-        for lo, n in zip(self.lows, self.sizes):
-            out.append(lo + index % n)
-            index //= n
-        return tuple(out)
 
 
 def cute_outer(layout) -> Callable[[np.ndarray], np.ndarray]:

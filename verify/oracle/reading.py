@@ -238,7 +238,8 @@ def read_composition(tree: Tree, spec: Spec) -> Layout:
     if pointer is not None:
         if layout.pointer is not None:
             raise OracleRefusal(f"{where(tree)}: two pointer swizzles")
-        layout = Layout(layout.inner, layout.outers, pointer, layout.required_align)
+        layout = Layout(layout.inner, layout.outers, pointer, layout.required_align,
+                        layout.named_bytes)
     return layout
 
 
@@ -294,7 +295,8 @@ def _tile_to_shape(tree: Tree, spec: Spec) -> Layout:
                             "not a CuTe layout (a formula or Triton encoding) is not CuTe")
     tiled = cute.tile_to_shape(atom.inner.cute_layout, int_tuple(shape),
                                int_tuple(order[0]) if order else None)
-    return Layout(Inner.of_cute(tiled), atom.outers, atom.pointer, atom.required_align)
+    return Layout(Inner.of_cute(tiled), atom.outers, atom.pointer, atom.required_align,
+                  atom.named_bytes)
 
 
 def _composition_call(tree: Tree, spec: Spec) -> Layout:
@@ -302,7 +304,7 @@ def _composition_call(tree: Tree, spec: Spec) -> Layout:
     if a.inner.cute_layout is not None and b.is_plain_cute:
         inner = cute.compose(a.inner.cute_layout, b.inner.cute_layout)
         return Layout(Inner.of_cute(inner), a.outers, a.pointer,
-                      max(a.required_align, b.required_align))
+                      max(a.required_align, b.required_align), a.named_bytes or b.named_bytes)
     return b.under(0, a)
 
 
@@ -342,7 +344,8 @@ def _triton_encoding(tree: Tree, spec: Spec) -> Layout:
         raise OracleRefusal(f"{where(tok)}: {kind} shape {extents} is beyond the limit")
     table = triton_encodings.offsets(args, tuple(extents))
     inner = Inner((0,) * len(extents), tuple(extents), None, table, f"{kind} {extents}")
-    return Layout(inner, (), None, triton_encodings.required_alignment(kind, fields))
+    named = fields["elementBitWidth"] // 8 if kind == "nvmma_shared" else None
+    return Layout(inner, (), None, triton_encodings.required_alignment(kind, fields), named)
 
 
 def _type_bits(tok: Token, allowed) -> int:
