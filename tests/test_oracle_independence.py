@@ -67,3 +67,38 @@ def test_the_scan_catches_forbidden_imports():
     found = [m for _, m in imported_modules(ast.parse(source))]
     assert [m for m in found if not is_allowed(m)] == [
         "verify.layout", "verify.expr", "verify.spec.parser"]
+
+
+RUN_ALONE = """
+import glob, json, sys
+from verify.oracle import answers
+assert sys.modules["verify"].__file__.startswith(sys.argv[1]), sys.modules["verify"].__file__
+results = {p: len(answers(open(p).read(), p)) for p in sys.argv[2:]}
+loaded = sorted(m for m in sys.modules if m.split(".")[0] == "verify")
+print(json.dumps({"answered": results, "loaded": loaded}))
+"""
+
+
+def test_oracle_runs_with_nothing_of_verify_but_the_grammar(tmp_path):
+    """Beyond the import scan: a copy holding only verify/oracle/ and the grammar file
+    (empty package __init__s) answers the bundled specs, so no code of verify runs."""
+    import json
+    import shutil
+    import subprocess
+    root = tmp_path / "alone"
+    shutil.copytree(ORACLE, root / "verify" / "oracle",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "verify" / "spec").mkdir()
+    shutil.copy(ORACLE.parent / "spec" / "grammar.lark", root / "verify" / "spec")
+    for package in ("verify", "verify/spec"):
+        (root / package / "__init__.py").write_text("")
+    repo = ORACLE.parents[1]
+    specs = sorted(str(p) for p in (repo / "specs").rglob("*.spec"))
+    out = subprocess.run([sys.executable, "-c", RUN_ALONE, str(root), *specs], cwd=root,
+                         env={"PYTHONPATH": str(root), "PATH": ""}, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.splitlines()[-1])
+    assert all(n > 0 for n in report["answered"].values())
+    assert all(m in ("verify", "verify.spec") or m.startswith("verify.oracle")
+               for m in report["loaded"]), report["loaded"]
