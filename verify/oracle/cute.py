@@ -44,13 +44,18 @@ split colexicographically over the flattened modes, the last flat mode taking
 the remainder, so indices past the size extrapolate along it. `offsets`
 evaluates that on numpy arrays; tests compare it with pycute's ``Layout.__call__``.
 
-pycute gaps (tested in tests/test_oracle.py): ``Swizzle(0, M, 0)`` recurses
-forever (``shiftr`` and ``shiftl`` call each other for a zero shift), so
-`swizzle` handles the zero-bit swizzle itself (the identity); ``complement`` and
-``composition`` assert on some layouts CuTe also rejects (overlapping or
-non-divisible strides), which we turn into refusals, but ``complement`` of
-(2,8):(4,1) returns a mode of extent 0 instead (refused too); ``composition`` skips CuTe's
-shape divisibility condition and silently drops points, which `compose` detects.
+pycute gaps, each pinned by a test in tests/test_oracle.py:
+
+* ``Swizzle(0, M, 0)`` recurses forever (``shiftr`` and ``shiftl`` call each
+  other for a zero shift); `swizzle` treats a zero-bit swizzle as the identity.
+* ``complement`` and ``composition`` assert on some layouts CuTe rejects
+  (overlapping modes, non-divisible strides): refused. But ``complement`` of the
+  interleaved (2,8):(4,1) returns a mode of extent 0 instead: refused too.
+* ``composition`` skips CuTe's shape divisibility condition and silently drops
+  points (and so does ``logical_product``, which calls it): `compose` and
+  `tile_to_shape` check that every mode kept its size, and refuse otherwise.
+* pycute has no ``tile_to_shape``, ``blocked_product``, ``make_ordered_layout``,
+  ``upcast`` or GMMA atoms: built here as described above.
 """
 from __future__ import annotations
 
@@ -108,7 +113,9 @@ def top_modes(layout) -> list[int]:
 def offsets(layout, index: np.ndarray) -> np.ndarray:
     """crd2idx(index, shape, stride) for an array of non-negative 1-D indices."""
     shapes, strides = flatten(layout.shape), flatten(layout.stride)
-    big = max(abs(d) for d in strides) * (int(np.max(index)) + 1) >= INT64_SAFE
+    # Each flat coordinate is at most index / (product of the extents before it), so
+    # the offset is at most (number of modes) * max stride * (index + 1).
+    big = len(shapes) * max(abs(d) for d in strides) * (int(np.max(index)) + 1) >= INT64_SAFE
     rest = index.astype(object) if big else index
     total = np.zeros_like(rest)
     for n, d in zip(shapes[:-1], strides[:-1]):

@@ -39,7 +39,7 @@ import numpy as np
 
 from verify.oracle import hardware
 from verify.oracle.errors import OracleRefusal
-from verify.oracle.formulas import narrow
+from verify.oracle.formulas import narrow, scaled
 from verify.oracle.layouts import LIMIT, Layout
 from verify.oracle.reading import Access, Check, Spec
 
@@ -111,7 +111,8 @@ class Facts:
         """Byte addresses, shape (bases, stages, *elements.shape), window-checked."""
         eb = self.element_bytes(layout, at)
         starts = self.stage_starts(p)
-        absolute = starts.reshape(starts.shape + (1,) * elements.ndim) + eb * elements[None, None]
+        absolute = starts.reshape(starts.shape + (1,) * elements.ndim) + \
+            scaled(elements, eb)[None, None]
         if layout.pointer is not None:
             absolute = layout.pointer.apply(absolute)
         if np.max(absolute) >= WINDOW:
@@ -130,7 +131,7 @@ class Facts:
         spans = np.sort(spans.reshape(spans.shape[0], -1), axis=1)
         holds = spans.shape[1] < 2 or int(np.min(np.diff(spans, axis=1))) >= eb
         value = layout.table if layout.pointer is None else layout.pointer.apply(
-            layout.table * layout.pointer.element_bytes)
+            scaled(layout.table, layout.pointer.element_bytes))
         return Answer(holds, cosize=int(np.max(value)) // (eb if layout.pointer else 1) + 1)
 
     def base_aligned(self, check: Check) -> Answer:

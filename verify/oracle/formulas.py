@@ -96,6 +96,13 @@ def _may_overflow(op: str, a: np.ndarray, b: np.ndarray) -> bool:
     return op == "shr" and _largest(b) >= 63
 
 
+def scaled(a: np.ndarray, k: int) -> np.ndarray:
+    """a * k without int64 wrap-around (Python integers past 2^62)."""
+    if a.dtype != object and _largest(a) * k >= cute.INT64_SAFE:
+        a = a.astype(object)
+    return a * k
+
+
 def narrow(a: np.ndarray) -> np.ndarray:
     """Back to int64 when an object array's values fit (indexing needs it)."""
     if a.dtype == object and _largest(a) < cute.INT64_SAFE:

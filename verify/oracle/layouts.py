@@ -38,7 +38,7 @@ import numpy as np
 
 from verify.oracle import cute
 from verify.oracle.errors import OracleRefusal
-from verify.oracle.formulas import narrow
+from verify.oracle.formulas import narrow, scaled
 
 Outer = tuple[int, Callable[[np.ndarray], np.ndarray]]
 
@@ -187,7 +187,7 @@ class Layout:
         elements = self.elements_at(args, at)
         if self.pointer is None:
             return elements
-        return self.pointer.apply(elements * self.pointer.element_bytes)
+        return self.pointer.apply(scaled(elements, self.pointer.element_bytes))
 
     def describe_domain(self) -> str:
         return ", ".join(f"{lo}..{lo + n}" for lo, n in zip(self.lows, self.sizes))
