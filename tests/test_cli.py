@@ -24,7 +24,8 @@ def run(*args):
 
 
 def normalise(text: str) -> str:
-    return re.sub(r"\[\d+ ms\]", "[ms]", text.replace(ROOT + os.sep, ""))
+    """Timings vary; paths and the engine that decided each check do not."""
+    return re.sub(r"\[\d+ ms", "[ms", text.replace(ROOT + os.sep, ""))
 
 
 @pytest.mark.parametrize("spec", SEED_SPECS, ids=os.path.basename)
@@ -67,7 +68,7 @@ def test_timeout_is_unknown_and_exits_3(tmp_path):
     spec.write_text("dtype f32\nlayout A = (_32,_32):(_33,_1)\n"
                     "access col = ld.shared.b32 A(lane, c) for c in 0..32\n"
                     "check conflict_free col\n")
-    code, out = run(str(spec), "--timeout", "0.001")
+    code, out = run(str(spec), "--timeout", "0.001", "--engine", "z3")
     assert code == 3
     assert "UNKNOWN  conflict_free col" in out
     assert "timeout" in out

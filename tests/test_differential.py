@@ -1,20 +1,24 @@
-"""Differential test: every verdict and figure of the solver against brute force.
+"""Differential test: every verdict and figure of the solver engine against the
+enumeration engine.
 
 Random small specs (CuTe shapes with nested modes, strides, swizzles on element
 offsets or on byte addresses, several stages, every base alignment, loop
-variables, every instruction class) are written as spec text, checked
-symbolically, and compared with `verify.enumerate`, which walks the whole domain.
+variables, every instruction class) are written as spec text and checked by both
+engines: symbolically (`verify.properties`) and by `verify.enumerate`, which
+evaluates the whole domain. (The independent oracle, `verify.oracle`, is compared
+in benchmarks/differential.py and tests/test_campaign.py.)
 """
+import itertools
+
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verify import bv
-from verify.enumerate import _values, access_facts, aligned_to, layout_facts
+from verify import enumerate as enumeration_engine
 from verify.properties import BankQuery
 from verify.program import Program
 from verify.runner import run_spec
-from verify.solve import Status
+from verify.solve import Budget, Status
 from verify.spec.parser import parse_text
 
 INSTRUCTIONS = ["ld.shared.b8", "ld.shared.b16", "ld.shared.b32", "ld.shared.v2.b32",
@@ -89,58 +93,39 @@ def materialise(text: str, rank: int) -> str:
     return text
 
 
-def by_property(results):
-    return {r.property: r for r in results}
-
-
-def expected_status(holds: bool) -> Status:
-    return Status.PROVED if holds else Status.REFUTED
+def figures(result):
+    return (result.status, result.max_ways, result.wavefronts, result.facts)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(spec_text())
 def test_solver_agrees_with_enumeration(drawn):
+    """Every verdict and figure the same from both engines (exhaustive evaluation of
+    the whole domain is the reference: over a finite domain it is a proof)."""
     text = materialise(*drawn)
     spec = parse_text(text, "random.spec")
-    program = Program(spec)
-    access = program.access("a", None)
-    results = by_property(run_spec(spec, timeout=120))
-    truth = access_facts(program, access)
-    layout = layout_facts(program, spec.layouts["L"])
-    n = access.instruction.bytes_per_address
-
-    context = f"\n{text}\n{truth}\n{layout}"
-    assert all(r.status != Status.UNKNOWN for r in results.values()), context
-    assert results["in_bounds a"].status == expected_status(truth.in_bounds), context
-    if f"aligned {n} a" in results:
-        assert results[f"aligned {n} a"].status == expected_status(truth.aligned), context
-    assert results["aligned 8 a"].status == expected_status(aligned_to(program, access, 8)), context
-    assert results["bijective L"].status == expected_status(layout.bijective), context
-    assert results["bijective L"].facts["cosize"] == layout.cosize, context
-    if truth.aligned:
-        cf = results["conflict_free a"]
-        assert (cf.max_ways, cf.wavefronts) == (truth.max_ways, truth.wavefronts), context
-        assert cf.status == expected_status(truth.max_ways <= 1), context
-        k = next(int(p.split()[2]) for p in results if p.startswith("max_ways <="))
-        assert results[f"max_ways <= {k} a"].status == expected_status(truth.max_ways <= k)
-        w = results[f"wavefronts <= {k + 1} a"]
-        assert w.status == expected_status(truth.wavefronts <= k + 1), context
-    else:
-        assert results["conflict_free a"].status == Status.REFUTED, context
+    solver = run_spec(spec, timeout=120, engine="z3")
+    enumeration = run_spec(spec, timeout=120, engine="enumeration")
+    assert [r.property for r in solver] == [r.property for r in enumeration]
+    for s, e in zip(solver, enumeration):
+        assert s.status != Status.UNKNOWN, f"\n{text}\n{s}"
+        assert figures(s) == figures(e), f"\n{text}\n{s}\n{e}"
+        assert (s.engine, e.engine) == ("z3", "enumeration")
 
 
 def pinned_counts(query, values):
     """Exact per-phase and total counts the encoding allows at one instance."""
-    solver = query._solver()
-    solver.add([query.ctx.var(n) == query.ctx.num(v) for n, v in values.items()])
-
-    def exact(term, limit):
-        return next(k for k in range(1, limit + 2)
-                    if solver.check(query._at_least(term, k + 1)) != z3.sat)
     lanes = query.access.instruction.phase_lanes
-    phases = [exact(c, lanes) for c in query.counts]
-    return phases, exact(bv.sum_of(query.counts), lanes * len(phases))
+    pinned = [query.ctx.var(n) == query.ctx.num(v) for n, v in values.items()]
+
+    def exact(solver, at_least, limit):
+        solver.add(pinned)
+        return next(k for k in range(1, limit + 2) if solver.check(at_least(k + 1)) != z3.sat)
+    phases = [exact(query._solver(), lambda k, c=c: query._at_least(c, k), lanes)
+              for c in query.counts]
+    waves_solver, waves_at_least = query.wavefront_encoding([lanes] * len(phases))
+    return phases, exact(waves_solver, waves_at_least, lanes * len(phases))
 
 
 @settings(max_examples=40, deadline=None, derandomize=True,
@@ -152,11 +137,14 @@ def test_bank_encoding_counts_exactly_at_every_instance(drawn, rng):
     spec = parse_text(materialise(*drawn), "random.spec")
     program = Program(spec)
     access = program.access("a", None)
-    if not access_facts(program, access).aligned:
+    if enumeration_engine.aligned(program, access, access.instruction.bytes_per_address,
+                                  Budget(60))[0] != Status.PROVED:
         return
     query = BankQuery(access)
-    instances = list(_values(program, {n: access.ranges[n] for n in access.instance_vars},
-                             access.layout))
+    names = access.instance_vars
+    instances = [dict(zip(names, v))
+                 for v in itertools.product(*(range(access.ranges[n].lo, access.ranges[n].hi)
+                                              for n in names))]
     for values in rng.sample(instances, min(6, len(instances))):
         cost = query.cost(values)
         phases, total = pinned_counts(query, values)

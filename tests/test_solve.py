@@ -111,16 +111,17 @@ def test_bank_figures_are_searched_once_per_access(monkeypatch):
         return Maximum(query.cost(start).wavefronts, start, False, "timeout after 60 s")
 
     monkeypatch.setattr(props.BankQuery, "wavefronts", timed_out)
-    results = run_spec(parse_text(FOUR_BANK_CHECKS, "four.spec"))
+    results = run_spec(parse_text(FOUR_BANK_CHECKS, "four.spec"), engine="z3")
     assert len(calls) == 1
     assert [r.status for r in results[-4:]] == [Status.REFUTED, Status.PROVED,
                                                 Status.PROVED, Status.UNKNOWN]
     assert results[-1].reason == "timeout after 60 s"
 
 
-def test_no_time_for_the_bank_search_gives_unknown_or_a_replayed_refutation():
+@pytest.mark.parametrize("engine", ["z3", "enumeration"])
+def test_no_time_for_the_bank_search_gives_unknown_or_a_replayed_refutation(engine):
     results = {r.property: r for r in run_spec(parse_text(FOUR_BANK_CHECKS, "f.spec"),
-                                               timeout=0)}
+                                               timeout=0, engine=engine)}
     bank = [r for p, r in results.items() if p.split()[0] in ("conflict_free", "max_ways",
                                                              "wavefronts")]
     assert all(r.status != Status.PROVED for r in bank)

@@ -114,9 +114,9 @@ def spec_paths(paths: list[str]) -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda p: (os.path.dirname(p), p))
 
 
-def check(path: str, timeout: float = 60.0) -> list[CheckResult]:
-    """Run every check of one spec file."""
+def check(path: str, timeout: float = 60.0, engine: str = "auto") -> list[CheckResult]:
+    """Run every check of one spec file; `engine` as `verify.runner.run_spec` takes it."""
     try:
-        return run_spec(parse_file(path), timeout)
+        return run_spec(parse_file(path), timeout, engine)
     except SpecError as e:
         raise e.located(path) from None

@@ -11,7 +11,7 @@ from typing import Iterable, Mapping
 
 import z3
 
-from verify.errors import InternalError
+from verify.errors import InternalError, SpecError
 from verify.expr import Const, Expr, Range, Var, max_intermediate
 
 # Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
@@ -60,6 +60,13 @@ class Context:
 
     def fresh(self, name: str, width: int) -> z3.BitVecRef:
         return z3.BitVec(name, width, self.z3)
+
+    def fresh_bool(self, name: str) -> z3.BoolRef:
+        return z3.Bool(name, self.z3)
+
+    def at_least(self, conds: list[z3.BoolRef], k: int) -> z3.BoolRef:
+        """At least k of `conds` hold: a cardinality constraint, no adder."""
+        return z3.AtLeast(*conds, k) if conds else z3.BoolVal(k <= 0, self.z3)
 
     def all(self, conds: list[z3.BoolRef]) -> z3.BoolRef:
         return z3.And(*conds, self.z3) if conds else z3.BoolVal(True, self.z3)
@@ -132,10 +139,15 @@ def width_for(exprs: Iterable[Expr], ranges: Mapping[str, Range], extra: int = 0
 
     The margin of two bits leaves room for sums of two terms built by the
     property encodings (``addr + size``) without wrap-around.
+    Raises SpecError past MAX_WIDTH, whichever engine then evaluates the values.
     """
     top = max([extra, *(r.hi for r in ranges.values()),
                *(max_intermediate(e, ranges) for e in exprs)])
-    return max(8, top.bit_length() + 2)
+    width = max(8, top.bit_length() + 2)
+    if width > MAX_WIDTH:
+        raise SpecError(f"values need {width} bits: expected magnitudes below "
+                        f"2^{MAX_WIDTH - 2}")
+    return width
 
 
 def low_bits_zero(term: z3.BitVecRef, bits: int) -> z3.BoolRef:
@@ -170,10 +182,6 @@ def ule(a, b):
 
 def uge(a, b):
     return z3.UGE(a, b)
-
-
-def sum_of(terms: list[z3.BitVecRef]) -> z3.BitVecRef:
-    return z3.Sum(terms)
 
 
 def solver_for(ctx: Context) -> z3.Solver:

@@ -65,13 +65,17 @@ def _exit_code(results, errors, check_expect: bool) -> int:
               help="Exit 0 when every check ends as its 'expect' clause says.")
 @click.option("-j", "--jobs", default=1, show_default=True, type=click.IntRange(min=1),
               help="Check this many spec files in parallel processes.")
-def check_cmd(paths, as_json, timeout, check_expect, jobs):
+@click.option("--engine", default="auto", show_default=True,
+              type=click.Choice(["auto", "z3", "enumeration"]),
+              help="Who decides each check: exhaustive evaluation for small domains and "
+                   "the solver for large ones (auto), or always one of them.")
+def check_cmd(paths, as_json, timeout, check_expect, jobs, engine):
     """Check every spec file (directories are searched for *.spec)."""
     files = api.spec_paths(list(paths))
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
     results, errors = [], []
-    for found, error in _check_all(files, timeout, jobs):
+    for found, error in _check_all(files, timeout, jobs, engine):
         results += found
         if error:
             errors.append(error)
@@ -84,20 +88,21 @@ def check_cmd(paths, as_json, timeout, check_expect, jobs):
     sys.exit(_exit_code(results, errors, check_expect))
 
 
-def _check_one(path: str, timeout: float):
+def _check_one(path: str, timeout: float, engine: str):
     """(results, error text): errors travel as text so they cross process boundaries."""
     try:
-        return api.check(path, timeout), None
+        return api.check(path, timeout, engine), None
     except SpecError as e:
         return [], str(e)
 
 
-def _check_all(files: list[str], timeout: float, jobs: int):
+def _check_all(files: list[str], timeout: float, jobs: int, engine: str):
     if jobs == 1 or len(files) == 1:
-        return [_check_one(f, timeout) for f in files]
+        return [_check_one(f, timeout, engine) for f in files]
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-        return list(pool.map(_check_one, files, [timeout] * len(files)))
+        return list(pool.map(_check_one, files, [timeout] * len(files),
+                             [engine] * len(files)))
 
 
 @main.command("ttgir")

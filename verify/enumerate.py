@@ -1,90 +1,388 @@
-"""Brute-force enumeration: the concrete oracle the symbolic checks are tested against.
+"""The enumeration engine: every property decided by evaluating every point.
 
-It walks every instance of an access (every loop value, stage and base) and
-every coordinate of a layout, evaluates addresses with `verify.expr.compiled` (plain Python arithmetic)
-and costs them with `verify.bank`. No solver is involved.
+Over a finite domain, evaluating every point is a complete proof. The domain is
+exactly the one the solver quantifies: every lane, loop value, `$stage` and
+`$base` (the aligned bases of one period, `Program.base_range`: the module doc of
+`verify.program` says why they stand for the whole 32-bit window), every layout
+coordinate. `verify.decide` sends a check here when its domain is small.
 
-Bases: enumerating the aligned bases of one period (`verify.program.base_period`)
-is exhaustive by the argument in `verify.program`'s documentation; the solver
-relies on the same argument, so tests/test_enumerate.py checks it separately by
-evaluating bases far apart in the window.
+Evaluation is vectorised: each variable is a numpy array along its own axis and
+an expression is evaluated with the same operators `verify.expr.evaluate` applies
+to integers, broadcast over the domain. That is exact because `bounds` has proved
+every subexpression non-negative, every divisor non-zero and every shift at most
+64 over the variables' ranges before anything is evaluated, so floor division,
+remainder and shifts agree with Python's; values that could pass 2^62 are
+evaluated on Python integers (numpy object arrays) instead of int64.
+
+Figures (max-ways, wavefronts, cosize) are exact maxima over the domain, as the
+solver's are. Every witness -- the first violating point in enumeration order, or
+the first instance attaining a maximum -- is replayed by `verify.witness` with the
+plain evaluator and `verify.bank`, so a numpy result that the replay does not
+confirm is an InternalError, never a verdict.
+
+The domain is walked in chunks of at most CHUNK points, so memory stays bounded
+and the check's time budget is looked at between chunks: running out is UNKNOWN,
+as for the solver.
 """
 from __future__ import annotations
 
 import itertools
+import operator
+import time
 from dataclasses import dataclass
+from math import prod
 
-from verify.bank import bank_cost
-from verify.expr import Var, compiled
+import numpy as np
+
+from verify import bv, witness
+from verify.bank import BANKS, WORD_BYTES, bank_cost
+from verify.errors import InternalError, SpecError
+from verify.expr import BinOp, Const, Expr, Range, Var, bounds, max_intermediate
 from verify.layout import coordinate_vars
-from verify.program import BASE, STAGE, Access, Program
+from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.solve import Budget, Maximum, Status
 from verify.spec.ast import LayoutDef
 
+# Points evaluated at once: an int64 array of a chunk is 8 MB, and the bank cost
+# sorts a few such arrays; large enough that numpy's per-call overhead vanishes.
+CHUNK = 1 << 20
+# Bijectivity sorts every (coordinate, stage) address of one base at once: beyond
+# this many (2 GB of int64 with the sort's copies) it refuses rather than swap.
+MAX_SORTED = 1 << 27
+# Below 2^62 no sum of two int64 intermediates can wrap; above, Python integers.
+INT64_SAFE = 1 << 62
 
-def _values(program: Program, names: dict, ldef: LayoutDef, modulus: int = 1):
-    """Every assignment of the named variables, bases reduced as the module doc says."""
-    axes = []
-    for name, r in names.items():
-        if name == BASE:
-            axes.append(range(program.base_range(ldef, modulus).hi))
+_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv,
+        "%": operator.mod, "&": operator.and_, "|": operator.or_, "^": operator.xor,
+        "<<": operator.lshift, ">>": operator.rshift}
+
+
+# -- the domain and vectorised evaluation ---------------------------------------
+
+@dataclass(frozen=True)
+class Domain:
+    """Named variables with ranges, walked in C order (the last name varies fastest)."""
+
+    names: tuple[str, ...]
+    ranges: tuple[Range, ...]
+
+    @classmethod
+    def of(cls, ranges: dict[str, Range]) -> "Domain":
+        return cls(tuple(ranges), tuple(ranges.values()))
+
+    @property
+    def points(self) -> int:
+        return prod(r.size for r in self.ranges)
+
+    def values_at(self, flat: int) -> dict[str, int]:
+        """The assignment at position `flat` of the walk."""
+        out = {}
+        for name, r in reversed(list(zip(self.names, self.ranges))):
+            flat, i = divmod(flat, r.size)
+            out[name] = r.lo + i
+        return dict(reversed(list(out.items())))
+
+    def chunks(self):
+        """(first flat position, {name: array}) for consecutive blocks of the walk.
+
+        Trailing axes whose product fits in CHUNK are taken whole; the axis before
+        them is cut into pieces; earlier axes are fixed one value at a time. Each
+        array has its values along its own axis, so expressions broadcast.
+        """
+        sizes = [r.size for r in self.ranges]
+        split, inner = len(sizes), 1
+        while split > 0 and inner * sizes[split - 1] <= CHUNK:
+            split -= 1
+            inner *= sizes[split]
+        rank = len(sizes)
+        whole = {self.names[i]: _along(np.arange(self.ranges[i].lo, self.ranges[i].hi), i, rank)
+                 for i in range(split, rank)}
+        if split == 0:
+            yield 0, whole
+            return
+        cut, step = split - 1, max(1, CHUNK // inner)
+        fixed_axes = [range(r.lo, r.hi) for r in self.ranges[:cut]]
+        position = 0
+        for fixed in itertools.product(*fixed_axes):
+            env = dict(zip(self.names[:cut], (np.int64(v) for v in fixed)))
+            r = self.ranges[cut]
+            for lo in range(r.lo, r.hi, step):
+                piece = np.arange(lo, min(lo + step, r.hi))
+                yield position, {**env, self.names[cut]: _along(piece, cut, rank), **whole}
+                position += piece.size * inner
+
+    def shape_of(self, env: dict) -> tuple[int, ...]:
+        return np.broadcast_shapes(*(np.shape(a) for a in env.values()))
+
+
+def _along(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
+    shape = [1] * rank
+    shape[axis] = values.size
+    return values.astype(np.int64).reshape(shape)
+
+
+class Vectorised:
+    """Expressions evaluated over a domain's chunks, as `evaluate` would at each point."""
+
+    def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
+        for e in exprs:
+            bounds(e, ranges)          # the located SpecErrors the solver path raises
+        bv.width_for(exprs, ranges)
+        self.exact_ints = any(max_intermediate(e, ranges) >= INT64_SAFE for e in exprs)
+
+    def __call__(self, e: Expr, env: dict, shape: tuple[int, ...]) -> np.ndarray:
+        if self.exact_ints:
+            env = {n: np.asarray(a).astype(object) for n, a in env.items()}
+        value = self._eval(e, env, {})
+        return np.broadcast_to(np.asarray(value), shape)
+
+    def _eval(self, e: Expr, env: dict, memo: dict):
+        if id(e) in memo:
+            return memo[id(e)]
+        if isinstance(e, Const):
+            value = e.value if self.exact_ints else np.int64(e.value)
+        elif isinstance(e, Var):
+            value = env[e.name]
         else:
-            axes.append(range(r.lo, r.hi))
-    for combo in itertools.product(*axes):
-        yield dict(zip(names, combo))
+            assert isinstance(e, BinOp)
+            value = _OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
+        memo[id(e)] = value
+        return value
 
 
-@dataclass
-class AccessFacts:
-    in_bounds: bool
-    aligned: bool
-    max_ways: int | None        # None when some instance is misaligned
-    wavefronts: int | None
+def _first(mask: np.ndarray) -> int | None:
+    """Flat position of the first True in C order, if any."""
+    flat = np.flatnonzero(mask)
+    return int(flat[0]) if flat.size else None
 
 
-def access_facts(program: Program, access: Access) -> AccessFacts:
+class _Clock:
+    """Charges the time spent to the budget's solver_seconds; says when it is spent."""
+
+    def __init__(self, budget: Budget):
+        self.budget = budget
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.budget.solver_seconds += time.monotonic() - self.started
+
+    def out_of_time(self) -> bool:
+        return self.budget.remaining_ms() <= 0
+
+    def reason(self) -> str:
+        return f"timeout after {self.budget.seconds:g} s"
+
+
+def _find(domain: Domain, exprs: list[Expr], violated, budget: Budget):
+    """The first point of `domain` where violated(*values of exprs) holds.
+
+    Returns (status, values or None, reason), as the solver's search does.
+    """
+    ranges = dict(zip(domain.names, domain.ranges))
+    evaluate = Vectorised(exprs, ranges)
+    with _Clock(budget) as clock:
+        for start, env in domain.chunks():
+            if clock.out_of_time():
+                return Status.UNKNOWN, None, clock.reason()
+            shape = domain.shape_of(env)
+            hit = _first(violated(*(evaluate(e, env, shape) for e in exprs)))
+            if hit is not None:
+                return Status.REFUTED, domain.values_at(start + hit), ""
+    return Status.PROVED, None, ""
+
+
+def _misaligned(n: int):
+    return lambda address: address % n != 0
+
+
+# -- alignment and bounds of one access ---------------------------------------
+
+def _access_domain(access: Access, base: Range) -> tuple[Domain, list[str]]:
+    """Instances outside, the lane innermost; and the solver's order of the names."""
+    ranges = {**access.ranges, BASE: base}
+    walk = {n: ranges[n] for n in ranges if n != LANE}
+    walk[LANE] = ranges[LANE]
+    return Domain.of(walk), list(ranges)
+
+
+def _in_order(values: dict[str, int], names: list[str]) -> dict[str, int]:
+    return {n: values[n] for n in names}
+
+
+def aligned(program: Program, access: Access, n: int, budget: Budget):
+    """Every lane's address is a multiple of n, for every instance and aligned base."""
+    if n <= 0 or n & (n - 1):
+        raise SpecError(f"aligned: expected a power of two, found {n}")
+    domain, order = _access_domain(access, program.base_range(access.layout, n))
+    status, values, reason = _find(domain, [access.address], _misaligned(n), budget)
+    if values is None:
+        return status, None, reason
+    return status, witness.misaligned(program, access, n, _in_order(values, order)), ""
+
+
+def base_aligned(program: Program, ldef: LayoutDef, budget: Budget):
+    """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
+    n = ldef.required_align
+    domain = Domain.of({STAGE: Range(0, program.spec.buffer.stages),
+                        BASE: program.base_range(ldef, n)})
+    status, values, reason = _find(domain, [program.stage_start()], _misaligned(n), budget)
+    if values is None:
+        return status, None, reason
+    return status, witness.stage_misaligned(program, ldef, values), ""
+
+
+def in_bounds(program: Program, access: Access, budget: Budget):
+    """Every coordinate an access names lies inside its layout's domain."""
+    coords, limits = list(access.definition.coords), access.coordinate_ranges
+    domain, order = _access_domain(access, access.ranges[BASE])
+
+    def outside(*values):
+        return np.logical_or.reduce([(c < r.lo) | (c >= r.hi) for c, r in zip(values, limits)])
+    status, values, reason = _find(domain, coords, outside, budget)
+    if values is None:
+        return status, None, reason
+    return status, witness.out_of_bounds(program, access, _in_order(values, order)), ""
+
+
+# -- bank conflicts ----------------------------------------------------------
+
+def _phase_ways(words: np.ndarray) -> np.ndarray:
+    """words: (instances, items) word indices of one phase -> per instance, the
+    distinct words of its busiest bank."""
+    ordered = np.sort(words, axis=1)
+    new = np.ones(ordered.shape, dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    rows = np.arange(ordered.shape[0])[:, None]
+    slots = (BANKS * rows + ordered % BANKS)[new]
+    counts = np.bincount(slots, minlength=BANKS * ordered.shape[0])
+    return counts.reshape(-1, BANKS).max(axis=1)
+
+
+def phase_costs(access: Access, addresses: np.ndarray) -> np.ndarray:
+    """addresses: (instances, address lanes), naturally aligned -> (instances, phases)
+    of the bank model's per-phase cost (`verify.bank.phase_cost`'s ways)."""
     instr = access.instruction
-    instance = {n: access.ranges[n] for n in access.instance_vars}
-    limits = access.coordinate_ranges
-    in_bounds, aligned, ways, waves = True, True, 0, 0
-    for values in _values(program, instance, access.layout):
-        for coords in access.lane_coordinates(values):
-            in_bounds &= all(r.lo <= c < r.hi for c, r in zip(coords, limits))
-        addresses = access.lane_addresses(values)
-        if any(a % instr.bytes_per_address for a in addresses):
-            aligned = False
-            continue
-        cost = bank_cost(instr, addresses)
-        ways, waves = max(ways, cost.max_ways), max(waves, cost.wavefronts)
-    return AccessFacts(in_bounds, aligned, ways if aligned else None,
-                       waves if aligned else None)
+    first_words = addresses // WORD_BYTES
+    per_phase = []
+    for lanes in instr.phases:
+        words = first_words[:, lanes.start:lanes.stop, None] + np.arange(instr.words_per_address)
+        per_phase.append(_phase_ways(words.reshape(words.shape[0], -1)))
+    return np.stack(per_phase, axis=1)
 
 
-def aligned_to(program: Program, access: Access, n: int) -> bool:
-    instance = {n_: access.ranges[n_] for n_ in access.instance_vars}
-    return all(a % n == 0 for values in _values(program, instance, access.layout, n)
-               for a in access.lane_addresses(values))
+class _Best:
+    """The largest value seen and the first instance reaching it."""
+
+    def __init__(self):
+        self.value, self.flat = -1, None
+
+    def offer(self, values: np.ndarray, start: int):
+        i = int(np.argmax(values))
+        if values[i] > self.value:
+            self.value, self.flat = int(values[i]), start + i
 
 
-@dataclass
-class LayoutFacts:
-    bijective: bool
-    cosize: int
+def bank_figures(access: Access, budget: Budget) -> tuple[Maximum, Maximum]:
+    """Max-ways and wavefronts of an access, exact over every instance.
+
+    Requires: the access is naturally aligned (checked before any bank figure).
+    """
+    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
+    domain, _ = _access_domain(access, access.ranges[BASE])
+    evaluate = Vectorised([access.address], dict(access.ranges))
+    lanes = access.instruction.address_lanes
+    ways, waves, reason = _Best(), _Best(), ""
+    with _Clock(budget) as clock:
+        for start, env in domain.chunks():
+            if clock.out_of_time():
+                reason = clock.reason()
+                break
+            shape = domain.shape_of(env)
+            addresses = evaluate(access.address, env, shape).reshape(-1, lanes).astype(np.int64)
+            costs = phase_costs(access, addresses)
+            ways.offer(costs.max(axis=1), start // lanes)
+            waves.offer(costs.sum(axis=1), start // lanes)
+    return (_replayed(access, instance, ways, "max_ways", reason),
+            _replayed(access, instance, waves, "wavefronts", reason))
 
 
-def layout_facts(program: Program, ldef: LayoutDef) -> LayoutFacts:
+def _replayed(access: Access, instance: Domain, best: _Best, metric: str,
+              reason: str) -> Maximum:
+    """The maximum with its witness, confirmed by the plain bank model."""
+    values = instance.values_at(best.flat or 0)
+    replay = getattr(bank_cost(access.instruction, access.lane_addresses(values)), metric)
+    if best.flat is not None and replay != best.value:
+        raise InternalError(f"enumerated {metric} {best.value} replays as {replay}: {values}")
+    return Maximum(replay, values, exact=not reason, reason=reason)
+
+
+# -- layouts -----------------------------------------------------------------
+
+def _layout_address(program: Program, ldef: LayoutDef):
     coords = coordinate_vars(ldef.function)
-    names = [n for n, _ in coords]
+    address = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
+    return coords, address
+
+
+def bijective(program: Program, ldef: LayoutDef, budget: Budget):
+    """No two (coordinate, stage) pairs overlap in memory, for every aligned base:
+    per base, every address sorted, neighbours at least an element apart."""
+    coords, address = _layout_address(program, ldef)
+    ranges = {**dict(coords), **program.buffer_ranges(ldef)}
+    program.check_window(address, ranges, ldef.pos)
     eb = program.elem_bytes(ldef.pos, ldef)
-    addr = program.address(ldef, [Var(n) for n in names], ldef.pos)
-    domain = {**dict(coords), STAGE: program.buffer_ranges(ldef)[STAGE]}
-    bijective = True
-    address_of, value_of = compiled(addr), compiled(ldef.value([Var(n) for n in names]))
-    # Without a pointer swizzle the base moves every address alike: one base suffices.
-    bases = _values(program, {BASE: None}, ldef) if ldef.pointer_swizzle else [{BASE: 0}]
-    for base_values in bases:
-        spans = sorted(address_of({**v, **base_values})
-                       for v in _values(program, domain, ldef))
-        bijective &= all(b - a >= eb for a, b in zip(spans, spans[1:]))
-    scale = eb if ldef.pointer_swizzle else 1
-    top = max(value_of(v) for v in _values(program, dict(coords), ldef))
-    return LayoutFacts(bijective, top // scale + 1)
+    own = Domain.of({**dict(coords), STAGE: ranges[STAGE]})
+    if own.points > MAX_SORTED:
+        return Status.UNKNOWN, None, (f"{own.points} addresses per base are too many to sort "
+                                      "in memory: this check needs the solver engine")
+    evaluate = Vectorised([address], ranges)
+    # Without a pointer swizzle the base moves every address alike: one base decides.
+    bases = range(ranges[BASE].hi) if ldef.pointer_swizzle else range(1)
+    with _Clock(budget) as clock:
+        for base in bases:
+            addresses = []
+            for _, env in own.chunks():
+                if clock.out_of_time():
+                    return Status.UNKNOWN, None, clock.reason()
+                env[BASE] = np.int64(base)
+                addresses.append(evaluate(address, env, own.shape_of(env)).ravel())
+            flat = np.concatenate(addresses).astype(np.int64)
+            order = np.argsort(flat, kind="stable")
+            close = _first(np.diff(flat[order]) < eb)
+            if close is not None:
+                va, vb = own.values_at(int(order[close])), own.values_at(int(order[close + 1]))
+                return Status.REFUTED, witness.overlap(program, ldef, address, coords, va, vb,
+                                                       base, eb), ""
+    return Status.PROVED, None, ""
+
+
+def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
+    """cosize: 1 + the largest element offset (base 0, stage 0)."""
+    coords = coordinate_vars(ldef.function)
+    value = ldef.value([Var(n) for n, _ in coords])
+    domain = Domain.of(dict(coords))
+    evaluate = Vectorised([value], dict(coords))
+    top, exact = 0, True
+    with _Clock(budget) as clock:
+        for _, env in domain.chunks():
+            if clock.out_of_time():
+                exact = False
+                break
+            top = max(top, int(evaluate(value, env, domain.shape_of(env)).max()))
+    scale = program.elem_bytes(ldef.pos, ldef) if ldef.pointer_swizzle else 1
+    cosize = top // scale + 1
+    facts = {"size": ldef.function.size(), "cosize": cosize if exact else None}
+    if exact:
+        facts["cosize_bytes"] = cosize * program.elem_bytes(ldef.pos, ldef)
+    return facts
+
+
+def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget):
+    """lhs == rhs for every value of the loop variables."""
+    status, values, reason = _find(Domain.of(dict(loops)), [lhs, rhs], operator.ne, budget)
+    if values is None:
+        return status, None, reason
+    return status, witness.unequal(lhs, rhs, values), ""

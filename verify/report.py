@@ -61,7 +61,7 @@ def result_text(r: CheckResult) -> list[str]:
     head = f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}"
     if r.expect:
         head += " (as expected)" if r.matches_expectation else f" (EXPECTED {r.expect.upper()})"
-    head += f"  [{r.seconds * 1000:.0f} ms]"
+    head += f"  [{r.seconds * 1000:.0f} ms{f', by {r.engine}' if r.engine else ''}]"
     lines = [head]
     figures = _figures(r)
     if figures:
@@ -99,7 +99,8 @@ def result_json(r: CheckResult) -> dict:
     return {"spec": r.file, "line": r.line, "property": r.property, "status": r.status.value,
             "expect": r.expect, "implicit": r.implicit, "max_ways": r.max_ways,
             "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal_wavefronts,
-            "model_fidelity": r.fidelity, "solver_seconds": round(r.seconds, 6),
+            "model_fidelity": r.fidelity, "engine": r.engine or None,
+            "wall_seconds": round(r.seconds, 6), "solver_seconds": round(r.solver_seconds, 6),
             "facts": r.facts, "reason": r.reason or None,
             "counterexample": _cex_json(r.counterexample)}
 

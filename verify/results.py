@@ -37,7 +37,9 @@ class CheckResult:
     wavefronts: int | None = None
     ideal_wavefronts: int | None = None
     fidelity: str | None = None
-    seconds: float = 0.0
+    seconds: float = 0.0          # wall time of the check
+    solver_seconds: float = 0.0   # of which inside the engine (solver or enumeration)
+    engine: str = ""              # "z3" or "enumeration": which engine decided it
     counterexample: Counterexample | None = None
     facts: dict = field(default_factory=dict)
     reason: str = ""

@@ -5,29 +5,34 @@ inside the layout's domain, and every address has the instruction's natural
 alignment (16 bytes for an ldmatrix/stmatrix row or a 128-bit access). Bank
 figures are only defined for naturally aligned accesses, so a bank check on a
 misaligned access is refuted with the alignment counterexample.
+
+Each check is decided by one engine (`verify.decide`): exhaustive evaluation
+when its domain is small, the solver otherwise, or the one `engine` names.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from verify import properties as props
+from verify import decide, witness
 from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
 from verify.layout import index_coords, index_to_coords
 from verify.program import BASE, STAGE, Access, Program
 from verify.results import CheckResult, Counterexample
-from verify.solve import Budget, Maximum, Status, bound_status
+from verify.solve import Budget, Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
 
 class Runner:
-    def __init__(self, spec: Spec, timeout: float):
+    def __init__(self, spec: Spec, timeout: float, engine: str = decide.AUTO):
         self.spec = spec
         self.program = Program(spec)
         self.timeout = timeout
-        self._alignment: dict[str, tuple] = {}
-        self._figures: dict[str, tuple[Maximum, Maximum]] = {}
+        self.engine = engine
+        decide.engine_for(engine, 0)            # an unknown engine name fails here
+        self._alignment: dict[str, Decided] = {}
+        self._figures: dict[str, Decided] = {}
 
     def run(self) -> list[CheckResult]:
         items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
@@ -45,103 +50,138 @@ class Runner:
                 results.append(self._explicit(item))
         return results
 
+    def _decide(self, points: int, ask) -> "Decided":
+        """ask(engine module, budget) under a fresh budget, by the engine for `points`."""
+        engine = decide.engine_for(self.engine, points)
+        budget = Budget(self.timeout)
+        answer = ask(decide.MODULES[engine], budget)
+        return Decided(answer, engine, budget.solver_seconds)
+
     # -- implicit checks -----------------------------------------------------
 
     def _implicit(self, adef: AccessDef) -> list[CheckResult]:
         access = self.program.access(adef.name, adef.pos)
         n = access.instruction.bytes_per_address
+        points = decide.access_points(self.program, access)
         implicit = [(f"in_bounds {adef.name}",
-                     lambda b: props.in_bounds(self.program, access, b))]
+                     lambda: self._decide(points, lambda engine, b: engine.in_bounds(
+                         self.program, access, b)))]
         if not self._explicitly_aligned(adef.name, n):
-            implicit.append((f"aligned {n} {adef.name}",
-                             lambda b: self._natural_alignment(access, b)))
+            implicit.append((f"aligned {n} {adef.name}", lambda: self._natural_alignment(access)))
         out = []
         for prop, fn in implicit:
-            started, budget = time.monotonic(), Budget(self.timeout)
-            status, cex, reason = fn(budget)
+            started = time.monotonic()
+            decided = fn()
+            status, cex, reason = decided.answer
             out.append(CheckResult(self.spec.file, adef.pos.line, prop, status,
                                    seconds=time.monotonic() - started, counterexample=cex,
-                                   reason=reason, implicit=True))
+                                   reason=reason, implicit=True, engine=decided.engine,
+                                   solver_seconds=decided.solver_seconds))
         return out
 
     def _base_alignment(self, ldef: LayoutDef) -> CheckResult:
-        started, budget = time.monotonic(), Budget(self.timeout)
-        status, cex, reason = props.base_aligned(self.program, ldef, budget)
+        started = time.monotonic()
+        decided = self._decide(decide.stage_points(self.program, ldef),
+                               lambda engine, b: engine.base_aligned(self.program, ldef, b))
+        status, cex, reason = decided.answer
         return CheckResult(self.spec.file, ldef.pos.line, f"base_aligned {ldef.name}", status,
                            seconds=time.monotonic() - started, counterexample=cex,
-                           reason=reason, implicit=True)
+                           reason=reason, implicit=True, engine=decided.engine,
+                           solver_seconds=decided.solver_seconds)
 
     def _explicitly_aligned(self, access: str, n: int) -> bool:
         """An explicit 'aligned N' check (N >= natural) already covers natural alignment."""
         return any(c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
                    for c in self.spec.checks)
 
-    def _natural_alignment(self, access: Access, budget: Budget):
+    def _natural_alignment(self, access: Access) -> "Decided":
+        """Searched once per access: the implicit check and every bank check read it."""
         if access.name not in self._alignment:
             n = access.instruction.bytes_per_address
-            self._alignment[access.name] = props.aligned(self.program, access, n, budget)
-        return self._alignment[access.name]
+            self._alignment[access.name] = self._decide(
+                decide.access_points(self.program, access, n),
+                lambda engine, b: engine.aligned(self.program, access, n, b))
+            return self._alignment[access.name]
+        return replace(self._alignment[access.name], solver_seconds=0.0)
 
     # -- explicit checks -----------------------------------------------------
 
     def _explicit(self, check: CheckDef) -> CheckResult:
-        started, budget = time.monotonic(), Budget(self.timeout)
+        started = time.monotonic()
         result = CheckResult(self.spec.file, check.pos.line, check.text, Status.UNKNOWN,
                              expect=check.expect)
         try:
-            getattr(self, f"_check_{check.kind}")(check, budget, result)
+            getattr(self, f"_check_{check.kind}")(check, result)
         except SpecError as e:
             raise SpecError(e.message, e.pos if e.pos.line else check.pos) from None
         result.seconds = time.monotonic() - started
         return result
 
-    def _check_bijective(self, check: CheckDef, budget: Budget, result: CheckResult):
+    def _record(self, result: CheckResult, decided: "Decided"):
+        """The engine's verdict, counterexample and reason into `result`."""
+        result.status, result.counterexample, result.reason = decided.answer
+        self._charge(result, decided)
+
+    @staticmethod
+    def _charge(result: CheckResult, decided: "Decided"):
+        """Which engine decided `result`, and the time it spent inside the engine."""
+        result.engine = decided.engine
+        result.solver_seconds += decided.solver_seconds
+
+    def _check_bijective(self, check: CheckDef, result: CheckResult):
         ldef = self.program.layout(check.target, check.pos)
-        result.status, result.counterexample, result.reason = props.bijective(
-            self.program, ldef, budget)
-        facts = props.footprint(self.program, ldef, budget)
+
+        def both(engine, budget):
+            verdict = engine.bijective(self.program, ldef, budget)
+            return verdict, engine.footprint(self.program, ldef, budget)
+        decided = self._decide(decide.layout_points(self.program, ldef), both)
+        verdict, facts = decided.answer
+        self._record(result, replace(decided, answer=verdict))
         facts["onto"] = (result.status == Status.PROVED and facts["cosize"] == facts["size"]
                          if facts["cosize"] is not None else None)
         result.facts = facts
 
-    def _check_base_aligned(self, check: CheckDef, budget: Budget, result: CheckResult):
+    def _check_base_aligned(self, check: CheckDef, result: CheckResult):
         ldef = self.program.layout(check.target, check.pos)
         if ldef.required_align == 1:
             raise SpecError(f"base_aligned {ldef.name}: expected a layout that requires an "
                             "aligned buffer (a TMA box, GMMA atom or nvmma_shared encoding)",
                             check.pos)
-        result.status, result.counterexample, result.reason = props.base_aligned(
-            self.program, ldef, budget)
+        self._record(result, self._decide(
+            decide.stage_points(self.program, ldef),
+            lambda engine, b: engine.base_aligned(self.program, ldef, b)))
 
-    def _check_aligned(self, check: CheckDef, budget: Budget, result: CheckResult):
+    def _check_aligned(self, check: CheckDef, result: CheckResult):
         access = self.program.access(check.target, check.pos)
-        result.status, result.counterexample, result.reason = props.aligned(
-            self.program, access, check.bound, budget)
+        self._record(result, self._decide(
+            decide.access_points(self.program, access, check.bound),
+            lambda engine, b: engine.aligned(self.program, access, check.bound, b)))
 
-    def _check_max_ways(self, check: CheckDef, budget: Budget, result: CheckResult):
-        self._bank_check(check, budget, result, "ways")
+    def _check_max_ways(self, check: CheckDef, result: CheckResult):
+        self._bank_check(check, result, "ways")
 
-    def _check_wavefronts(self, check: CheckDef, budget: Budget, result: CheckResult):
-        self._bank_check(check, budget, result, "wavefronts")
+    def _check_wavefronts(self, check: CheckDef, result: CheckResult):
+        self._bank_check(check, result, "wavefronts")
 
-    def _bank_check(self, check: CheckDef, budget: Budget, result: CheckResult, metric: str):
+    def _bank_check(self, check: CheckDef, result: CheckResult, metric: str):
         access = self.program.access(check.target, check.pos)
         instr = access.instruction
         result.ideal_wavefronts, result.fidelity = instr.ideal_wavefronts, instr.fidelity
-        status, cex, reason = self._natural_alignment(access, budget)
-        if status != Status.PROVED:
-            result.status, result.counterexample = status, cex
-            result.reason = reason or ("bank figures are undefined: the access is not "
-                                       "naturally aligned")
+        self._record(result, self._natural_alignment(access))
+        if result.status != Status.PROVED:
+            result.reason = result.reason or ("bank figures are undefined: the access is not "
+                                              "naturally aligned")
             return
-        ways, waves = self._bank_figures(access)
+        figures = self._bank_figures(access)
+        self._charge(result, figures)
+        ways, waves = figures.answer
         result.max_ways = ways.value
         result.wavefronts = waves.value
         best = ways if metric == "ways" else waves
         result.status = bound_status(best, check.bound, check.exact)
         result.facts = {"max_ways_exact": ways.exact, "wavefronts_exact": waves.exact}
         if result.status == Status.REFUTED:
-            cex = props.bank_counterexample(self.program, access, best.witness, metric)
+            cex = witness.bank_counterexample(self.program, access, best.witness, metric)
             if best.value <= check.bound:       # "== bound" that no instance reaches
                 cex = replace(cex, summary=f"no instance reaches {check.bound}; the worst "
                                            f"gives {best.value}: {cex.summary}")
@@ -149,16 +189,19 @@ class Runner:
         elif result.status == Status.UNKNOWN:
             result.reason = best.reason
 
-    def _bank_figures(self, access: Access) -> tuple[Maximum, Maximum]:
+    def _bank_figures(self, access: Access) -> "Decided":
         """Max-ways and wavefronts of an access, searched once under one timeout
         that both share; every bank check of the access reads them. A search that
-        timed out is not repeated per check: it would get the same allowance again."""
+        timed out is not repeated per check: it would get the same allowance again.
+        The search's time is charged to the first check that reads it."""
         if access.name not in self._figures:
-            query, budget = props.BankQuery(access), Budget(self.timeout)
-            self._figures[access.name] = (query.max_ways(budget), query.wavefronts(budget))
-        return self._figures[access.name]
+            self._figures[access.name] = self._decide(
+                decide.access_points(self.program, access),
+                lambda engine, b: engine.bank_figures(access, b))
+            return self._figures[access.name]
+        return replace(self._figures[access.name], solver_seconds=0.0)
 
-    def _check_equivalent_layouts(self, check: CheckDef, budget: Budget, result: CheckResult):
+    def _check_equivalent_layouts(self, check: CheckDef, result: CheckResult):
         """Same byte address for every 1-D index, stage and aligned base: byte
         addresses, so a swizzle of absolute addresses (TMA, smem_ptr) is compared
         with an offset swizzle as the hardware would place the data."""
@@ -173,7 +216,10 @@ class Runner:
                  (BASE, bases))
         left = self.program.address(a, index_coords(a.function, index), check.pos)
         right = self.program.address(b, index_coords(b.function, index), check.pos)
-        result.status, cex, result.reason = props.equivalent(left, right, loops, budget)
+        self._record(result, self._decide(
+            decide.loop_points(loops),
+            lambda engine, b: engine.equivalent(left, right, loops, b)))
+        cex = result.counterexample
         if cex is not None:
             v = cex.instance
             where = f"coordinate {tuple(index_to_coords(a.function, v['index']))} (index {v['index']})"
@@ -183,14 +229,26 @@ class Runner:
                                  f"at byte {evaluate(right, v)}", shown)
         result.counterexample = cex
 
-    def _check_equivalent_exprs(self, check: CheckDef, budget: Budget, result: CheckResult):
-        result.status, result.counterexample, result.reason = props.equivalent(
-            check.lhs, check.rhs, check.loops, budget)
+    def _check_equivalent_exprs(self, check: CheckDef, result: CheckResult):
+        self._record(result, self._decide(
+            decide.loop_points(check.loops),
+            lambda engine, b: engine.equivalent(check.lhs, check.rhs, check.loops, b)))
 
 
-def run_spec(spec: Spec, timeout: float = 60.0) -> list[CheckResult]:
-    """Every check of `spec`. A spec with nothing to check is an error, not a pass."""
-    results = Runner(spec, timeout).run()
+@dataclass(frozen=True)
+class Decided:
+    """What one engine answered, which engine, and the time spent inside it."""
+
+    answer: tuple
+    engine: str
+    solver_seconds: float
+
+
+def run_spec(spec: Spec, timeout: float = 60.0, engine: str = decide.AUTO) -> list[CheckResult]:
+    """Every check of `spec`, each decided by `engine`: "auto" (enumeration for small
+    domains, the solver for large ones), "z3" or "enumeration".
+    A spec with nothing to check is an error, not a pass."""
+    results = Runner(spec, timeout, engine).run()
     if not results:
         raise SpecError("nothing to verify: expected at least one access or check",
                         Pos(1, 1), spec.file)

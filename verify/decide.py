@@ -1,0 +1,79 @@
+"""Which engine decides a check: exhaustive evaluation or the solver.
+
+Both engines answer every property over the same domain (every lane, loop value,
+stage, aligned base of one period, coordinate) with the same verdicts and the
+same exact figures; `tests/test_engines.py` compares them. They differ in cost:
+enumeration grows with the domain and is predictable, the solver's cost barely
+grows with the domain but varies with the formula (a 4-phase wavefront maximum
+took 49 s before its encoding was reworked; it takes 0.07 s now, and the next
+hard formula is unknown). So `auto` enumerates every domain up to
+ENUMERATION_LIMIT points and asks the solver above it.
+
+No band runs both engines in a race. Each query gets a fixed seed so that a spec
+always gets the same answer and the same counterexample; a race would make the
+engine, and so the witness printed, depend on the machine's load. It would also
+double the CPU time of every check in the band on the 2-core machines verify runs
+on, and numpy cannot be interrupted mid-operation to cancel the loser.
+"""
+from __future__ import annotations
+
+from math import prod
+
+from verify import enumerate as enumeration_engine
+from verify import properties as z3_engine
+from verify.expr import Range
+from verify.layout import coordinate_vars
+from verify.program import BASE, STAGE, Access, Program
+from verify.spec.ast import LayoutDef
+
+AUTO, Z3, ENUMERATION = "auto", "z3", "enumeration"
+ENGINE_NAMES = (AUTO, Z3, ENUMERATION)
+MODULES = {Z3: z3_engine, ENUMERATION: enumeration_engine}
+
+# Domain points (lane evaluations for an access, coordinate x stage x base
+# evaluations for a layout) up to which `auto` enumerates. From
+# benchmarks/results/engines.md (2-core dev box): enumeration costs 0.03-0.07 us
+# per point (bank figures and bijectivity alike, until sorting tens of millions
+# of addresses), so 2^22 points take 50-270 ms; the solver took 9-940 ms on the
+# same questions at every size, and far longer on formulas it finds hard (a
+# wavefront maximum took 49 s on 2,048 points before its encoding changed). Up to
+# 2^22 points enumeration is thus never much slower than the solver and always
+# predictable; at 2^24 it takes 1.1-1.4 s while the solver still answers these
+# questions in 20-1400 ms, so the line sits at 2^22.
+ENUMERATION_LIMIT = 1 << 22
+
+
+def engine_for(requested: str, points: int) -> str:
+    """The engine that decides a check over `points` domain points."""
+    if requested not in ENGINE_NAMES:
+        raise ValueError(f"engine: expected one of {', '.join(ENGINE_NAMES)}, found "
+                         f"{requested!r}")
+    if requested != AUTO:
+        return requested
+    return ENUMERATION if points <= ENUMERATION_LIMIT else Z3
+
+
+def _points(ranges) -> int:
+    return prod(r.size for r in ranges)
+
+
+def access_points(program: Program, access: Access, modulus: int = 1) -> int:
+    """Lanes x instances, with the bases an `aligned modulus` question needs."""
+    ranges = {**access.ranges, BASE: program.base_range(access.layout, modulus)}
+    return _points(ranges.values())
+
+
+def layout_points(program: Program, ldef: LayoutDef) -> int:
+    """(coordinate, stage) pairs, times the bases when a pointer swizzle reads them."""
+    coords = [r for _, r in coordinate_vars(ldef.function)]
+    buffer = program.buffer_ranges(ldef)
+    bases = buffer[BASE].size if ldef.pointer_swizzle else 1
+    return _points(coords) * buffer[STAGE].size * bases
+
+
+def stage_points(program: Program, ldef: LayoutDef) -> int:
+    return program.spec.buffer.stages * program.base_range(ldef, ldef.required_align).size
+
+
+def loop_points(loops: list[tuple[str, Range]]) -> int:
+    return _points(r for _, r in loops)
