@@ -167,10 +167,11 @@ def map_cmd(layout, dtype, shape, as_json):
         offs = api.offsets(ldef, dtype)
     except SpecError as e:
         _fail(str(e))
-    names = [Var(n) for n, _ in coordinate_vars(ldef.function)]
+    domain = coordinate_vars(ldef.function)
+    names = [Var(n) for n, _ in domain]
     formula_unit = "elements" if ldef.pointer_swizzle is None else "bytes at base 0"
     doc = {"layout": layout, "shape": domain_shape(ldef.function), "unit": "elements",
-           "formula": f"L({', '.join(v.name for v in names)}) = {formula(ldef.value(names))}",
+           "formula": f"L({', '.join(v.name for v in names)}) = {formula(ldef.value(names), domain)}",
            "formula_unit": formula_unit, "offsets": offs}
     if dtype:
         doc["byte_offsets"] = [DTYPE_BYTES[dtype] * o for o in offs]
