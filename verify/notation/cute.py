@@ -246,6 +246,8 @@ def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Po
     if len(order) != len(reps) or any(not isinstance(o, int) for o in order):
         raise SpecError(f"tile_to_shape: order {order}: expected {len(reps)} integers", pos)
     tiler = ordered_layout(reps, order)
+    if tiler.size() == 1:               # one copy: the atom itself, whatever its complement
+        return block
     rest = compose(complement(block, block.size() * tiler.size(), pos), tiler, pos)
     modes = [coalesce(CuteLayout((s, r), (d, q)))
              for (s, d), r, q in zip(zip(block.shape, block.stride), rest.shape, rest.stride)]

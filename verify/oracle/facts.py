@@ -145,8 +145,9 @@ class Facts:
 
     def equivalent_layouts(self, check: Check) -> Answer:
         a, b = self.layout(check.target, check.at), self.layout(check.second, check.at)
-        if a.size != b.size:
-            return Answer(False)
+        if a.size != b.size:            # no 1-D index pairs them: a malformed check
+            raise OracleRefusal(f"{check.at}: equivalent {check.target}, {check.second}: "
+                                f"sizes {a.size} and {b.size} differ")
         self._within_limit(a.size * self.spec.stages, check.at)
         p = period([a, b])
         left = self.addresses(a, a.table, p, check.at)
