@@ -12,7 +12,7 @@ from verify.errors import SpecError                     # noqa: E402
 from verify.solve import Status                         # noqa: E402
 from verify.ttgir import check                          # noqa: E402
 from verify.ttgir import lowering                       # noqa: E402
-from verify.ttgir.module import EXTRA, require_triton   # noqa: E402
+from verify.ttgir.module import EXTRA, require_triton, run_kernel   # noqa: E402
 
 KERNELS = "specs/triton_kernels"
 
@@ -30,12 +30,34 @@ def test_gluon_plain_transpose_reads_a_column_32_way(target):
     assert verdicts(f"gluon_transpose_plain.{target}")["bijective local_alloc %smem"] == "proved"
 
 
-def test_gluon_plain_store_is_stmatrix_on_sm90_and_not_modelled():
+def test_gluon_plain_store_is_stmatrix_x4_on_sm90_with_a_verdict():
     """The PTX has 2 stmatrix.x4 for sm_90 and 8 st.shared.b32 for sm_80
-    (benchmarks/results/triton_kernels.md)."""
-    sm90 = verdicts("gluon_transpose_plain.sm90")
-    assert sm90["not modelled: local_store %tile_8"] == "unknown"
-    assert verdicts("gluon_transpose_plain.sm80")["conflict_free local_store %tile_8"] == "proved"
+    (benchmarks/results/triton_kernels.md): lanes along a row, 4 words per row."""
+    checker = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir", 30)
+    store = next(r for r in checker.results
+                 if r.property == "conflict_free local_store %tile_8")
+    assert (store.status, store.max_ways, store.wavefronts) == (Status.PROVED, 1, 4)
+    assert (store.file, store.line) == ("specs/triton_kernels/gluon_transpose.py", 31)
+    assert ("local_store %tile_8", "stmatrix.x4", 2) in decisions(checker)
+    sm80 = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm80.ttgir", 30)
+    assert ("local_store %tile_8", "st.shared.b32", 8) in decisions(sm80)
+
+
+def decisions(checker) -> set[tuple[str, str, int]]:
+    return {(d["op"], d["instruction"], d["per_warp"]) for d in checker.decisions}
+
+
+def test_matmul_sm80_operands_are_ldmatrix_x4_and_conflict_free():
+    """A (K-contiguous) by ldmatrix.x4, B (N-contiguous) by ldmatrix.x4.trans, 4 per
+    warp for each of the 5 loads of each: the PTX's 20 + 20."""
+    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", 30)
+    found = decisions(checker)
+    assert {i for _, i, _ in found} == {"ldmatrix.x4", "ldmatrix.x4.trans"}
+    assert sum(n for op, i, n in found if i == "ldmatrix.x4" and "%a" in op) == 20
+    assert sum(n for op, i, n in found if i == "ldmatrix.x4.trans" and "%b" in op) == 20
+    loads = [r for r in checker.results if r.property.startswith("conflict_free local_load")]
+    assert len(loads) == 10
+    assert all((r.status, r.max_ways, r.wavefronts) == (Status.PROVED, 1, 4) for r in loads)
 
 
 @pytest.mark.parametrize("target", ["sm80", "sm90"])
@@ -56,8 +78,8 @@ def test_matmul_buffers_are_bijective_and_the_rest_is_listed_not_modelled(target
                            for r in unknown)
     assert not any(r.status == Status.REFUTED for r in results)
     reasons = " ".join(r.reason for r in unknown)
-    assert "cp.async" in reasons
-    assert ("ldmatrix" in reasons) if target == "sm80" else ("wgmma" in reasons)
+    assert "cp.async" in reasons and "ldmatrix" not in reasons
+    assert target == "sm80" or "wgmma" in reasons
 
 
 def test_transpose_convert_layout_is_listed_not_modelled():
@@ -77,6 +99,7 @@ def test_cli_report_line_format_and_exit_status():
     assert "    max_ways 32; wavefronts 32 (ideal 1)" in out.stdout
     assert out.stdout.rstrip().endswith("7 checks: 6 proved, 1 refuted, 0 unknown")
     assert run_cli(f"{KERNELS}/gluon_transpose_swizzled.sm80.ttgir").returncode == 0
+    assert run_cli(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir").returncode == 1
     assert run_cli(f"{KERNELS}/matmul.sm90.ttgir").returncode == 3
 
 
@@ -127,3 +150,47 @@ def test_largest_vectorisation_takes_registers_in_any_order():
     assert lowering.largest_vectorisation(cvt, 16) == (8, [1, 3, 0])
     capped = lowering.Cvt((1, 2, 64), (4, 16, 32, 128, 256), (512,), ((),) * 3)
     assert lowering.largest_vectorisation(capped, 16)[0] == 4
+
+
+def cvt(register, lane, warp=()):
+    """A Cvt whose register coordinates are the offsets themselves (1-D)."""
+    return lowering.Cvt(tuple(register), tuple(lane), tuple(warp),
+                        tuple((r,) for r in register))
+
+
+def test_plain_matrix_plan_takes_lanes_2_3_4_then_registers_as_row_addresses():
+    """lowerLdStMatrix, not transposed, 16-bit: register offset 1 and lanes 0, 1 are
+    the 16-byte row; lanes 2, 3, 4 then the next two registers address rows
+    (.x4); the last register indexes instructions."""
+    plan = lowering.matrix_plan(cvt((1, 64, 8, 512), (2, 4, 16, 32, 128)), 16, False, 0, 1024)
+    assert plan == lowering.MatrixPlan(
+        False, 4, (("lane", 2), ("lane", 3), ("lane", 4), ("register", 1),
+                   ("register", 2)), (3,))
+    assert lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 0, 1024).count == 2
+    # A subslice whose start moves inside the row tile (getMaskSpanOffsets) refuses it.
+    assert lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 4, 1024) is None
+    # Lane 1 not at offset 4: no 16-byte row.
+    assert lowering.matrix_plan(cvt((1, 64), (2, 8, 16, 32, 128)), 16, False, 0, 1024) is None
+
+
+def test_transposed_plan_row_register_minimises_conflicts_then_keeps_word_order():
+    """getLdStMatrixRowPermutation: the row register with lanes 0, 1 must span 8
+    distinct 16-byte rows of one 128-byte phase; register 0 (offset 128 = row 16)
+    would share a bank phase with lane 0 (row 8 ^ 16 span), register 1 (row 1)
+    does not, so register 1 is chosen; without conflicts, register 0 is kept."""
+    lanes = (16, 32, 1, 2, 4)                    # rows 2 and 4, then the row's elements
+    conflicting = lowering.matrix_plan(cvt((128, 8, 256), lanes), 16, True, 0, 4096)
+    assert conflicting.address_bits[0] == ("register", 1)
+    assert conflicting.count == 4 and conflicting.instruction_registers == ()
+    free = lowering.matrix_plan(cvt((8, 128, 256), lanes), 16, True, 0, 4096)
+    assert free.address_bits == (("register", 0), ("lane", 0), ("lane", 1),
+                                 ("register", 1), ("register", 2))
+    assert lowering.row_conflicts([16, 2, 4], 512) == 1
+    assert lowering.row_conflicts([1, 2, 4], 512) == 0
+
+
+def test_choose_orders_stmatrix_by_target_and_falls_back_to_st_shared():
+    c = cvt((1, 64, 8), (2, 4, 16, 32, 128))
+    assert lowering.choose(c, 16, True, 90).instruction == "stmatrix.x4"
+    assert lowering.choose(c, 16, True, 80).instruction.startswith("st.shared")
+    assert lowering.choose(c, 16, False, 80).instruction == "ldmatrix.x4"

@@ -32,6 +32,10 @@ _OP_LINE = re.compile(r"^\s*(?:(?P<result>%[\w$.-]+)(?::\d+)?\s*=\s*)?\"?"
                       r"(?P<op>ttg\.(?:local_alloc|local_store|local_load|"
                       r"async_copy_global_to_local))\b(?P<rest>.*)$")
 _FILE_LINE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
+# ``#loc24 = loc(callsite(#loc9 at #loc3))``: the body of each location alias.
+_LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$", re.MULTILINE)
+_LOC_REF = re.compile(r"#loc\d*\b")
+MAX_LOC_EXPANSIONS = 64
 # Shapes and the element type are read from the printed memdesc type: the bindings
 # have no accessor for them. ``!ttg.memdesc<128x16xf16, #enc, #smem, mutable, 128x64>``
 _MEMDESC = re.compile(r"^!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>[a-zA-Z]\w*)"
@@ -60,21 +64,41 @@ def main(path: str) -> int:
 
 
 def _text_ops(text: str) -> list[dict]:
-    """The printed result name and TTGIR line of each data op, in file order.
+    """The printed result name, TTGIR line and, for an op without a result, the
+    printed location of each data op, in file order.
 
-    Triton's bindings do not expose SSA names; the printed text is only read for
-    names and lines, matched to the parsed ops by order (walk order is file order
-    for these ops, which hold no regions)."""
+    Triton's bindings do not expose SSA names, nor an operation's location (only a
+    value's); the printed text is only read for those, matched to the parsed ops by
+    order (walk order is file order for these ops, which hold no regions)."""
+    aliases = dict(_LOC_ALIAS.findall(text))
     out = []
     for number, line in enumerate(text.splitlines(), 1):
         m = _OP_LINE.match(line)
         if m:
-            name = m["result"]
-            if name is None:   # local_store: name it by the stored value
+            entry = {"op": m["op"], "name": m["result"], "ttgir_line": number}
+            if m["result"] is None:   # local_store: name it by the stored value
                 operand = re.match(r"\s*(%[\w$.-]+)", m["rest"])
-                name = operand[1] if operand else None
-            out.append({"op": m["op"], "name": name, "ttgir_line": number})
+                entry["name"] = operand[1] if operand else None
+                entry["loc"] = _printed_location(m["rest"], aliases)
+            out.append(entry)
     return out
+
+
+def _printed_location(rest: str, aliases: dict[str, str]) -> dict | None:
+    """The first ``"FILE":L:C`` of an op's trailing ``loc(...)``, ``#locN`` aliases
+    expanded in order (for ``callsite(A at B)`` that is A, the innermost frame, as
+    for a value's location); a bounded number of expansions, as aliases nest."""
+    m = re.search(r"\bloc\((.*)\)\s*$", rest)
+    body = m[1] if m else ""
+    for _ in range(MAX_LOC_EXPANSIONS):
+        found, ref = _FILE_LINE.search(body), _LOC_REF.search(body)
+        if found and (ref is None or found.start() < ref.start()):
+            return {"file": found["file"], "line": int(found["line"]),
+                    "col": int(found["col"])}
+        if ref is None:
+            return None
+        body = body[:ref.start()] + aliases.get(ref[0], "") + body[ref.end():]
+    return None
 
 
 class Extractor:
@@ -191,6 +215,8 @@ class Extractor:
         if [e["op"] for e in data] == [t["op"] for t in self.text_ops]:
             for entry, printed in zip(data, self.text_ops):
                 entry.update(name=printed["name"], ttgir_line=printed["ttgir_line"])
+                if printed.get("loc"):
+                    entry["loc"] = printed["loc"]
 
     def _root(self, value_id: int | None, entry: dict) -> int | None:
         """The allocation a memdesc comes from, and the views on the way."""

@@ -9,19 +9,21 @@ basis has one offset, and any input's offset is the XOR of its bits' offsets
 
 The rules, from triton-lang/triton (the 3.9 line of the NVIDIA backend):
 
-1. ``local_load`` (on sm_75+) and ``local_store`` / ``local_alloc`` with a value
-   (on sm_90+) first try ``ldmatrix`` / ``stmatrix``:
-   third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/MemoryOpToLLVM.cpp calls
-   ``lowerLdStMatrix`` (third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/Utility.cpp)
-   with ``transpose`` false, then true, at a higher pattern benefit than the
-   generic path. That function fails unless the 16-byte tile of one matrix row
-   divides ``cvt`` on the left: not transposed, ``32/bitwidth`` registers hold
-   consecutive offsets (after a register permutation, ``regPermForDivide``) and
-   lanes 0 and 1 the next two 4-byte steps; transposed (16-bit, or 8-bit on
-   sm_100+), lanes 2, 3, 4 hold offsets 1, 2, 4 and there are at least two
-   registers; every other basis a multiple of the tile. `matrix_possible` decides
-   that; where it holds, verify does not model the op yet (the register order
-   and row addresses come from ``getLdStMatrixRowPermutation``).
+1. ``local_load`` (on sm_75+, ``TargetInfo::supportLdMatrix``) and
+   ``local_store`` / ``local_alloc`` with a value (on sm_90+, ``supportStMatrix``)
+   first try ``ldmatrix`` / ``stmatrix``:
+   third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/MemoryOpToLLVM.cpp (its own
+   ``lowerLdStMatrix`` wrapper: broadcast registers removed, ``cvt`` without the
+   block dimension) calls ``LLVM::NVIDIA::lowerLdStMatrix``
+   (third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/Utility.cpp) with ``transpose``
+   false, then true, at a higher pattern benefit than the generic path. The
+   installed libtriton.so carries that version's assertion texts ("matrix
+   instructions use at most two row reg bits", "regsPerCoreTile * bitwidth").
+   `matrix_plan` follows it step by step: ``regPermForDivide`` + ``divideLeft``
+   by the 16-byte row tile, ``getLdStMatrixRowPermutation`` (transposed only),
+   ``vec`` matrices per instruction, and ``addrToOffset`` for the row each lane
+   supplies. ``actionAdditiveStrides`` only reorders the registers past one
+   instruction's (an add where bits are disjoint equals the XOR modelled here).
 2. Otherwise ``ld.shared`` / ``st.shared`` (lib/Conversion/TritonGPUToLLVM/
    Utility.cpp, ``lowerLdSt``), vectorised by ``largestVectorisation``
    (lib/Tools/LayoutUtils.cpp): the largest power of two v <= 128/bitwidth such
@@ -107,34 +109,126 @@ def _multiples(values, tile: int) -> bool:
     return all(v % tile == 0 for v in values)
 
 
-def matrix_possible(cvt: Cvt, bits: int, transpose: bool, capability: int) -> bool:
-    """Whether ``lowerLdStMatrix`` could succeed (rule 1 of the module doc)."""
-    if not transpose:
-        if bits > 32:
-            return False
-        per_word = 32 // bits
-        wanted = [1 << j for j in range(per_word.bit_length() - 1)]
-        if not set(wanted) <= set(cvt.register) or len(cvt.lane) < 2:
-            return False
-        if cvt.lane[:2] != (per_word, 2 * per_word):
-            return False
-        rest = list(cvt.register)
-        for w in wanted:
-            rest.remove(w)
-        tile = 4 * per_word
-        return _multiples(rest + list(cvt.lane[2:]) + list(cvt.warp), tile)
-    if not (bits == 16 or (bits == 8 and capability >= 100)) or len(cvt.lane) < 5:
-        return False
-    if cvt.lane[2:5] != (1, 2, 4) or len(cvt.register) < 1:
-        return False
-    reg_tile = [8 * (1 << j) for j in range((16 // bits).bit_length() - 1)]
-    if not set(reg_tile) <= set(cvt.register):
-        return False
-    rest = list(cvt.register)
-    for w in reg_tile:
-        rest.remove(w)
-    tile = 8 * (16 // bits)
-    return _multiples(rest + list(cvt.lane[:2]) + list(cvt.warp), tile)
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _rank(vectors) -> int:
+    """Rank over GF(2) of integers read as bit-vectors."""
+    pivots: dict[int, int] = {}
+    for v in vectors:
+        while v:
+            top = v.bit_length() - 1
+            if top not in pivots:
+                pivots[top] = v
+                break
+            v ^= pivots[top]
+    return len(pivots)
+
+
+def row_conflicts(phase: list[int], rows: int) -> int:
+    """Triton's ``bankConflicts(phase, phase, smem)`` as ``getLdStMatrixRowPermutation``
+    calls it (lib/Tools/GenericSwizzling.cpp): with offsets in 16-byte rows, the
+    first min(8, rows) rows are the "bank" bases and the rest "segment" bases; the
+    cost is 2^dim(span(segment) & span(phase)) - 1. ``intersectionBasis`` counts
+    shared powers of two when every vector is one and otherwise intersects the
+    spans; both give that dimension."""
+    bank_rows = min(8, rows)
+    segment = [1 << j for j in range(_log2(bank_rows), _log2(rows))]
+    shared = _rank(segment) + _rank(phase) - _rank(segment + phase)
+    return (1 << shared) - 1
+
+
+@dataclass(frozen=True)
+class MatrixPlan:
+    """One ldmatrix/stmatrix lowering, as ``lowerLdStMatrix`` builds it.
+
+    ``address_bits[k]`` is the input basis -- ``("lane", i)`` or ``("register", i)``,
+    indices into the op's `Cvt` -- whose row start lane bit k of the instruction
+    selects (Triton's ``addrToOffset``); ``instruction_registers`` index the
+    instructions (every register past those one instruction consumes)."""
+
+    transpose: bool
+    count: int                              # matrices per instruction: .x1/.x2/.x4
+    address_bits: tuple[tuple[str, int], ...]
+    instruction_registers: tuple[int, ...]
+
+
+def _divide_registers(registers: tuple[int, ...], tile: list[int]) -> list[int] | None:
+    """``regPermForDivide(cvt, tile, left=true)`` (lib/Tools/LayoutUtils.cpp): for
+    each tile register basis in order, the first unused register with exactly that
+    offset; then the others in their order. None where one is missing."""
+    chosen: list[int] = []
+    for offset in tile:
+        match = next((i for i, r in enumerate(registers) if r == offset and i not in chosen),
+                     None)
+        if match is None:
+            return None
+        chosen.append(match)
+    return chosen + [i for i in range(len(registers)) if i not in chosen]
+
+
+def _plain_plan(cvt: Cvt, bits: int, mask_span: int) -> MatrixPlan | None:
+    """Not transposed: ``tile`` = 32/bits registers holding consecutive offsets,
+    then lanes 0 and 1 (one 16-byte row); ``fullTile`` adds lanes 2, 3, 4 as the
+    row (address) bits; no register row bits, so no row permutation."""
+    if bits > 32:
+        return None
+    per_word = 32 // bits
+    tile = 4 * per_word
+    order = _divide_registers(cvt.register, [1 << j for j in range(_log2(per_word))])
+    if order is None or cvt.lane[:2] != (per_word, 2 * per_word) or mask_span & (tile - 1):
+        return None
+    rows = order[_log2(per_word):]
+    if not _multiples([cvt.register[i] for i in rows] + list(cvt.lane[2:]) + list(cvt.warp),
+                      tile):
+        return None
+    vec_bits = min(2, len(rows))               # vec = min(128/bits, regs) / (32/bits)
+    address = [("lane", 2), ("lane", 3), ("lane", 4)] + [("register", i)
+                                                         for i in rows[:vec_bits]]
+    return MatrixPlan(False, 1 << vec_bits, tuple(address), tuple(rows[vec_bits:]))
+
+
+def _transposed_plan(cvt: Cvt, mask_span: int, stage_elements: int) -> MatrixPlan | None:
+    """Transposed, 16-bit (``.b8`` needs sm_100): lanes are permuted (2, 3, 4, 0, 1)
+    so that lanes 2, 3, 4 hold offsets 1, 2, 4 (the row's 8 elements); the row
+    bits are one register (the 32-bit word's two halves sit in two rows) and lanes
+    0, 1. ``getLdStMatrixRowPermutation`` (third_party/nvidia/lib/
+    TritonNVIDIAGPUToLLVM/Utility.cpp) picks that register: the fewest
+    `row_conflicts` over it and lanes 0, 1, then the register that was first (it
+    keeps a packed word's halves), then the earliest."""
+    tile = 8
+    if not cvt.register or cvt.lane[2:5] != (1, 2, 4) or mask_span & (tile - 1):
+        return None
+    if not _multiples(list(cvt.register) + list(cvt.lane[:2]) + list(cvt.warp), tile):
+        return None
+    lanes = [cvt.lane[0] // tile, cvt.lane[1] // tile]
+
+    def cost(i: int):
+        phase = [cvt.register[i] // tile] + lanes
+        return (row_conflicts(phase, max(1, stage_elements // tile)), -(i == 0), -(i == 0))
+    best = min(range(len(cvt.register)), key=cost)
+    rest = [i for i in range(len(cvt.register)) if i != best]
+    vec_bits = min(2, len(rest))               # vec = min(8, regs) / 2
+    address = [("register", best), ("lane", 0), ("lane", 1)] + [("register", i)
+                                                               for i in rest[:vec_bits]]
+    return MatrixPlan(True, 1 << vec_bits, tuple(address), tuple(rest[vec_bits:]))
+
+
+def matrix_plan(cvt: Cvt, bits: int, transpose: bool, mask_span: int,
+                stage_elements: int) -> MatrixPlan | None:
+    """The ldmatrix/stmatrix lowering ``lowerLdStMatrix`` (third_party/nvidia/lib/
+    TritonNVIDIAGPUToLLVM/Utility.cpp) finds for `cvt`, or None where it fails.
+    Both variants divide ``cvt`` on the left by a 16-byte row tile (``divideLeft``:
+    the tile's bases exactly, every other basis a multiple of the tile) and refuse
+    a subslice whose offsets (``getMaskSpanOffsets``) reach into the tile. Each
+    instruction takes ``vec`` = min(128/bits, registers) / (registers per 8x8
+    matrix) matrices; lane a supplies ``addrToOffset(a)``: the offset of the input
+    whose ``fullTileVec`` address is a, with the tile's own bits cleared -- the
+    first element of its row."""
+    if transpose:
+        return _transposed_plan(cvt, mask_span, stage_elements) if bits == 16 else None
+    return _plain_plan(cvt, bits, mask_span)
 
 
 def largest_vectorisation(cvt: Cvt, bits: int) -> tuple[int, list[int]]:
@@ -156,20 +250,29 @@ class Lowering:
     instruction: str | None        # verify's spelling, e.g. "st.shared.v4.b32"
     elements: int = 1              # elements per lane per instruction
     vector_registers: tuple[int, ...] = ()
+    matrix: MatrixPlan | None = None
     reason: str = ""               # why it is not modelled, when instruction is None
 
 
-def choose(cvt: Cvt, bits: int, store: bool, capability: int) -> Lowering:
-    """The instruction Triton emits for one local_load / local_store / local_alloc."""
+def choose(cvt: Cvt, bits: int, store: bool, capability: int, mask_span: int = 0,
+           stage_elements: int = 1 << 30) -> Lowering:
+    """The instruction Triton emits for one local_load / local_store / local_alloc:
+    ldmatrix (sm_75+, ``supportLdMatrix``) or stmatrix (sm_90+, ``supportStMatrix``),
+    not transposed then transposed, where `matrix_plan` succeeds; else ld/st.shared."""
     family = "st.shared" if store else "ld.shared"
     matrix = "stmatrix" if store else "ldmatrix"
     if capability >= (90 if store else 75):
         for transpose in (False, True):
-            if matrix_possible(cvt, bits, transpose, capability):
-                return Lowering(None, reason=(
-                    f"Triton lowers this with {matrix}{'.trans' if transpose else ''} "
-                    "(lowerLdStMatrix); its register order and row addresses are not "
-                    "modelled yet"))
+            plan = matrix_plan(cvt, bits, transpose, mask_span, stage_elements)
+            if plan is not None:
+                name = f"{matrix}.x{plan.count}" + (".trans" if transpose else "")
+                return Lowering(name, matrix=plan)
+        if bits == 8 and capability >= 100:
+            # supportLdStMatrixB8: the transposed .b8 shapes (m16n16, m16n8) are
+            # outside verify's instruction table, so no verdict either way.
+            return Lowering(None, reason=(
+                f"on sm_100+ Triton may lower 8-bit data with {matrix}.trans .b8, "
+                "which verify's instruction table does not model"))
     v, chosen = largest_vectorisation(cvt, bits)
     nbytes = v * bits // 8
     suffix = {16: ".v4.b32", 8: ".v2.b32", 4: ".b32", 2: ".b16", 1: ".b8"}[nbytes]

@@ -169,6 +169,8 @@ class KernelChecker:
         target = found.get("target") or ""
         self.capability = int(target.split(":")[1]) if target.startswith("cuda:") else 0
         self.results: list[CheckResult] = []
+        # Each modelled op's instruction and how many a warp issues per execution.
+        self.decisions: list[dict] = []
 
     def run(self) -> list[CheckResult]:
         if not self.found["target"].startswith("cuda:"):
@@ -189,7 +191,8 @@ class KernelChecker:
                 buffers[root][1].append(op)
         for buffer, ops in buffers.values():
             self.results += self._check_buffer(buffer, ops)
-        return sorted(self.results, key=lambda r: (r.file, r.line))
+        self.results.sort(key=lambda r: (r.file, r.line))
+        return self.results
 
     def _by_signature(self, op: dict):
         """A loop-carried view: the allocation with its element type, encoding and
@@ -272,11 +275,16 @@ class KernelChecker:
         solve = lowering.offset_solver(md["shared"]["offset"], md["alloc_shape"])
         cvt = lowering.make_cvt(tensor, solve)
         store = op["op"] != "ttg.local_load"
-        low = lowering.choose(cvt, bits, store, self.capability)
+        low = lowering.choose(cvt, bits, store, self.capability,
+                              mask_span(solve, md["shape"], md["alloc_shape"]),
+                              _product(md["alloc_shape"]))
         if low.instruction is None:
             return [not_modelled(where, label, low.reason)]
         access = specgen.access_for(label, where, tensor, cvt, low, md["shape"],
                                     md["alloc_shape"])
+        self.decisions.append({"op": label, "file": where[0], "line": where[1],
+                               "instruction": low.instruction,
+                               "per_warp": access.instructions_per_warp})
         specgen.add_access(spec, name, access)
         return []
 
@@ -288,11 +296,38 @@ class KernelChecker:
         return result
 
 
-def check_module(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
-    """Every check of a kernel; as for a spec, nothing to check is an error, not a pass."""
+def _product(shape: list[int]) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
+def mask_span(solve, view_shape: list[int], stage_shape: list[int]) -> int:
+    """The offset bits a subslice's start may set: Triton's
+    ``SharedMemoryObject::getMaskSpanOffsets`` (lib/Conversion/TritonGPUToLLVM/
+    Utility.cpp), the OR of the offsets of coordinates 2^j along each dimension
+    for view extent <= 2^j < buffer extent; 0 for a whole buffer."""
+    out = 0
+    for dim, (view, whole) in enumerate(zip(view_shape, stage_shape)):
+        for j in range(view.bit_length() - 1, whole.bit_length() - 1):
+            coord = [0] * len(stage_shape)
+            coord[dim] = 1 << j
+            out |= solve(coord)
+    return out
+
+
+def run_kernel(path_or_text: str, timeout: float = 60.0) -> KernelChecker:
+    """A kernel's checker after its run: ``results`` (nothing to check is an error,
+    not a pass, as for a spec) and ``decisions`` (each modelled op's instruction)."""
     name, found = read_module(path_or_text)
-    results = KernelChecker(name, found, timeout).run()
-    if not results:
+    checker = KernelChecker(name, found, timeout)
+    if not checker.run():
         raise SpecError("nothing to verify: no shared-memory allocation or operation found",
                         Pos(1, 1), name)
-    return results
+    return checker
+
+
+def check_module(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
+    """Every check of a kernel (see `run_kernel`)."""
+    return run_kernel(path_or_text, timeout).results

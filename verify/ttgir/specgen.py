@@ -11,7 +11,10 @@ check, counterexample and report applies:
 * per modelled op, ``access opN = <instruction> B(d0, d1) for r in .., warp in ..``
   where each coordinate is the XOR of the register tensor's linear-layout bases
   whose bit is set in ``lane``, ``warp`` and the register group ``r`` (the
-  registers left once the vector's own registers are taken out), plus, for a
+  registers left once the vector's own registers are taken out); for
+  ldmatrix/stmatrix, ``lane`` is the address lane (0..8 per matrix) and its bits
+  select the bases Triton's ``addrToOffset`` gives it, ``r`` the registers that
+  index instructions (`verify.ttgir.lowering.MatrixPlan`); plus, for a
   subslice, ``s_k * extent`` over every position the view could take in the
   buffer; then ``check conflict_free opN``;
 * for each op that sees the buffer through another encoding, ``check equivalent``
@@ -34,6 +37,12 @@ class Access:
     instruction: str
     coords: list[str]
     loops: list[tuple[str, int]]
+
+    @property
+    def instructions_per_warp(self) -> int:
+        """One instruction per value of ``r`` (warps and subslice positions are
+        other executions, not more instructions)."""
+        return dict(self.loops).get("r", 1)
 
 
 @dataclass
@@ -95,11 +104,26 @@ def coordinate_exprs(variables: list[tuple[str, list[tuple[int, ...]]]], rank: i
     return out
 
 
+def _matrix_variables(tensor: dict, cvt: Cvt, low: Lowering):
+    """(lane bases, instruction-register bases) of an ldmatrix/stmatrix op: address
+    lane bit k names the coordinate of the input basis ``low.matrix.address_bits[k]``
+    (the first element of the row that lane supplies: the row tile's own bits are
+    the row's elements, never set here)."""
+    lanes = [tuple(b) for b in tensor["lane"]]
+    pick = {"lane": lambda i: lanes[i], "register": lambda i: cvt.register_coords[i]}
+    address = [pick[kind](i) for kind, i in low.matrix.address_bits]
+    return address, [cvt.register_coords[i] for i in low.matrix.instruction_registers]
+
+
 def access_for(label: str, where: tuple[str, int], tensor: dict, cvt: Cvt,
                low: Lowering, view_shape: list[int], stage_shape: list[int]) -> Access:
     """The spec access of one op whose instruction is decided (`low`)."""
-    group = [c for i, c in enumerate(cvt.register_coords) if i not in low.vector_registers]
-    lanes = [tuple(b) for b in tensor["lane"]]
+    if low.matrix is not None:
+        lanes, group = _matrix_variables(tensor, cvt, low)
+    else:
+        lanes = [tuple(b) for b in tensor["lane"]]
+        group = [c for i, c in enumerate(cvt.register_coords)
+                 if i not in low.vector_registers]
     warps = [tuple(b) for b in tensor["warp"]]
     loops, variables = [], [("lane", lanes)]
     if group:
