@@ -8,10 +8,10 @@ from verify.errors import Pos, SpecError
 from verify.expr import Var, evaluate
 from verify.instructions import parse_instruction
 from verify.layout import coordinate_vars, index_to_coords
-from verify.program import DTYPE_BYTES
 from verify.results import CheckResult
 from verify.runner import run_spec
 from verify.spec.ast import LayoutDef
+from verify.spec.names import canonical_dtype, unknown_dtype_message
 from verify.spec.parser import parse_file, parse_text
 
 MAX_MAP_SIZE = 1 << 22
@@ -26,7 +26,7 @@ def parse_layout(text: str, shape: tuple[int, ...] | None = None,
     `dtype`, an element width the notation names (``<half_t>``, ``elementBitWidth``,
     ``smem_ptr[16b]``) must be the dtype's, as in a spec."""
     text = text.strip()
-    _check_dtype(dtype)
+    dtype = _check_dtype(dtype)
     if shape is not None:
         if not text.startswith("#"):
             raise SpecError("a shape is given only with a Triton encoding (#ttg.<...>), found "
@@ -44,7 +44,8 @@ def parse_layout(text: str, shape: tuple[int, ...] | None = None,
     except SpecError as e:
         line = e.pos.line - dtype_lines
         col = max(1, e.pos.col - shift) if line == 1 else e.pos.col
-        raise SpecError(e.message, Pos(line, col), "<layout>") from None
+        raise SpecError(e.message, Pos(line, col), "<layout>",
+                        text.splitlines()[0] if line == 1 and text else None) from None
     if len(spec.layouts) != 1 or spec.accesses or spec.checks:
         raise SpecError("expected exactly one layout", Pos(1, 1), "<layout>")
     return next(iter(spec.layouts.values()))
@@ -81,9 +82,14 @@ def offsets(layout: str | LayoutDef, dtype: str | None = None,
     return [v // eb for v in values]
 
 
-def _check_dtype(dtype: str | None):
-    if dtype is not None and dtype not in DTYPE_BYTES:
-        raise SpecError(f"unknown dtype '{dtype}': expected one of {', '.join(sorted(DTYPE_BYTES))}")
+def _check_dtype(dtype: str | None) -> str | None:
+    """verify's name for `dtype`, which may be spelt as people do (half, float, ...)."""
+    if dtype is None:
+        return None
+    canonical = canonical_dtype(dtype)
+    if canonical is None:
+        raise SpecError(unknown_dtype_message(dtype))
+    return canonical
 
 
 def wavefront_cost(instr: str, addresses: list[int]) -> BankCost:
@@ -119,4 +125,13 @@ def check(path: str, timeout: float = 60.0, engine: str = "auto") -> list[CheckR
     try:
         return run_spec(parse_file(path), timeout, engine)
     except SpecError as e:
-        raise e.located(path) from None
+        raise _with_file_source(e.located(path), path) from None
+
+
+def _with_file_source(error: SpecError, path: str) -> SpecError:
+    """`error` with the source line it points at, read back from `path`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return error.with_source(f.read())
+    except (OSError, UnicodeDecodeError):
+        return error

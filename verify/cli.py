@@ -15,7 +15,7 @@ import sys
 import click
 
 from verify import api
-from verify.errors import InternalError, SpecError
+from verify.errors import InternalError, SpecError, each_error
 from verify.expr import Var
 from verify.formula import formula
 from verify.layout import Swizzle, coordinate_vars, domain_shape
@@ -23,6 +23,7 @@ from verify.report import json_report, text_report
 from verify.program import DTYPE_BYTES, Program
 from verify.solve import Status
 from verify.spec.ast import LayoutDef
+from verify.spec.names import canonical_dtype
 from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -75,25 +76,26 @@ def check_cmd(paths, as_json, timeout, check_expect, jobs, engine):
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
     results, errors = [], []
-    for found, error in _check_all(files, timeout, jobs, engine):
+    for found, file_errors in _check_all(files, timeout, jobs, engine):
         results += found
-        if error:
-            errors.append(error)
-            if not as_json:
-                click.echo(error, err=True)
+        errors += file_errors
+        if file_errors and not as_json:
+            click.echo("\n".join(file_errors), err=True)
     if as_json:
-        click.echo(json_report(results, errors))
+        # One `file:line:col: error: ...` line per error; the source excerpt is for people.
+        click.echo(json_report(results, [e.splitlines()[0] for e in errors]))
     elif results or not errors:
         click.echo(text_report(results, []))
     sys.exit(_exit_code(results, errors, check_expect))
 
 
 def _check_one(path: str, timeout: float, engine: str):
-    """(results, error text): errors travel as text so they cross process boundaries."""
+    """(results, error texts): every error of the file, each with its source line;
+    errors travel as text so they cross process boundaries."""
     try:
-        return api.check(path, timeout, engine), None
+        return api.check(path, timeout, engine), []
     except SpecError as e:
-        return [], str(e)
+        return [], [str(error) for error in each_error(e)]
 
 
 def _check_all(files: list[str], timeout: float, jobs: int, engine: str):
@@ -165,6 +167,7 @@ def map_cmd(layout, dtype, shape, as_json):
     try:
         ldef = api.parse_layout(layout, _parse_shape(shape) if shape else None, dtype)
         offs = api.offsets(ldef, dtype)
+        dtype = dtype and canonical_dtype(dtype)
     except SpecError as e:
         _fail(str(e))
     domain = coordinate_vars(ldef.function)

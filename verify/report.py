@@ -53,7 +53,7 @@ def _figures(r: CheckResult) -> str:
         f = r.facts
         cosize = "unknown" if f["cosize"] is None else f"{f['cosize']} elements"
         parts.append(f"size {f['size']}, cosize {cosize}, onto [0,size): "
-                     f"{'yes' if f.get('onto') else 'no'}")
+                     f"{ {True: 'yes', False: 'no'}.get(f.get('onto'), 'unknown')}")
     return "; ".join(parts)
 
 

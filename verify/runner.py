@@ -137,8 +137,10 @@ class Runner:
         decided = self._decide(decide.layout_points(self.program, ldef), both)
         verdict, facts = decided.answer
         self._record(result, replace(decided, answer=verdict))
+        # Onto [0,size) needs the verdict: unknown while bijectivity is.
+        known = facts["cosize"] is not None and result.status != Status.UNKNOWN
         facts["onto"] = (result.status == Status.PROVED and facts["cosize"] == facts["size"]
-                         if facts["cosize"] is not None else None)
+                         if known else None)
         result.facts = facts
 
     def _check_base_aligned(self, check: CheckDef, result: CheckResult):

@@ -4,21 +4,30 @@ Parsing is LALR(1) with lark; every error becomes a `SpecError` that names the
 line and column, what was expected and what was found. Input is bounded before
 it reaches the parser (file size, statement length, nesting), so hostile input
 fails fast instead of exhausting time, memory or the Python stack.
+
+Every error of a file is reported, not only the first, as compilers do: the text
+is cut into statements (a newline outside parentheses ends one), each statement
+is parsed on its own and its first error kept, then names are resolved
+(`verify.spec.resolve`). An error that only follows from an earlier one (a use
+of a layout whose definition failed) is not repeated.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from importlib import resources
 
 import lark
 from lark import Token, Transformer, v_args
 
-from verify.errors import Pos, SpecError
+from verify.errors import Pos, SpecError, SpecErrors
 from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
 from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
 from verify.notation import cute, triton
 from verify.program import DTYPE_BYTES
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec
+from verify.spec.names import canonical_dtype, did_you_mean, unknown_dtype_message
+from verify.spec.resolve import first_var, resolution_errors
 
 MAX_SPEC_BYTES = 1 << 20
 MAX_TOKENS_PER_STATEMENT = 512
@@ -93,6 +102,17 @@ class _ToSpec(Transformer):
         self.spec = Spec(file)
         self.source = source
         self.element_widths: list[tuple[str, int, Pos]] = []   # (notation, bits, where)
+        self.failed: set[str] = set()        # layouts and accesses whose definition failed
+        self.dtype_failed = False
+
+    def known_layout(self, tok: Token) -> LayoutDef:
+        ldef = self.spec.layouts.get(str(tok))
+        if ldef is not None:
+            return ldef
+        if str(tok) in self.failed:
+            raise _FollowOn(f"layout '{tok}' is not defined", _pos(tok))
+        raise SpecError(f"unknown layout '{tok}': expected one defined above"
+                        f"{did_you_mean(str(tok), self.spec.layouts)}", _pos(tok))
 
     def num(self, children):
         return Const(_int(children[0]), _pos(children[0]))
@@ -120,9 +140,7 @@ class _ToSpec(Transformer):
 
     def layout_call(self, children):
         name, *args = children
-        ldef = self.spec.layouts.get(str(name))
-        if ldef is None:
-            raise SpecError(f"unknown layout '{name}': expected one defined above", _pos(name))
+        ldef = self.known_layout(name)
         try:
             return ldef.value(list(args))
         except SpecError as e:
@@ -148,10 +166,7 @@ class _ToSpec(Transformer):
 
     def layout_ref(self, children):
         tok = children[0]
-        ldef = self.spec.layouts.get(str(tok))
-        if ldef is None:
-            raise SpecError(f"unknown layout '{tok}': expected one defined above", _pos(tok))
-        return (ldef, _pos(tok))
+        return (self.known_layout(tok), _pos(tok))
 
     def tile_to_shape(self, children):
         terms, (shape, pos), *order = children
@@ -223,7 +238,12 @@ class _ToSpec(Transformer):
 
     @v_args(meta=True)
     def dtype_stmt(self, meta, children):
-        self.spec.dtype, self.spec.dtype_pos = str(children[0]), _pos(children[0])
+        name = str(children[0])
+        dtype = canonical_dtype(name)
+        if dtype is None:
+            self.dtype_failed = True
+            raise SpecError(unknown_dtype_message(name), _pos(children[0]))
+        self.spec.dtype, self.spec.dtype_pos = dtype, _pos(children[0])
 
     @v_args(meta=True)
     def buffer_stmt(self, meta, children):
@@ -241,10 +261,12 @@ class _ToSpec(Transformer):
         name, *params, body = children
         _no_duplicates(params)
         ranges = tuple((n, r) for n, r, _ in params)
-        unknown = free_vars(body) - {n for n, _ in ranges}
-        if unknown:
-            raise SpecError(f"formula uses '{sorted(unknown)[0]}', expected only its "
-                            f"coordinates {[n for n, _ in ranges]}", _pos(name))
+        coordinates = [n for n, _ in ranges]
+        unknown = first_var(body, set(coordinates))
+        if unknown is not None:
+            raise SpecError(f"formula uses '{unknown.name}', expected only its coordinates "
+                            f"{coordinates}{did_you_mean(unknown.name, coordinates)}",
+                            unknown.pos if unknown.pos.line else _pos(name))
         self._define(LayoutDef(str(name), Formula(ranges, body), _pos(name)))
 
     def _define(self, ldef: LayoutDef):
@@ -340,19 +362,18 @@ def _pointer_bits(tok: Token) -> int:
     return int(str(tok).split("[")[1].split("b")[0])
 
 
-def _check_element_widths(spec: Spec, widths: list[tuple[str, int, Pos]]):
+def _element_width_errors(spec: Spec, widths: list[tuple[str, int, Pos]]) -> list[SpecError]:
     """Every notation that names an element width (nvmma elementBitWidth, a GMMA
     atom's <T>, a TMA box's T, smem_ptr[Nb]) must name the dtype's: otherwise its
     placement is computed for elements of another size. Refused where the layout
     is defined, whether or not a check uses it, and whichever statement comes first.
-    (An unknown dtype is reported by the Program, at the dtype statement.)"""
+    (An unknown dtype is reported at the dtype statement.)"""
     if spec.dtype not in DTYPE_BYTES:
-        return
+        return []
     dtype_bits = 8 * DTYPE_BYTES[spec.dtype]
-    for notation, bits, pos in widths:
-        if bits != dtype_bits:
-            raise SpecError(f"{notation} stores {bits}-bit elements: expected {dtype_bits} "
-                            f"bits (dtype {spec.dtype}), found {bits}", pos)
+    return [SpecError(f"{notation} stores {bits}-bit elements: expected {dtype_bits} "
+                      f"bits (dtype {spec.dtype}), found {bits}", pos)
+            for notation, bits, pos in widths if bits != dtype_bits]
 
 
 def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
@@ -445,32 +466,147 @@ def _syntax_error(err: lark.exceptions.UnexpectedInput) -> SpecError:
         tok = err.token
         found = "end of line" if tok.type == "_NL" else (
             "end of file" if tok.type == "$END" else repr(str(tok)))
-        return SpecError(f"expected {_describe_expected(err.expected)}, found {found}", pos)
+        return SpecError(f"expected {_describe_expected(err.expected)}, found {found}"
+                         f"{_keyword_hint(tok, err.expected)}", pos)
     return SpecError(f"unexpected end of file; expected {_describe_expected(err.expected)}", pos)
 
 
-def parse_text(text: str, file: str = "<input>") -> Spec:
-    """Parse spec text. Raises SpecError with file, line and column on bad input."""
+def _keyword_hint(tok: Token, expected) -> str:
+    """'did you mean' for a misspelt keyword: a statement, property or verdict."""
+    if tok.type not in ("NAME", "DOTTED"):
+        return ""
+    words = []
+    for term in expected:
+        try:
+            pattern = _parser().get_terminal(term).pattern
+        except KeyError:
+            continue
+        if pattern.type == "str" and pattern.value.isidentifier():
+            words.append(pattern.value)
+        alternatives = re.fullmatch(r"\(\?:([\w|]+)\)", pattern.value)
+        if pattern.type == "re" and alternatives:
+            words += alternatives.group(1).split("|")
+    return did_you_mean(str(tok), words)
+
+
+class _FollowOn(SpecError):
+    """An error caused by an earlier one (a use of a layout whose definition
+    failed): not reported again."""
+
+
+# Comments, and Triton encodings (which start with '#' but are not comments).
+_COMMENT_OR_ENCODING = r"#(?:ttg|triton_gpu)\.[A-Za-z_]+<\{[^}\n]*\}>|#[^\n]*"
+_STATEMENT_BREAKS = re.compile(_COMMENT_OR_ENCODING + r"|[()\[\]\n]")
+_DEFINES = re.compile(r"[\t ]*(layout|access)[\t ]+([A-Za-z][A-Za-z0-9_]*)")
+
+
+def _statements(text: str):
+    """(first line, offset, text) of each statement: a newline outside
+    parentheses and brackets ends one, as the post-lexer reads it. Each starts at
+    the beginning of its line, so columns need no shifting."""
+    depth, line, start, start_line = 0, 1, 0, 1
+    for m in _STATEMENT_BREAKS.finditer(text):
+        c = m.group()
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        elif c == "\n":
+            line += 1
+            if depth == 0:
+                yield start_line, start, text[start:m.end()]
+                start, start_line = m.end(), line
+    yield start_line, start, text[start:]
+
+
+def _is_blank(chunk: str) -> bool:
+    """Only whitespace and comments (a Triton encoding is not a comment)."""
+    return not re.sub(_COMMENT_OR_ENCODING,
+                      lambda m: m.group() if m.group().startswith(("#ttg", "#triton_gpu")) else "",
+                      chunk).strip()
+
+
+def _shift(tree: lark.Tree, lines: int, chars: int):
+    """Positions of a statement parsed alone, moved to where it sits in the file."""
+    for sub in tree.iter_subtrees():
+        if not sub.meta.empty:
+            sub.meta.line += lines
+            sub.meta.end_line += lines
+            sub.meta.start_pos += chars
+            sub.meta.end_pos += chars
+        for tok in sub.children:
+            if isinstance(tok, Token) and tok.line is not None:
+                tok.line += lines
+                tok.end_line += lines
+                tok.start_pos += chars
+                tok.end_pos += chars
+
+
+def _shifted(error: SpecError, first_line: int, chunk: str) -> SpecError:
+    """A parse error of a statement parsed alone, at its place in the file; one
+    without a position (the statement ended early) points past its last character."""
+    if error.pos.line:
+        return SpecError(error.message, Pos(error.pos.line + first_line - 1, error.pos.col))
+    lines = chunk.rstrip().split("\n")
+    return SpecError(error.message, Pos(first_line + len(lines) - 1, len(lines[-1]) + 1))
+
+
+def _statement_error(transformer: _ToSpec, first_line: int, offset: int,
+                     chunk: str) -> SpecError | None:
+    """Parse and apply one statement; its first error, if any."""
+    widths = len(transformer.element_widths)
     try:
-        if len(text) > MAX_SPEC_BYTES:
-            raise SpecError(f"spec is {len(text)} characters long: expected at most "
-                            f"{MAX_SPEC_BYTES}", Pos(1, 1))
-        if "\x00" in text:
-            line = text.count("\n", 0, text.index("\x00")) + 1
-            raise SpecError("expected text, found a NUL byte", Pos(line, 1))
-        tree = _parser().parse(text + "\n")
-        transformer = _ToSpec(file, text)
+        tree = _parser().parse(chunk if chunk.endswith("\n") else chunk + "\n")
+        _shift(tree, first_line - 1, offset)
         transformer.transform(tree)
-        _check_element_widths(transformer.spec, transformer.element_widths)
-        return transformer.spec
+        return None
     except lark.exceptions.VisitError as e:
-        if isinstance(e.orig_exc, SpecError):
-            raise e.orig_exc.located(file) from None
-        raise
+        if not isinstance(e.orig_exc, SpecError):
+            raise
+        error = e.orig_exc
     except lark.exceptions.UnexpectedInput as e:
-        raise _syntax_error(e).located(file) from None
+        error = _shifted(_syntax_error(e), first_line, chunk)
+    except SpecError as e:          # from the post-lexer, inside the statement
+        error = _shifted(e, first_line, chunk)
+    del transformer.element_widths[widths:]       # a failed layout names no width
+    defined = _DEFINES.match(chunk)
+    if defined:
+        transformer.failed.add(defined.group(2))
+    return error
+
+
+def _check_input(text: str):
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError(f"spec is {len(text)} characters long: expected at most "
+                        f"{MAX_SPEC_BYTES}", Pos(1, 1))
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise SpecError("expected text, found a NUL byte", Pos(line, 1))
+
+
+def parse_text(text: str, file: str = "<input>") -> Spec:
+    """Parse spec text and resolve its names. Raises a SpecError with file, line,
+    column and the source line; a `SpecErrors` when there are several."""
+    try:
+        _check_input(text)
     except SpecError as e:
         raise e.located(file) from None
+    transformer = _ToSpec(file, text)
+    errors = []
+    for first_line, offset, chunk in _statements(text):
+        if _is_blank(chunk):
+            continue
+        error = _statement_error(transformer, first_line, offset, chunk)
+        if error is not None and not isinstance(error, _FollowOn):
+            errors.append(error)
+    spec = transformer.spec
+    errors += _element_width_errors(spec, transformer.element_widths)
+    errors += resolution_errors(spec, text, transformer.failed, transformer.dtype_failed)
+    if errors:
+        errors = sorted((e.located(file).with_source(text) for e in errors),
+                        key=lambda e: (e.pos.line, e.pos.col))
+        raise (errors[0] if len(errors) == 1 else SpecErrors(errors)) from None
+    return spec
 
 
 def parse_file(path: str) -> Spec:
