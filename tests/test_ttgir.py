@@ -194,3 +194,79 @@ def test_choose_orders_stmatrix_by_target_and_falls_back_to_st_shared():
     assert lowering.choose(c, 16, True, 90).instruction == "stmatrix.x4"
     assert lowering.choose(c, 16, True, 80).instruction.startswith("st.shared")
     assert lowering.choose(c, 16, False, 80).instruction == "ldmatrix.x4"
+
+
+# -- verify triton / check_kernel: compiling the user's kernel on this CPU ---------------
+
+def run_triton(*args):
+    return subprocess.run([sys.executable, "-m", "verify.cli", "triton", *args],
+                          capture_output=True, text=True)
+
+
+GLUON = f"{KERNELS}/gluon_transpose.py"
+
+
+def test_triton_command_compiles_a_gluon_kernel_and_reports_its_lines():
+    out = run_triton(f"{GLUON}:transpose_plain", "--target", "sm_90",
+                     "--signature", "x_ptr:*fp32,y_ptr:*fp32", "--num-warps", "4")
+    assert out.returncode == 1, out.stderr
+    assert ("specs/triton_kernels/gluon_transpose.py:32: REFUTED  conflict_free local_load "
+            "%column_major") in out.stdout
+    assert "gluon_transpose.py:31: PROVED   conflict_free local_store %tile_8" in out.stdout
+    assert run_triton(f"{GLUON}:transpose_swizzled", "--target", "sm_80", "--signature",
+                      "x_ptr:*fp32,y_ptr:*fp32").returncode == 0
+
+
+def test_check_kernel_takes_a_jit_function_and_check_compiled_a_compiled_kernel():
+    from verify.ttgir import check_compiled, check_kernel
+    from verify.ttgir.kernel import compile_kernel, load_kernel
+    fn = load_kernel(f"{GLUON}:transpose_plain")
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
+    found = {r.property: r.status for r in check_kernel(fn, target="sm_90", signature=sig)}
+    assert found["conflict_free local_store %tile_8"] == Status.PROVED
+    assert found["conflict_free local_load %column_major"] == Status.REFUTED
+    compiled = compile_kernel(fn, "sm_80", signature=sig)
+    store = next(r for r in check_compiled(compiled)
+                 if r.property == "conflict_free local_store %tile_8")
+    assert (store.status, store.wavefronts) == (Status.PROVED, 1)   # st.shared.b32 on sm_80
+
+
+def test_signature_is_inferred_from_constexprs_annotations_and_defaults(tmp_path):
+    from verify.ttgir.kernel import build_signature, load_kernel
+    path = tmp_path / "k.py"
+    path.write_text("import triton\nimport triton.language as tl\n\n@triton.jit\n"
+                    "def k(p: tl.pointer_type(tl.float16), n, scale=1.5, B: tl.constexpr = 8,"
+                    " C: tl.constexpr = 2):\n    pass\n")
+    fn = load_kernel(f"{path}:k")
+    sig, values, attrs = build_signature(fn, {"n": "i32"}, {"C": 4})
+    assert sig == {"p": "*fp16", "n": "i32", "scale": "fp32", "B": "constexpr",
+                   "C": "constexpr"}
+    assert values == {"B": 8, "C": 4} and attrs == {(0,): [["tt.divisibility", 16]]}
+    with pytest.raises(SpecError, match="cannot infer the type of parameter 'n'") as e:
+        build_signature(fn, {}, {})
+    assert e.value.pos.line == 5          # the def line
+
+
+@pytest.mark.parametrize("source,line,words", [
+    ("def broken(:\n", 1, "SyntaxError"),
+    ("import triton\nx = 1\nraise RuntimeError('no GPU here')\n", 3, "no GPU here"),
+    ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n"
+     "    a = 1\n    tl.store(x_ptr, undefined_name)\n", 7, "undefined_name"),
+])
+def test_a_kernel_that_fails_to_import_or_compile_is_a_located_error(tmp_path, source, line,
+                                                                    words):
+    path = tmp_path / "k.py"
+    path.write_text(source)
+    out = run_triton(f"{path}:k", "--signature", "x_ptr:*fp32")
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"{path}:{line}:") and words in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_references_and_options_are_errors(tmp_path):
+    assert run_triton(f"{GLUON}:no_such_kernel").returncode == 2
+    assert run_triton("absent.py:k").returncode == 2
+    out = run_triton(f"{GLUON}:transpose_plain", "--target", "hopper")
+    assert out.returncode == 2 and "expected sm_NN" in out.stderr
+    out = run_triton(f"{GLUON}:transpose_plain")
+    assert out.returncode == 2 and "--signature 'x_ptr:" in out.stderr

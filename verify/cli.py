@@ -124,6 +124,31 @@ def ttgir_cmd(path, as_json, timeout):
     sys.exit(_exit_code(results, [], False))
 
 
+@main.command("triton")
+@click.argument("kernel", metavar="PATH.py:KERNEL")
+@click.option("--target", default="sm_90", show_default=True, help="sm_80, sm_90, ...")
+@click.option("-D", "defines", multiple=True, metavar="NAME=VALUE",
+              help="A constexpr's value (repeatable).")
+@click.option("--num-warps", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option("--num-stages", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option("--signature", default=None, metavar="'a:*fp16,M:i32,...'",
+              help="Types of the parameters that cannot be inferred.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds per check; a check that runs out is UNKNOWN.")
+def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_json, timeout):
+    """Compile a @triton.jit / @gluon.jit kernel for TARGET on this CPU (needs the
+    triton extra) and check every shared-memory op, as `verify ttgir` does."""
+    from verify.ttgir.kernel import check_reference
+    try:
+        results = check_reference(kernel, target, defines, signature, num_warps,
+                                  num_stages, timeout)
+    except SpecError as e:
+        _fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
+    click.echo(json_report(results, []) if as_json else text_report(results, []))
+    sys.exit(_exit_code(results, [], False))
+
+
 @main.command("wavefronts")
 @click.argument("instr")
 @click.argument("addresses", nargs=-1, required=True)

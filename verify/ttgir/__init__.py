@@ -7,11 +7,19 @@ the op's Python file and line and names the op (``conflict_free local_load
 %y``); ops verify does not model are UNKNOWN results, ``not modelled: <op>``,
 with the reason. A file that is not TTGIR Triton can parse raises `SpecError`
 located at MLIR's diagnostic.
+
+``check_kernel(jit_fn, target="sm_90", constexprs=..., signature=..., num_warps=4,
+num_stages=3)`` compiles a @triton.jit / @gluon.jit function for a target on the
+CPU and checks it; ``check_compiled(compiled)`` checks an already compiled kernel
+(`verify.ttgir.kernel`).
 """
 from __future__ import annotations
 
 from verify.results import CheckResult
+from verify.ttgir.kernel import check_compiled, check_kernel
 from verify.ttgir.module import check_module
+
+__all__ = ["check", "check_compiled", "check_kernel"]
 
 
 def check(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
