@@ -119,13 +119,16 @@ def pinned_counts(query, values):
     lanes = query.access.instruction.phase_lanes
     pinned = [query.ctx.var(n) == query.ctx.num(v) for n, v in values.items()]
 
-    def exact(solver, at_least, limit):
-        solver.add(pinned)
-        return next(k for k in range(1, limit + 2) if solver.check(at_least(k + 1)) != z3.sat)
-    phases = [exact(query._solver(), lambda k, c=c: query._at_least(c, k), lanes)
+    def exact(new_solver, at_least, limit):
+        def reaches(k):
+            solver = new_solver()
+            solver.add(*pinned, at_least(k))
+            return solver.check() == z3.sat
+        return next(k for k in range(1, limit + 2) if not reaches(k + 1))
+    phases = [exact(query._solver, lambda k, c=c: query._at_least(c, k), lanes)
               for c in query.counts]
-    waves_solver, waves_at_least = query.wavefront_encoding([lanes] * len(phases))
-    return phases, exact(waves_solver, waves_at_least, lanes * len(phases))
+    waves_query, waves_at_least = query.wavefront_encoding([lanes] * len(phases))
+    return phases, exact(waves_query, waves_at_least, lanes * len(phases))
 
 
 @settings(max_examples=40, deadline=None, derandomize=True,

@@ -13,32 +13,35 @@ from verify.spec.parser import parse_text
 
 def solver_with_x(limit: int):
     ctx = bv.Context(16, {"x": Range(0, limit)})
-    solver = new_solver(ctx)
-    solver.add(ctx.in_range("x"))
-    return ctx, solver
+
+    def query():
+        solver = new_solver(ctx)
+        solver.add(ctx.in_range("x"))
+        return solver
+    return ctx, query
 
 
 def test_maximize_finds_the_true_maximum_and_proves_it():
-    ctx, solver = solver_with_x(100)
+    ctx, query = solver_with_x(100)
     x = ctx.lower(Var("x"))
-    best = maximize(solver, lambda k: bv.uge(x, ctx.num(k)),
+    best = maximize(query, lambda k: bv.uge(x, ctx.num(k)),
                     lambda m: {"x": ctx.value(m, "x")}, lambda v: v["x"], {"x": 0}, 1000,
                     Budget(10))
     assert (best.value, best.witness, best.exact) == (99, {"x": 99}, True)
 
 
 def test_a_model_that_does_not_replay_is_an_internal_error_not_a_verdict():
-    ctx, solver = solver_with_x(100)
+    ctx, query = solver_with_x(100)
     x = ctx.lower(Var("x"))
     with pytest.raises(InternalError, match="scores 0 on replay"):
         # Planted bug: the concrete metric disagrees with the encoding.
-        maximize(solver, lambda k: bv.uge(x, ctx.num(k)),
+        maximize(query, lambda k: bv.uge(x, ctx.num(k)),
                  lambda m: {"x": ctx.value(m, "x")}, lambda v: 0, {"x": 0}, 1000, Budget(10))
 
 
 def test_exhausted_budget_is_unknown_never_proved():
-    ctx, solver = solver_with_x(100)
-    result = search(solver, [], Budget(0))
+    ctx, query = solver_with_x(100)
+    result = search(query(), Budget(0))
     assert result.status == "unknown" and "timeout" in result.reason
     assert violation_status(result) == Status.UNKNOWN
 

@@ -60,7 +60,7 @@ def _find_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Budge
     solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, names))
     solver.add(violation)
-    result = search(solver, [], budget)
+    result = search(solver, budget)
     status = violation_status(result)
     values = _decode(ctx, result.model, names) if status == Status.REFUTED else None
     return status, values, result.reason
@@ -172,8 +172,9 @@ class BankQuery:
         (UNSAT proves every per-phase maximum is 1 at once)."""
         if any(p.ways > 1 for p in self.cost(self.start()).phases):
             return False
-        conflict = self.ctx.any([self._at_least(c, 2) for c in self.counts])
-        return search(self._solver(), [conflict], budget).status == "unsat"
+        solver = self._solver()
+        solver.add(self.ctx.any([self._at_least(c, 2) for c in self.counts]))
+        return search(solver, budget).status == "unsat"
 
     def phase_maxima(self, budget: Budget) -> list:
         """Each phase's maximum, searched once (a timed-out search would get no
@@ -183,7 +184,7 @@ class BankQuery:
         if self._phase_max is None:
             lanes = self.access.instruction.phase_lanes
             self._phase_max = [
-                maximize(self._solver(), lambda k, c=count: self._at_least(c, k), self.decode,
+                maximize(self._solver, lambda k, c=count: self._at_least(c, k), self.decode,
                          lambda v, p=p: self.cost(v).phases[p].ways, self.start(), lanes, budget)
                 for p, count in enumerate(self.counts)]
         return self._phase_max
@@ -203,20 +204,26 @@ class BankQuery:
                            next(m.reason for m in maxima if m.reason))
         if all(m.value == 1 for m in maxima):
             return Maximum(len(maxima), start, True)
-        solver, at_least = self.wavefront_encoding([m.value for m in maxima])
-        return maximize(solver, at_least, self.decode, lambda v: self.cost(v).wavefronts,
+        query, at_least = self.wavefront_encoding([m.value for m in maxima])
+        return maximize(query, at_least, self.decode, lambda v: self.cost(v).wavefronts,
                         start, ceiling, budget)
 
     def wavefront_encoding(self, caps: list[int]):
-        """A solver and "wavefronts >= n" for it, given that phase p never counts
-        more than caps[p]: steps s_{p,k} -> cnt_p >= k, at least n steps (module doc)."""
-        solver, steps = self._solver(), []
+        """Fresh solvers for the wavefront ladder and "wavefronts >= n", given that
+        phase p never counts more than caps[p]: steps s_{p,k} -> cnt_p >= k, at
+        least n steps (module doc)."""
+        steps, links = [], []
         for p, (count, cap) in enumerate(zip(self.counts, caps)):
             for k in range(1, cap + 1):
                 step = self.ctx.fresh_bool(f"phase_{p}_reaches_{k}")
-                solver.add(z3.Implies(step, self._at_least(count, k)))
+                links.append(z3.Implies(step, self._at_least(count, k)))
                 steps.append(step)
-        return solver, lambda n: self.ctx.at_least(steps, n)
+
+        def query() -> z3.Solver:
+            solver = self._solver()
+            solver.add(links)
+            return solver
+        return query, lambda n: self.ctx.at_least(steps, n)
 
 
 def bank_figures(access: Access, budget: Budget) -> tuple[Maximum, Maximum]:
@@ -272,7 +279,7 @@ def overlap_query(program: Program, ldef: LayoutDef) -> OverlapQuery:
 def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
     query = overlap_query(program, ldef)
-    result = search(query.solver, [], budget)
+    result = search(query.solver, budget)
     status = violation_status(result)
     if status != Status.REFUTED:
         return status, None, result.reason
@@ -292,15 +299,18 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     value = ldef.value([Var(n) for n in names])
     ranges = dict(coords)
     ctx = _context([value], ranges)
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, names))
+
+    def query() -> z3.Solver:
+        solver = new_solver(ctx)
+        solver.add(_in_ranges(ctx, names))
+        return solver
     term = ctx.lower(value)
     scale = eb if ldef.pointer_swizzle else 1
     score = lambda v: evaluate(value, v)
     # Start from the highest corner of the domain: for a layout without a swizzle
     # that is the maximum, and the ascent needs one query to prove it.
     corners = [{n: (r.hi - 1 if high else r.lo) for n, r in coords} for high in (True, False)]
-    best = maximize(solver, lambda k: bv.uge(term, ctx.num(k)),
+    best = maximize(query, lambda k: bv.uge(term, ctx.num(k)),
                     lambda m: _decode(ctx, m, names), score, max(corners, key=score),
                     bounds(value, ranges)[1], budget)
     cosize = best.value // scale + 1
