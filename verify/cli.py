@@ -183,7 +183,11 @@ def wavefronts_cmd(instr, addresses, as_json):
 @click.option("--shape", default=None, metavar="D0,D1,...",
               help="Tensor shape, for a Triton encoding (#ttg.swizzled_shared<...>).")
 @click.option("--json", "as_json", is_flag=True)
-def map_cmd(layout, dtype, shape, as_json):
+@click.option("--draw", is_flag=True,
+              help="Show the offsets as a grid, as CuTe's print_layout does (cut to the terminal).")
+@click.option("-o", "--output", default=None, metavar="FILE.svg|.png|.html|.tex",
+              help="Draw the whole grid into a file: a picture, or LaTeX like print_latex.")
+def map_cmd(layout, dtype, shape, as_json, draw, output):
     """Offsets L(0), ..., L(size-1) of a layout, in CuTe's 1-D index order.
 
     Every figure says its unit: offsets are elements; the formula is in the unit
@@ -213,9 +217,69 @@ def map_cmd(layout, dtype, shape, as_json):
     if swizzle is not None:
         on = "element offsets" if ldef.pointer_swizzle is None else "byte addresses"
         click.echo(f"{swizzle} on {on}:\n{swizzle.diagram()}")
+    if draw or output:
+        _draw_map(layout, domain, offs, dtype, output)
+        return
     if dtype:
         click.echo(f"byte offsets, in bytes: {' '.join(map(str, doc['byte_offsets']))}")
     click.echo(f"offsets, in elements: {' '.join(map(str, offs))}")
+
+
+def _draw_map(layout: str, domain, offs: list[int], dtype: str | None, output: str | None):
+    """print_layout's grid on the terminal, or the whole grid into `output`."""
+    import shutil
+    from verify.draw import grid as grids
+    title = f"{layout}, offsets in elements" + (f" of {dtype}" if dtype else "")
+    grid = grids.layout_grid(title, [r.size for _, r in domain], offs,
+                             DTYPE_BYTES[dtype] if dtype else None)
+    if output is None:
+        click.echo(grids.text_grid(grid, shutil.get_terminal_size((100, 24)).columns))
+        return
+    if len(offs) > grids.MAX_PICTURE_CELLS:
+        _fail(f"<args>: error: -o: the layout has {len(offs)} cells: expected at most "
+              f"{grids.MAX_PICTURE_CELLS} to draw")
+    try:
+        if output.lower().endswith(".tex"):
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(grids.latex_grid(grid))
+        else:
+            from verify.draw.render import save_grid
+            save_grid(grid, output)
+    except (SpecError, OSError) as e:
+        _fail(f"<args>: error: {getattr(e, 'message', e)}")
+    click.echo(f"wrote {output}")
+
+
+@main.command("draw")
+@click.argument("spec")
+@click.option("--access", "access_name", default=None, help="The access to draw (default: the first).")
+@click.option("--instance", default=None, metavar="q=3,stage=1,base=0",
+              help="Loop values, stage and base (bytes) to draw; default: a refuted bank "
+                   "check's counterexample, else the worst instance.")
+@click.option("--by", type=click.Choice(["chunk", "element"]), default=None,
+              help="Cells of 16 bytes (the bank groups G0-G7) or of one element; default: "
+                   "chunks for 16-byte accesses, elements otherwise.")
+@click.option("-o", "--output", required=True, metavar="FILE.svg|.png|.html")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds per check run to find the counterexample.")
+def draw_cmd(spec, access_name, instance, by, output, timeout):
+    """Draw an access's tile as the seed articles do: rows of 128 bytes, cells
+    coloured by bank group and labelled with the lanes that touch them, one panel
+    per phase, colliding lanes marked (needs the draw extra: matplotlib)."""
+    from verify.draw.access import draw_access
+    from verify.draw.render import format_of, save_picture
+    try:
+        format_of(output)
+        picture = draw_access(parse_file(spec), access_name, instance, by, timeout)
+        save_picture(picture, output)
+    except SpecError as e:
+        _fail(str(e.located(spec)))
+    except OSError as e:
+        _fail(f"<args>: error: -o {output}: {e.strerror}")
+    click.echo(picture.title)
+    for panel in picture.panels:
+        click.echo(f"  {panel.title}")
+    click.echo(f"wrote {output}")
 
 
 def _outer_swizzle(ldef: LayoutDef) -> Swizzle | None:
