@@ -49,7 +49,8 @@ CHUNK = 1 << 20
 # Bijectivity sorts every (coordinate, stage) address of one base at once: beyond
 # this many (2 GB of int64 with the sort's copies) it refuses rather than swap.
 MAX_SORTED = 1 << 27
-# Below 2^62 no sum of two int64 intermediates can wrap; above, Python integers.
+# When every subexpression stays below this (`max_intermediate`), int64 holds
+# every value exactly; otherwise the values are Python integers.
 INT64_SAFE = 1 << 62
 
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv,
@@ -332,6 +333,10 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     per base, every address sorted, neighbours at least an element apart."""
     coords, address = _layout_address(program, ldef)
     ranges = {**dict(coords), **program.buffer_ranges(ldef)}
+    if ldef.pointer_swizzle is None:
+        # The base moves every address alike, and overlap is invariant under a
+        # common shift: base 0 decides every base (as in the solver's query).
+        ranges[BASE] = Range(0, 1)
     program.check_window(address, ranges, ldef.pos)
     eb = program.elem_bytes(ldef.pos, ldef)
     own = Domain.of({**dict(coords), STAGE: ranges[STAGE]})
@@ -339,10 +344,8 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
         return Status.UNKNOWN, None, (f"{own.points} addresses per base are too many to sort "
                                       "in memory: this check needs the solver engine")
     evaluate = Vectorised([address], ranges)
-    # Without a pointer swizzle the base moves every address alike: one base decides.
-    bases = range(ranges[BASE].hi) if ldef.pointer_swizzle else range(1)
     with _Clock(budget) as clock:
-        for base in bases:
+        for base in range(ranges[BASE].lo, ranges[BASE].hi):
             addresses = []
             for _, env in own.chunks():
                 if clock.out_of_time():
