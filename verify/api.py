@@ -2,20 +2,22 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable, Mapping
 
 from verify.bank import BankCost, bank_cost
 from verify.errors import Pos, SpecError
 from verify.expr import Var, evaluate
 from verify.instructions import parse_instruction
 from verify.layout import coordinate_vars, index_to_coords
-from verify.results import CheckResult
+from verify.report import Report
 from verify.runner import run_spec
 from verify.spec.ast import LayoutDef
 from verify.spec.names import canonical_dtype, unknown_dtype_message
 from verify.spec.parser import parse_file, parse_text
 
 MAX_MAP_SIZE = 1 << 22
-_PREFIX = "layout L = "
+DEFAULT_LAYOUT_NAME = "L"
 
 
 def parse_layout(text: str, shape: tuple[int, ...] | None = None,
@@ -27,16 +29,8 @@ def parse_layout(text: str, shape: tuple[int, ...] | None = None,
     ``smem_ptr[16b]``) must be the dtype's, as in a spec."""
     text = text.strip()
     dtype = _check_dtype(dtype)
-    if shape is not None:
-        if not text.startswith("#"):
-            raise SpecError("a shape is given only with a Triton encoding (#ttg.<...>), found "
-                            f"{text[:40]!r}", Pos(1, 1), "<layout>")
-        text += f" shape ({', '.join(str(int(n)) for n in shape)})"
-    elif text.startswith("#"):
-        raise SpecError("a Triton encoding needs the tensor shape: expected --shape D0,D1 "
-                        "(Python: shape=(D0, D1))", Pos(1, 1), "<layout>")
-    source = f"layout {text}" if "=" in text.split("<")[0] else _PREFIX + text
-    shift = len(source) - len(text)
+    source = layout_statement(text, shape)
+    shift = len(source) - len(text) - len(_shape_suffix(shape))
     # The dtype travels as a first statement, so the spec's own checks apply.
     dtype_lines = 1 if dtype else 0
     try:
@@ -49,6 +43,27 @@ def parse_layout(text: str, shape: tuple[int, ...] | None = None,
     if len(spec.layouts) != 1 or spec.accesses or spec.checks:
         raise SpecError("expected exactly one layout", Pos(1, 1), "<layout>")
     return next(iter(spec.layouts.values()))
+
+
+def layout_statement(text: str, shape: tuple[int, ...] | None = None,
+                     name: str | None = None) -> str:
+    """The spec statement defining layout `name` (default L) from `text` in any
+    notation `parse_layout` reads; a formula keeps its own name unless `name` is given."""
+    text = text.strip()
+    if shape is not None and not text.startswith("#"):
+        raise SpecError("a shape is given only with a Triton encoding (#ttg.<...>), found "
+                        f"{text[:40]!r}", Pos(1, 1), "<layout>")
+    if shape is None and text.startswith("#"):
+        raise SpecError("a Triton encoding needs the tensor shape: expected --shape D0,D1 "
+                        "(Python: shape=(D0, D1))", Pos(1, 1), "<layout>")
+    if "=" in text.split("<")[0]:           # a formula: NAME(params) = expr
+        return "layout " + (re.sub(r"^[A-Za-z][A-Za-z0-9_]*(?=\s*\()", name, text)
+                            if name else text)
+    return f"layout {name or DEFAULT_LAYOUT_NAME} = {text}{_shape_suffix(shape)}"
+
+
+def _shape_suffix(shape: tuple[int, ...] | None) -> str:
+    return "" if shape is None else f" shape ({', '.join(str(int(n)) for n in shape)})"
 
 
 def offsets(layout: str | LayoutDef, dtype: str | None = None,
@@ -120,12 +135,78 @@ def spec_paths(paths: list[str]) -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda p: (os.path.dirname(p), p))
 
 
-def check(path: str, timeout: float = 60.0, engine: str = "auto") -> list[CheckResult]:
+def check(path: str, timeout: float = 60.0, engine: str = "auto") -> Report:
     """Run every check of one spec file; `engine` as `verify.runner.run_spec` takes it."""
     try:
-        return run_spec(parse_file(path), timeout, engine)
+        return Report(run_spec(parse_file(path), timeout, engine))
     except SpecError as e:
         raise _with_file_source(e.located(path), path) from None
+
+
+def check_text(text: str, name: str = "<string>", timeout: float = 60.0,
+               engine: str = "auto") -> Report:
+    """Run every check of a spec given as text; results and errors name the file `name`."""
+    try:
+        return Report(run_spec(parse_text(text, name), timeout, engine))
+    except SpecError as e:
+        raise e.located(name).with_source(text) from None
+
+
+def check_layout(layout, accesses: Mapping[str, str] | None = None, checks: Iterable[str] = (),
+                 *, name: str = DEFAULT_LAYOUT_NAME, dtype: str | None = None,
+                 shape: tuple[int, ...] | None = None, align: int | None = None,
+                 stages: int | None = None, stage_bytes: int | None = None,
+                 timeout: float = 60.0, engine: str = "auto") -> Report:
+    """Check a layout given as a Python value, read by `accesses` ({name: access}).
+
+    `layout` is text in any notation `parse_layout` reads or a pycute
+    `Layout`/`Swizzle`/`ComposedLayout`; it is called `name` in the accesses and
+    checks. Each access is written as after ``access NAME =`` in a spec
+    (``"ldmatrix.x1 L(lane, 8 * q) for q in 0..8"``), each check as after
+    ``check`` (``"conflict_free rd"``, ``"max_ways <= 2 rd expect refuted"``).
+    Accesses get their implicit in_bounds and alignment checks as in a spec."""
+    text = layout_spec(layout, accesses, checks, name=name, dtype=dtype, shape=shape,
+                       align=align, stages=stages, stage_bytes=stage_bytes)
+    return check_text(text, "<layout>", timeout, engine)
+
+
+def layout_spec(layout, accesses: Mapping[str, str] | None = None, checks: Iterable[str] = (),
+                *, name: str = DEFAULT_LAYOUT_NAME, dtype: str | None = None,
+                shape: tuple[int, ...] | None = None, align: int | None = None,
+                stages: int | None = None, stage_bytes: int | None = None) -> str:
+    """The spec text `check_layout` checks, one statement a line."""
+    buffer = " ".join(f"{option} {value}" for option, value in
+                      (("align", align), ("stages", stages), ("stage_bytes", stage_bytes))
+                      if value is not None)
+    lines = [f"dtype {dtype}"] if dtype else []
+    lines += [f"buffer {buffer}"] if buffer else []
+    lines.append(layout_statement(notation(layout), shape, name))
+    lines += [f"access {access} = {text}" for access, text in (accesses or {}).items()]
+    lines += [f"check {c}" for c in checks]
+    return "\n".join(lines) + "\n"
+
+
+def notation(layout) -> str:
+    """verify's text for a layout: text as it is, pycute objects converted
+    (``Layout((8,64),(64,1))`` -> ``(8,64):(64,1)``, ``Swizzle(3,3,3)`` ->
+    ``Sw<3,3,3>``, ``ComposedLayout(B, off, A)`` -> ``B o off o A``)."""
+    if isinstance(layout, str):
+        return layout
+    # pycute is an optional dependency: its classes are recognised by their fields.
+    if all(hasattr(layout, f) for f in ("layoutB", "offset", "layoutA")):
+        return f"{notation(layout.layoutB)} o {int(layout.offset)} o {notation(layout.layoutA)}"
+    if all(hasattr(layout, f) for f in ("bits", "base", "shift")):
+        return f"Sw<{int(layout.bits)},{int(layout.base)},{int(layout.shift)}>"
+    if hasattr(layout, "shape") and hasattr(layout, "stride"):
+        return f"{_int_tuple(layout.shape)}:{_int_tuple(layout.stride)}"
+    raise TypeError("expected a layout as text or a pycute Layout, Swizzle or ComposedLayout, "
+                    f"found {type(layout).__name__}")
+
+
+def _int_tuple(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_int_tuple(v) for v in value) + ")"
+    return str(int(value))
 
 
 def _with_file_source(error: SpecError, path: str) -> SpecError:

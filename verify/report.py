@@ -57,8 +57,11 @@ def _figures(r: CheckResult) -> str:
     return "; ".join(parts)
 
 
-def result_text(r: CheckResult) -> list[str]:
-    head = f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}"
+def result_text(r: CheckResult, located: bool = True) -> list[str]:
+    """The check's lines as the CLI prints them; `located=False` leaves out the
+    `file:line: ` prefix (for a spec generated from Python values)."""
+    head = f"{r.file}:{r.line}: " if located else ""
+    head += f"{r.status.value.upper():8} {r.property}"
     if r.expect:
         head += " (as expected)" if r.matches_expectation else f" (EXPECTED {r.expect.upper()})"
     head += f"  [{r.seconds * 1000:.0f} ms{f', by {r.engine}' if r.engine else ''}]"
@@ -84,6 +87,22 @@ def text_report(results: list[CheckResult], errors: list[str]) -> str:
     lines.append(f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
                  f"{c['unknown']} unknown" + (f"; {len(errors)} spec errors" if errors else ""))
     return "\n".join(lines)
+
+
+class Report(list):
+    """The `CheckResult`s of a run, in order; `str()` is the CLI's text report."""
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """Checks that did not end as their `expect` says (or, without one, proved)."""
+        return [r for r in self if not r.passed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def __str__(self) -> str:
+        return text_report(self, [])
 
 
 def _cex_json(cex: Counterexample | None):

@@ -48,3 +48,13 @@ class CheckResult:
     @property
     def matches_expectation(self) -> bool | None:
         return None if self.expect is None else self.expect == self.status.value
+
+    @property
+    def passed(self) -> bool:
+        """Ended as its `expect` says, or proved when it has none (`--check-expect`)."""
+        return self.status.value == (self.expect or "proved")
+
+    def __str__(self) -> str:
+        # report.py imports this module, so the text is fetched at call time.
+        from verify.report import result_text
+        return "\n".join(result_text(self))
