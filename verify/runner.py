@@ -249,7 +249,13 @@ class Decided:
 def run_spec(spec: Spec, timeout: float = 60.0, engine: str = decide.AUTO) -> list[CheckResult]:
     """Every check of `spec`, each decided by `engine`: "auto" (enumeration for small
     domains, the solver for large ones), "z3" or "enumeration".
-    A spec with nothing to check is an error, not a pass."""
+    A spec with nothing to check is an error, not a pass; so is one whose layout
+    is left unknown (``?(R, C)``), which is `verify synth`'s question."""
+    for unknown in spec.unknown_layouts.values():
+        raise SpecError(f"layout '{unknown.name}' is unknown (?({unknown.rows}, {unknown.cols})): "
+                        f"there is nothing to check until it is chosen; run 'verify synth "
+                        f"{spec.file}' to find the best layout and its proof",
+                        unknown.pos, spec.file)
     results = Runner(spec, timeout, engine).run()
     if not results:
         raise SpecError("nothing to verify: expected at least one access or check",

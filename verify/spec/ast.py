@@ -53,6 +53,7 @@ class AccessDef:
     pos: Pos
     instr_pos: Pos = Pos()
     layout_pos: Pos = Pos()
+    weight: int = 1              # how much its wavefronts count in `verify synth`
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,21 @@ class CheckDef:
     text: str = ""               # the property as written in the spec
 
 
+@dataclass(frozen=True)
+class UnknownLayout:
+    """``layout NAME = ?(R, C)``: an R x C tile whose layout `verify synth` finds.
+
+    Its coordinates are (r, c) with c the contiguous one: a lane's vector holds
+    (r, c), (r, c+1), ... The spec's `layouts` holds a row-major stand-in so that
+    names resolve; `verify SPEC` refuses to check it (`verify.runner.run_spec`).
+    """
+
+    name: str
+    rows: int
+    cols: int
+    pos: Pos
+
+
 @dataclass
 class Spec:
     file: str
@@ -85,3 +101,4 @@ class Spec:
     layouts: dict[str, LayoutDef] = field(default_factory=dict)
     accesses: dict[str, AccessDef] = field(default_factory=dict)
     checks: list[CheckDef] = field(default_factory=list)
+    unknown_layouts: dict[str, UnknownLayout] = field(default_factory=dict)

@@ -14,7 +14,7 @@ of a layout whose definition failed) is not repeated.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import resources
 
 import lark
@@ -25,7 +25,7 @@ from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
 from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
 from verify.notation import cute, triton
 from verify.program import DTYPE_BYTES
-from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec
+from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec, UnknownLayout
 from verify.spec.names import canonical_dtype, did_you_mean, unknown_dtype_message
 from verify.spec.resolve import first_var, resolution_errors
 
@@ -269,19 +269,41 @@ class _ToSpec(Transformer):
                             unknown.pos if unknown.pos.line else _pos(name))
         self._define(LayoutDef(str(name), Formula(ranges, body), _pos(name)))
 
+    def unknown_layout_stmt(self, children):
+        """``layout L = ?(R, C)``: the layout `verify synth` finds. A row-major
+        stand-in resolves names; the unknown itself is kept in `unknown_layouts`."""
+        name, rows, cols = children
+        extents = (_int(rows), _int(cols))
+        if min(extents) < 1:
+            raise SpecError(f"unknown layout ?{extents}: expected extents of at least 1",
+                            _pos(rows))
+        if self.spec.unknown_layouts:
+            raise SpecError("a spec may leave one layout unknown: expected a single "
+                            "'layout NAME = ?(R, C)'", _pos(name))
+        self._define(LayoutDef(str(name), CuteLayout(extents, (extents[1], 1)), _pos(name)))
+        self.spec.unknown_layouts[str(name)] = UnknownLayout(str(name), *extents, _pos(name))
+
     def _define(self, ldef: LayoutDef):
         if ldef.name in self.spec.layouts:
             raise SpecError(f"layout '{ldef.name}' is defined twice", ldef.pos)
         self.spec.layouts[ldef.name] = ldef
 
+    def weight(self, children):
+        value = _int(children[0])
+        if value < 1:
+            raise SpecError(f"weight: expected a positive integer, found {value}",
+                            _pos(children[0]))
+        return _Weight(value)
+
     def access_stmt(self, children):
         name, instr, layout, *rest = children
+        weight = rest.pop().value if rest and isinstance(rest[-1], _Weight) else 1
         loops = rest.pop() if rest and isinstance(rest[-1], tuple) else ()
         if str(name) in self.spec.accesses:
             raise SpecError(f"access '{name}' is defined twice", _pos(name))
         self.spec.accesses[str(name)] = AccessDef(
             str(name), str(instr), str(layout), tuple(rest), loops, _pos(name),
-            _pos(instr), _pos(layout))
+            _pos(instr), _pos(layout), weight)
 
     @v_args(meta=True)
     def check_stmt(self, meta, children):
@@ -325,6 +347,13 @@ class _ToSpec(Transformer):
 
 for _name, _op in _BIN.items():
     setattr(_ToSpec, _name, _binop(_op))
+
+
+@dataclass(frozen=True)
+class _Weight:
+    """An access's ``weight N`` clause (told apart from its coordinates and loops)."""
+
+    value: int
 
 
 def _constant(e: Expr) -> int:
