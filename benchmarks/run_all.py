@@ -2,13 +2,15 @@
 (after `pip install -e '.[test,bench]'`).
 
 Runs, in order, each writing its CSV and summary under benchmarks/results/:
-  catalog.py          per-check solver time on specs/, wall time, peak memory
+  catalog.py          per-check time on specs/, wall time, peak memory
+  slow_cases.py       the random campaign's 200 slowest cases, rerun (auto and z3)
+  engines.py          both engines as the domain grows: where auto's threshold comes from
   scaling.py          proof time against vectorised numpy enumeration, 16x64..4096x4096
   solver_backends.py  z3 against bitwuzla on the catalog's queries
   gluon_compare.py    verify against Triton Gluon's bank_conflicts (needs triton)
   differential.py     the solver against brute-force enumeration (--cases 2000 here;
                       the 100,000-case campaign is `differential.py --cases 100000`)
---quick passes a 5-second enumeration limit to scaling.py and runs 200 cases.
+--quick runs scaling.py --quick (a 5-second enumeration limit) and 200 cases.
 """
 from __future__ import annotations
 
@@ -22,7 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
     steps = [["catalog.py"],
-             ["scaling.py", "--max-enumeration-seconds", "5" if quick else "60"],
+             ["slow_cases.py", "--engine", "auto"],
+             ["slow_cases.py", "--engine", "z3"],
+             ["engines.py", "--max-seconds", "2" if quick else "15"],
+             ["scaling.py", "--quick"] if quick else ["scaling.py"],
              ["solver_backends.py"],
              ["gluon_compare.py"],
              ["differential.py", "--cases", "200" if quick else "2000",
