@@ -33,6 +33,7 @@ from verify.errors import Pos, SpecError
 from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, mul
 from verify.instructions import Instruction, parse_instruction
 from verify.layout import coordinate_vars
+from verify.notation.threads import MappedAccessDef
 from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
@@ -193,6 +194,8 @@ class Program:
         except SpecError as e:
             raise SpecError(e.message, adef.instr_pos) from None
         ldef = self.layout(adef.layout, adef.layout_pos)
+        if isinstance(adef, MappedAccessDef):     # ``... by THREAD_MAP``: derive coordinates
+            adef = adef.expand(instr, ldef, self.elem_bytes(adef.pos, ldef))
         ranges = {LANE: Range(0, instr.address_lanes), **dict(adef.loops),
                   **self.buffer_ranges(ldef)}
         try:

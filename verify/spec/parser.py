@@ -23,7 +23,7 @@ from lark import Token, Transformer, v_args
 from verify.errors import Pos, SpecError, SpecErrors
 from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
 from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
-from verify.notation import cute, triton
+from verify.notation import cute, cute_tv, threads, triton
 from verify.program import DTYPE_BYTES
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec, UnknownLayout
 from verify.spec.names import canonical_dtype, did_you_mean, unknown_dtype_message
@@ -215,6 +215,28 @@ class _ToSpec(Transformer):
                             pos)
         return (LayoutDef("", triton.layout(encoding, shape, pos), pos,
                           required_align=triton.required_alignment(encoding)), pos)
+
+    # accesses by a thread map (verify.notation.threads) ---------------------------
+
+    def triton_threads(self, children):
+        tok, (shape, _) = children
+        shape = (shape,) if isinstance(shape, int) else shape
+        if any(not isinstance(n, int) for n in shape):
+            raise SpecError(f"shape of a Triton encoding: expected flat extents, found {shape}",
+                            _pos(tok))
+        return threads.TritonThreads.read(str(tok), shape, _pos(tok))
+
+    def cute_threads(self, children):
+        (tv, pos), *tile = children
+        return cute_tv.CuteThreads.read(tv, tile[0][0] if tile else None, pos)
+
+    def mapped_access_stmt(self, children):
+        name, instr, layout, thread_map = children
+        if str(name) in self.spec.accesses:
+            raise SpecError(f"access '{name}' is defined twice", _pos(name))
+        self.spec.accesses[str(name)] = threads.MappedAccessDef(
+            str(name), str(instr), str(layout), (), (), _pos(name), instr_pos=_pos(instr),
+            layout_pos=_pos(layout), threads=thread_map)
 
     def param(self, children):
         name, lo, hi = children
@@ -472,6 +494,23 @@ def _parser() -> lark.Lark:
     return _PARSER
 
 
+_EXPR_PARSER = None
+
+
+def parse_expr(text: str, pos: Pos = Pos()) -> Expr:
+    """One expression of the spec language, such as a coordinate a thread map
+    generates (`verify.notation.threads`); an error is located at `pos`."""
+    global _EXPR_PARSER
+    if _EXPR_PARSER is None:
+        grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
+        _EXPR_PARSER = lark.Lark(grammar, parser="lalr", start="expr",
+                                 propagate_positions=True, maybe_placeholders=False)
+    try:
+        return _ToSpec("<expr>", text).transform(_EXPR_PARSER.parse(text))
+    except (lark.exceptions.UnexpectedInput, lark.exceptions.VisitError) as e:
+        raise SpecError(f"cannot read the expression {text!r}: {e}", pos) from None
+
+
 def _describe_expected(expected) -> str:
     names = []
     for term in sorted(expected):
@@ -524,7 +563,8 @@ class _FollowOn(SpecError):
 
 
 # Comments, and Triton encodings (which start with '#' but are not comments).
-_COMMENT_OR_ENCODING = r"#(?:ttg|triton_gpu)\.[A-Za-z_]+<\{[^}\n]*\}>|#[^\n]*"
+_COMMENT_OR_ENCODING = (r"#(?:ttg|triton_gpu)\.[A-Za-z_]+<\{(?:[^{}\n]|<\{(?:[^{}\n]|"
+                        r"<\{[^{}\n]*\}>)*\}>)*\}>|#[^\n]*")
 _STATEMENT_BREAKS = re.compile(_COMMENT_OR_ENCODING + r"|[()\[\]\n]")
 _DEFINES = re.compile(r"[\t ]*(layout|access)[\t ]+([A-Za-z][A-Za-z0-9_]*)")
 
