@@ -19,7 +19,8 @@ from verify.errors import InternalError, SpecError, each_error
 from verify.expr import Var
 from verify.formula import formula
 from verify.layout import Swizzle, coordinate_vars, domain_shape
-from verify.report import json_report, text_report
+from verify.formats import FORMATS, render
+from verify.report import ErrorRecord, json_report, text_report
 from verify.program import DTYPE_BYTES, Program
 from verify.solve import Status
 from verify.spec.ast import LayoutDef
@@ -49,8 +50,7 @@ def _exit_code(results, errors, check_expect: bool) -> int:
     if errors:
         return EXIT_ERROR
     if check_expect:
-        ok = all(r.status.value == (r.expect or "proved") for r in results)
-        return EXIT_OK if ok else EXIT_REFUTED
+        return EXIT_OK if all(r.passed for r in results) else EXIT_REFUTED
     statuses = {r.status for r in results}
     if Status.REFUTED in statuses:
         return EXIT_REFUTED
@@ -59,7 +59,12 @@ def _exit_code(results, errors, check_expect: bool) -> int:
 
 @main.command("check")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="text (default), json, junit (XML), sarif (2.1.0, for code scanning) or "
+                   "github (workflow annotations).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (--format json).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Text: list only the checks that did not end as expected, and the summary.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
               help="Seconds per check; a check that runs out is UNKNOWN.")
 @click.option("--check-expect", is_flag=True,
@@ -70,8 +75,9 @@ def _exit_code(results, errors, check_expect: bool) -> int:
               type=click.Choice(["auto", "z3", "enumeration"]),
               help="Who decides each check: exhaustive evaluation for small domains and "
                    "the solver for large ones (auto), or always one of them.")
-def check_cmd(paths, as_json, timeout, check_expect, jobs, engine):
+def check_cmd(paths, fmt, as_json, quiet, timeout, check_expect, jobs, engine):
     """Check every spec file (directories are searched for *.spec)."""
+    fmt = _output_format(fmt, as_json)
     files = api.spec_paths(list(paths))
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
@@ -79,23 +85,27 @@ def check_cmd(paths, as_json, timeout, check_expect, jobs, engine):
     for found, file_errors in _check_all(files, timeout, jobs, engine):
         results += found
         errors += file_errors
-        if file_errors and not as_json:
-            click.echo("\n".join(file_errors), err=True)
-    if as_json:
-        # One `file:line:col: error: ...` line per error; the source excerpt is for people.
-        click.echo(json_report(results, [e.splitlines()[0] for e in errors]))
-    elif results or not errors:
-        click.echo(text_report(results, []))
+        if file_errors and fmt == "text":
+            click.echo("\n".join(e.text for e in file_errors), err=True)
+    if fmt != "text" or results or not errors:
+        click.echo(render(fmt, results, errors, quiet))
     sys.exit(_exit_code(results, errors, check_expect))
 
 
+def _output_format(fmt: str | None, as_json: bool) -> str:
+    """--json is --format json; asking for two formats at once is a usage error."""
+    if as_json and fmt not in (None, "json"):
+        _fail(f"<args>: error: --json asks for --format json, found --format {fmt}")
+    return "json" if as_json else fmt or "text"
+
+
 def _check_one(path: str, timeout: float, engine: str):
-    """(results, error texts): every error of the file, each with its source line;
-    errors travel as text so they cross process boundaries."""
+    """(results, errors): every error of the file, each with its source line, as
+    plain data that crosses process boundaries."""
     try:
         return api.check(path, timeout, engine), []
     except SpecError as e:
-        return [], [str(error) for error in each_error(e)]
+        return [], [ErrorRecord.of(error) for error in each_error(e)]
 
 
 def _check_all(files: list[str], timeout: float, jobs: int, engine: str):
@@ -120,7 +130,7 @@ def ttgir_cmd(path, as_json, timeout):
         results = check_ttgir(path, timeout)
     except SpecError as e:
         _fail(str(e.located(path)))
-    click.echo(json_report(results, []) if as_json else text_report(results, []))
+    click.echo(json_report(results) if as_json else text_report(results))
     sys.exit(_exit_code(results, [], False))
 
 
@@ -145,7 +155,7 @@ def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_jso
                                   num_stages, timeout)
     except SpecError as e:
         _fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
-    click.echo(json_report(results, []) if as_json else text_report(results, []))
+    click.echo(json_report(results) if as_json else text_report(results))
     sys.exit(_exit_code(results, [], False))
 
 

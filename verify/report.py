@@ -1,10 +1,38 @@
-"""Check results as text for people and as one JSON document for machines."""
+"""Check results as text for people and as one JSON document for machines
+(JUnit, SARIF and GitHub annotations are in `verify.formats`)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+from verify.errors import SpecError
 from verify.results import CheckResult, Counterexample, LaneRow
 from verify.solve import Status
+
+# The JSON document's version: raised when a field changes meaning or goes away.
+JSON_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """One spec error as plain data, so it crosses process boundaries: where it
+    is, what it says, and `text`, the compiler-style report with its source line."""
+
+    file: str
+    line: int
+    col: int
+    message: str
+    text: str
+
+    @classmethod
+    def of(cls, error: SpecError) -> "ErrorRecord":
+        return cls(error.file or "<input>", error.pos.line, error.pos.col, error.message,
+                   str(error))
+
+    @property
+    def header(self) -> str:
+        """The first line, ``file:line:col: error: message``."""
+        return self.text.splitlines()[0]
 
 
 def _span(values: tuple[int, ...]) -> str:
@@ -76,16 +104,29 @@ def result_text(r: CheckResult, located: bool = True) -> list[str]:
     return lines
 
 
-def summary_counts(results: list[CheckResult]) -> dict[str, int]:
-    return {s.value: sum(r.status == s for r in results) for s in Status}
+def summary_counts(results: list[CheckResult], spec_errors: int = 0) -> dict[str, int]:
+    """Checks by status, checks whose `expect` was not met, and spec errors."""
+    counts = {s.value: sum(r.status == s for r in results) for s in Status}
+    counts["expectation_mismatches"] = sum(r.matches_expectation is False for r in results)
+    counts["spec_errors"] = spec_errors
+    return counts
 
 
-def text_report(results: list[CheckResult], errors: list[str]) -> str:
-    lines = [line for r in results for line in result_text(r)]
-    lines += errors
-    c = summary_counts(results)
-    lines.append(f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
-                 f"{c['unknown']} unknown" + (f"; {len(errors)} spec errors" if errors else ""))
+def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
+    c = summary_counts(results, spec_errors)
+    line = f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown"
+    if c["expectation_mismatches"]:
+        line += f"; {c['expectation_mismatches']} not as expected"
+    if spec_errors:
+        line += f"; {spec_errors} spec errors"
+    return line
+
+
+def text_report(results: list[CheckResult], spec_errors: int = 0, quiet: bool = False) -> str:
+    """Every check's lines (with `quiet`, only those that did not pass) and the summary."""
+    shown = [r for r in results if not (quiet and r.passed)]
+    lines = [line for r in shown for line in result_text(r)]
+    lines.append(summary_line(results, spec_errors))
     return "\n".join(lines)
 
 
@@ -102,7 +143,7 @@ class Report(list):
         return not self.failures
 
     def __str__(self) -> str:
-        return text_report(self, [])
+        return text_report(self)
 
 
 def _cex_json(cex: Counterexample | None):
@@ -121,10 +162,13 @@ def result_json(r: CheckResult) -> dict:
             "model_fidelity": r.fidelity, "engine": r.engine or None,
             "wall_seconds": round(r.seconds, 6), "solver_seconds": round(r.solver_seconds, 6),
             "facts": r.facts, "reason": r.reason or None,
-            "counterexample": _cex_json(r.counterexample)}
+            "counterexample": _cex_json(r.counterexample), "ok": r.matches_expectation}
 
 
-def json_report(results: list[CheckResult], errors: list[str]) -> str:
-    doc = {"checks": [result_json(r) for r in results], "errors": errors,
-           "summary": summary_counts(results)}
+def json_report(results: list[CheckResult], errors: list[ErrorRecord] = ()) -> str:
+    """One document; each error is its ``file:line:col: error: ...`` line (the
+    source excerpt is for people)."""
+    doc = {"schema_version": JSON_SCHEMA_VERSION,
+           "checks": [result_json(r) for r in results], "errors": [e.header for e in errors],
+           "summary": summary_counts(results, len(errors))}
     return json.dumps(doc, indent=2)
