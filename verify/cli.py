@@ -75,9 +75,16 @@ def _exit_code(results, errors, check_expect: bool) -> int:
               type=click.Choice(["auto", "z3", "enumeration"]),
               help="Who decides each check: exhaustive evaluation for small domains and "
                    "the solver for large ones (auto), or always one of them.")
-def check_cmd(paths, fmt, as_json, quiet, timeout, check_expect, jobs, engine):
+@click.option("--baseline", "baseline_path", default=None, metavar="FILE.json",
+              help="Fail (exit 1) when a figure is worse than this baseline records: max-ways "
+                   "or wavefronts higher, a proof turned unknown or refuted.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write the --baseline file from this run instead of comparing with it.")
+def check_cmd(paths, fmt, as_json, quiet, timeout, check_expect, jobs, engine, baseline_path,
+              update_baseline):
     """Check every spec file (directories are searched for *.spec)."""
     fmt = _output_format(fmt, as_json)
+    recorded = _recorded_baseline(baseline_path, update_baseline)
     files = api.spec_paths(list(paths))
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
@@ -89,7 +96,57 @@ def check_cmd(paths, fmt, as_json, quiet, timeout, check_expect, jobs, engine):
             click.echo("\n".join(e.text for e in file_errors), err=True)
     if fmt != "text" or results or not errors:
         click.echo(render(fmt, results, errors, quiet))
+    if update_baseline:
+        sys.exit(_update_baseline(baseline_path, results, errors, files))
+    if recorded is not None:
+        sys.exit(_gate_on_baseline(baseline_path, recorded, results, errors, check_expect))
     sys.exit(_exit_code(results, errors, check_expect))
+
+
+def _recorded_baseline(path: str | None, update: bool):
+    """The baseline to compare with, read before any check runs so a missing one
+    fails fast; None when there is none or it is to be written."""
+    if update and path is None:
+        _fail("<args>: error: --update-baseline needs --baseline FILE.json to write")
+    if path is None or update:
+        return None
+    from verify import baseline
+    try:
+        return baseline.load(path)
+    except SpecError as e:
+        _fail(f"<args>: error: {e.message}")
+
+
+def _update_baseline(path: str, results, errors, files: list[str]) -> int:
+    """Record this run; a spec with errors has no results to record, so nothing is written."""
+    from verify import baseline
+    if errors:
+        click.echo(f"baseline {path} not written: {len(errors)} spec errors", err=True)
+        return EXIT_ERROR
+    baseline.write(path, results, files)
+    click.echo(f"wrote baseline {path}: {len(results)} checks", err=True)
+    return EXIT_OK
+
+
+def _gate_on_baseline(path: str, recorded, results, errors, check_expect: bool) -> int:
+    """Exit 1 when a figure is worse than recorded. Checks the baseline has no
+    record of are judged as without one."""
+    from verify import baseline
+    diff = baseline.compare(results, recorded)
+    if diff.regressions:
+        click.echo(f"baseline {path}: {len(diff.regressions)} worse than recorded:", err=True)
+        click.echo("\n".join(f"  {line}" for line in diff.regressions), err=True)
+    else:
+        better = f"; {diff.improvements} better (--update-baseline records them)" \
+            if diff.improvements else ""
+        click.echo(f"baseline {path}: {diff.compared} checks compared, none worse{better}",
+                   err=True)
+    if diff.new:
+        click.echo(f"baseline {path}: {len(diff.new)} checks not recorded, judged on their own",
+                   err=True)
+    if errors:
+        return EXIT_ERROR
+    return EXIT_REFUTED if diff.regressions else _exit_code(diff.new, [], check_expect)
 
 
 def _output_format(fmt: str | None, as_json: bool) -> str:
