@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from verify.errors import SpecError
+from verify.expr import Const, evaluate
 from verify.notation import triton_threads
 from verify.program import Program
 from verify.runner import run_spec
@@ -21,7 +22,8 @@ MMA2 = ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 
         "instrShape = [16, 8]}>")
 MMA3 = ("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], "
         "instrShape = [16, 64, 16]}>")
-SWIZZLED = "#ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}> shape ({}, {})"
+SWIZZLED = ("#ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}> "
+            "shape ({}, {})")
 
 
 def spec_text(dtype, layout, instr, encoding, shape, checks=""):
@@ -58,8 +60,7 @@ def verify_held(access, elem_bytes, per_warp):
     shape = [r.size for r in access.coordinate_ranges]
     where = {}
     for coord in itertools.product(*(range(n) for n in shape)):
-        from verify.expr import Const, evaluate
-        where[evaluate(fn.apply([Const(c) for c in coord]), {})] = coord
+        where[evaluate_offset(fn, coord)] = coord
     loops = access.definition.loops
     held = {}
     per_address = access.instruction.bytes_per_address // elem_bytes
@@ -73,7 +74,6 @@ def verify_held(access, elem_bytes, per_warp):
 
 
 def evaluate_offset(fn, coord):
-    from verify.expr import Const, evaluate
     return evaluate(fn.apply([Const(c) for c in coord]), {})
 
 
@@ -252,3 +252,72 @@ def test_a_thread_map_takes_no_loops():
     text = spec_text("f16", "(64,64):(64,1)", "st.shared.v4.b32", BLOCKED_ROWS, (64, 64))
     with pytest.raises(SpecError, match="found 'for'"):
         parse_text(text.replace("(64, 64)\n", "(64, 64) for i in 0..2\n"), "t.spec")
+
+
+# -- CuTe TV layouts, pycute as oracle -----------------------------------------------
+
+# (dtype, layout, copy atom, TV layout, tile): UniversalCopy<uint128_t> as st.shared.v4
+# for a (16,8) row-major thread layout with 8 values each; the LDSM/STSM TV layouts of
+# an SM80_16x8x16 A operand (lanes 0-15 rows at k 0, 16-31 at k 8); LDSM x1 (threads
+# 8-31 repeat rows 0-7: stride 0).
+CUTE_TV = [
+    ("f16", "Sw<3,3,3> o (64,64):(64,1)", "st.shared.v4.b32", "((8,16),8):((128,1),16)",
+     (16, 64)),
+    ("f16", "Sw<3,3,3> o (64,64):(64,1)", "SM75_U32x4_LDSM_N", "((16,2),8):((1,128),16)",
+     (16, 16)),
+    ("f16", "(32,64):(64,1)", "SM90_U32x4_STSM_N", "((16,2,4),8):((1,128,256),16)",
+     (16, 64)),
+    ("f16", "(8,64):(64,1)", "SM75_U32x1_LDSM_N", "((8,4),8):((1,0),8)", (8, 8)),
+    ("f32", "(32,32):(32,1)", "ld.shared.b32", "((32,4),(2,4)):((1,256),(128,32))", None),
+]
+
+
+def pycute_coordinate(pycute, tv, tile, thread, value):
+    index = pycute.Layout(*tv)(thread, value)
+    return pycute.idx2crd(index, tile)
+
+
+@pytest.mark.parametrize("dtype,layout,atom,tv,tile", CUTE_TV)
+def test_cute_tv_lanes_are_pycute_coordinates(dtype, layout, atom, tv, tile):
+    pycute = pytest.importorskip("pycute")
+    from test_oracles import eval_tuple
+    shape_stride = tuple(eval_tuple(part) for part in tv.split(":"))
+    text = (f"dtype {dtype}\nlayout A = {layout}\naccess a = {atom} A by {tv}"
+            + (f" tile ({', '.join(map(str, tile))})" if tile else "") + "\n")
+    _, access = access_of(text)
+    extents = [r.size for r in access.coordinate_ranges]
+    tile = tile or tuple(extents)
+    per_thread = access.instruction.bytes_per_address // {"f16": 2, "f32": 4}[dtype]
+    loops = access.definition.loops
+    for values in itertools.product(*(range(r.lo, r.hi) for _, r in loops)):
+        env = dict(zip((n for n, _ in loops), values))
+        for lane, got in enumerate(access.lane_coordinates(env)):
+            thread = lane + 32 * env.get("warp", 0)
+            crd = pycute_coordinate(pycute, shape_stride, tile, thread,
+                                    per_thread * env.get("r", 0))
+            want = tuple(c + t * env.get(f"s{k}", 0) for k, (c, t) in enumerate(zip(crd, tile)))
+            assert got == want, (env, lane)
+
+
+def test_cute_tv_verdicts_seed_tile():
+    """The seed's 8-way ldmatrix on 64-wide f16 rows, and Sw<3,3,3> fixing it."""
+    tv = "((16,2),8):((1,128),16) tile (16, 16)"
+    for layout, ways in (("(64,64):(64,1)", 8), ("Sw<3,3,3> o (64,64):(64,1)", 1)):
+        got = verdicts(f"dtype f16\nlayout A = {layout}\naccess a = SM75_U32x4_LDSM_N A by "
+                       f"{tv}\ncheck max_ways == {ways} a\n")
+        assert got[f"max_ways == {ways} a"] == (Status.PROVED, ways)
+
+
+@pytest.mark.parametrize("atom,tv,message", [
+    ("SM75_U32x4_LDSM_N", "(32,8):(1,32)", "moves 8 consecutive elements per thread: value 1"),
+    ("SM75_U32x4_LDSM_N", "(16,8):(1,16)", "whole warps of 32"),
+    ("st.shared.v4.b32", "(32,8):(8,1) tile (24, 64)", "expected extents dividing"),
+    ("st.shared.v4.b32", "(32,8):(8,1) tile (8, 16)", "reaches tile index 255: expected below 128"),
+    ("st.shared.v4.b32", "(32,12):(12,1)", "runs of 16 bytes"),
+    ("st.shared.v4.b32", "((32,1),8):((8,1),1,2)", "congruent"),
+])
+def test_cute_tv_errors_are_located(atom, tv, message):
+    text = f"dtype f16\nlayout A = (64,64):(64,1)\naccess a = {atom} A by {tv}\n"
+    with pytest.raises(SpecError, match=message) as e:
+        parse_text(text, "t.spec")
+    assert e.value.pos.line == 3

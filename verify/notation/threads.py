@@ -115,8 +115,8 @@ class TritonThreads:
                 [(v, Range(0, n)) for v, n in access.loops])
 
     def _lowering(self, cvt, instr: Instruction, bits: int):
-        """The `verify.ttgir.lowering.Lowering` (the instruction Triton's rule gives for the family
-        `instr` names); a located error where it gives another shape than `instr`."""
+        """The `verify.ttgir.lowering.Lowering` Triton's rule gives for the family
+        `instr` names; a located error where its shape is not `instr`'s."""
         from verify.ttgir import lowering
         if instr.family in ("ld", "st"):
             v, chosen = lowering.largest_vectorisation(cvt, bits)
@@ -127,10 +127,11 @@ class TritonThreads:
                                 f"expected {instr.family}.shared{width[v * bits // 8]}, "
                                 f"found {instr.name}", self.pos)
             return lowering.Lowering(instr.name, v, tuple(chosen))
-        stages = 1
+        elements = 1
         for n in self.shape:
-            stages *= n
-        plan = lowering.matrix_plan(cvt, bits, instr.trans, 0, stages)
+            elements *= n
+        # A whole buffer: no subslice offsets (mask span 0), one stage of the tile.
+        plan = lowering.matrix_plan(cvt, bits, instr.trans, 0, elements)
         count = instr.address_lanes // 8
         if plan is None:
             raise SpecError(f"Triton's lowerLdStMatrix (third_party/nvidia/lib/"
