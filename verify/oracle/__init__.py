@@ -29,6 +29,8 @@ written (whitespace collapsed, ``expect`` dropped), implicit ``in_bounds A`` and
 needs an aligned buffer and has no explicit check. Checks whose meaning depends
 on coordinates outside a layout's domain -- alignment and bank checks of an
 access whose ``in_bounds`` fails -- are left out: no notation defines them there.
+So are the checks of an access written ``by`` a thread map, which the oracle
+does not read (see `reading.Spec.unread_accesses`).
 """
 from __future__ import annotations
 
@@ -66,6 +68,8 @@ def _answer_all(facts: Facts) -> dict[str, Answer]:
         if layout.required_align > 1 and name not in explicit:
             out[f"base_aligned {name}"] = facts.base_aligned(Check("base_aligned", "", name))
     for check in spec.checks:
+        if check.target in spec.unread_accesses:
+            continue
         answer = _explicit(facts, check)
         if answer is not None:
             out[check.text] = answer
