@@ -36,6 +36,7 @@ from verify.solve import Status
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOAD = os.getloadavg()[0]           # other work on the machine when the run began
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 CASES = os.path.join(ROOT, "benchmarks", "slow_cases.txt")
 GENERATOR_COMMIT = "31b2879"
@@ -131,7 +132,8 @@ def write(all_rows: list[dict], engine: str, timeout: float):
     summary = (
         f"# The campaign's {len(all_rows)} slowest cases, rerun with engine={engine}\n\n"
         f"Machine: {machine()}; one process; timeout {timeout:g} s per check. The machine "
-        "was shared with other agents while measured, so timings are noisy.\n\n"
+        f"was shared with other agents while measured (load average {LOAD:.1f} at the start), "
+        "so timings are noisy.\n\n"
         "| figure | value |\n| --- | --- |\n"
         f"| cases | {len(all_rows)}: {len(rows)} checked ({sum(r['checks'] for r in rows)} "
         f"checks), {len(all_rows) - len(rows)} now refused as spec errors (addresses past "
