@@ -33,3 +33,20 @@ def _transpose(x_ptr, y_ptr, shared: gl.constexpr):
     out_rows = gl.arange(0, 32, layout=gl.SliceLayout(1, ROWS_ALONG_LANES))[:, None]
     out_cols = gl.arange(0, 32, layout=gl.SliceLayout(0, ROWS_ALONG_LANES))[None, :]
     gl.store(y_ptr + out_cols * 32 + out_rows, column_major)
+
+
+@gluon.jit
+def transpose_disagree(x_ptr, y_ptr):
+    """Stored through transpose_swizzled's layout, read back through a
+    ``reinterpret`` view of the same bytes with transpose_plain's: the reader
+    finds the writer's elements at other addresses (each row's words permuted)."""
+    rows = gl.arange(0, 32, layout=gl.SliceLayout(1, COLS_ALONG_LANES))[:, None]
+    cols = gl.arange(0, 32, layout=gl.SliceLayout(0, COLS_ALONG_LANES))[None, :]
+    tile = gl.load(x_ptr + rows * 32 + cols)
+    smem = gl.allocate_shared_memory(gl.float32, [32, 32], gl.SwizzledSharedLayout(1, 1, 32, [1, 0]))
+    smem.store(tile)
+    plain = smem.reinterpret(layout=gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
+    column_major = plain.load(ROWS_ALONG_LANES)
+    out_rows = gl.arange(0, 32, layout=gl.SliceLayout(1, ROWS_ALONG_LANES))[:, None]
+    out_cols = gl.arange(0, 32, layout=gl.SliceLayout(0, ROWS_ALONG_LANES))[None, :]
+    gl.store(y_ptr + out_cols * 32 + out_rows, column_major)

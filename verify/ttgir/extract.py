@@ -10,11 +10,14 @@ Gluon's ``GluonOpBuilder.to_linear_layout``, the function Triton's own Gluon
 frontend uses (``triton/experimental/gluon/language/_semantic.py``).
 
 Output: ``{"target", "num_warps", "threads_per_warp", "ops", "buffers"}``, or
-``{"error": ...}``; MLIR's diagnostics go to stderr.
+``{"error": ...}``; MLIR's diagnostics go to stderr. Each data op carries
+``loops``: the Python source location of every ``scf.for`` around it, outermost
+first (how often it runs is a question of those loops' trip counts).
 """
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -41,6 +44,8 @@ MAX_LOC_EXPANSIONS = 64
 _MEMDESC = re.compile(r"^!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>[a-zA-Z]\w*)"
                       r"(?P<rest>.*?)(?:,\s*(?P<alloc>\d+(?:x\d+)*))?>$")
 _ENCODING = re.compile(r"#ttg\.\w+<\{[^}]*\}>")
+_FOR_LINE = re.compile(r"^\s*(?:%[\w$.-]+(?::\d+)?\s*=\s*)?scf\.for\b")
+_CLOSE_LOC = re.compile(r"^\s*\}(.*)$")
 
 
 def main(path: str) -> int:
@@ -64,12 +69,13 @@ def main(path: str) -> int:
 
 
 def _text_ops(text: str) -> list[dict]:
-    """The printed result name, TTGIR line and, for an op without a result, the
-    printed location of each data op, in file order.
+    """The printed result name, TTGIR line, enclosing loops and, for an op without
+    a result, the printed location of each data op, in file order.
 
     Triton's bindings do not expose SSA names, nor an operation's location (only a
-    value's); the printed text is only read for those, matched to the parsed ops by
-    order (walk order is file order for these ops, which hold no regions)."""
+    value's), nor an operation's parent; the printed text is only read for those,
+    matched to the parsed ops by order (walk order is file order for these ops,
+    which hold no regions)."""
     aliases = dict(_LOC_ALIAS.findall(text))
     out = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -81,7 +87,30 @@ def _text_ops(text: str) -> list[dict]:
                 entry["name"] = operand[1] if operand else None
                 entry["loc"] = _printed_location(m["rest"], aliases)
             out.append(entry)
+    loops = _loop_spans(text, aliases)
+    for entry in out:
+        entry["loops"] = [loc for first, last, loc in loops
+                          if first < entry["ttgir_line"] < last]
     return out
+
+
+def _loop_spans(text: str, aliases: dict[str, str]) -> list[tuple[int, int, dict | None]]:
+    """(first line, closing line, Python location) of every ``scf.for``, outermost
+    first. A region opens where a line leaves more ``{`` than ``}`` and closes at
+    the line that brings the count back; MLIR prints a region op's location after
+    the closing brace (``} loc(#loc106)``)."""
+    spans, open_loops, depth = [], [], 0
+    for number, line in enumerate(text.splitlines(), 1):
+        before = depth
+        depth += line.count("{") - line.count("}")
+        if _FOR_LINE.match(line) and depth > before:
+            open_loops.append((number, before))
+        while open_loops and depth <= open_loops[-1][1]:
+            first, _ = open_loops.pop()
+            closing = _CLOSE_LOC.match(line)
+            spans.append((first, number,
+                          _printed_location(closing[1], aliases) if closing else None))
+    return sorted(spans)
 
 
 def _printed_location(rest: str, aliases: dict[str, str]) -> dict | None:
@@ -139,6 +168,8 @@ class Extractor:
             self.ops.append(self._data_op(op, name))
         elif name == "ttg.convert_layout":
             self._convert_layout(op)
+        elif name == "tt.reduce":
+            self._reduce(op)
         elif name not in BOOKKEEPING and "barrier" not in name:
             self._other_shared_use(op, name)
 
@@ -157,6 +188,24 @@ class Extractor:
         self.ops.append({"op": "ttg.convert_layout", "loc": _location(result),
                          "memdesc": None, "_memdesc_id": None, "tensor": None,
                          "types": [str(source.get_type()), str(result.get_type())]})
+
+    def _reduce(self, op):
+        """A reduction whose axis spans several warps exchanges the warps' partial
+        results through scratch shared memory (Triton's ``ReduceOpHelper``,
+        lib/Analysis/Utility.cpp: not ``isWarpSynchronous`` when the axis has
+        more than one warp with unique data, i.e. a warp basis of the operand's
+        linear layout moves along the axis); one within a warp uses shuffles."""
+        source, axis = op.get_operand(0), op.get_int_attr("axis")
+        try:
+            shape = list(self.builder.get_shape_from_tensor(source))
+            layout = self.builder.get_gluon_layout_from_tensor(source)
+            linear = self.builder.to_linear_layout(layout._to_ir(self.builder), shape)
+            across_warps = any(basis[axis] for basis in linear.warp_bases)
+        except Exception:  # noqa: BLE001 -- a layout Gluon cannot name: listed, not guessed
+            across_warps = True
+        if across_warps:
+            self.ops.append({"op": "tt.reduce", "loc": _location(op.get_result(0)),
+                             "memdesc": None, "_memdesc_id": None, "tensor": None})
 
     def _other_shared_use(self, op, name: str):
         operands = [op.get_operand(i) for i in range(op.get_num_operands())]
@@ -214,7 +263,8 @@ class Extractor:
         data = [e for e in self.ops if e["op"] in DATA_OPS]
         if [e["op"] for e in data] == [t["op"] for t in self.text_ops]:
             for entry, printed in zip(data, self.text_ops):
-                entry.update(name=printed["name"], ttgir_line=printed["ttgir_line"])
+                entry.update(name=printed["name"], ttgir_line=printed["ttgir_line"],
+                             loops=printed["loops"])
                 if printed.get("loc"):
                     entry["loc"] = printed["loc"]
 
@@ -240,10 +290,20 @@ def _operands(op, name: str):
 
 
 def _location(value) -> dict | None:
-    m = _FILE_LINE.search(str(value.get_loc()))
-    if not m:
+    """A value's source location: the innermost frame of its (callsite) location
+    that lies outside Triton's own package, so that ``tl.max`` inlined from
+    triton/language/standard.py is reported at the user's line that calls it."""
+    found = list(_FILE_LINE.finditer(str(value.get_loc())))
+    user = [m for m in found if not os.path.abspath(m["file"]).startswith(_triton_dir())]
+    m = (user or found or [None])[0]
+    if m is None:
         return None
     return {"file": m["file"], "line": int(m["line"]), "col": int(m["col"])}
+
+
+def _triton_dir() -> str:
+    import triton
+    return os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
 
 
 if __name__ == "__main__":

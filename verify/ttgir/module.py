@@ -39,7 +39,14 @@ _NOT_THREAD_OPS = {
                            "behaviour is not",
     "ttg.convert_layout": "a layout conversion that may go through scratch shared memory, "
                           "whose swizzle Triton chooses during lowering; not modelled yet",
+    "tt.reduce": "a reduction across warps exchanges partial results through scratch "
+                 "shared memory that Triton lays out while lowering (ReduceOpHelper); "
+                 "not modelled yet",
 }
+# Views that keep each element where the buffer's encoding puts it, or (reinterpret
+# of the same element type and shape) read the same bytes through another encoding:
+# the op's accesses follow its own view, and `check equivalent` compares the two.
+_MODELLED_VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_reinterpret")
 
 
 def require_triton():
@@ -158,6 +165,11 @@ def _memdesc_reason(md: dict) -> str | None:
         return f"shared encoding not modelled: {md.get('encoding') or md['type']}"
     if lowering.element_bits(md["element"]) is None:
         return f"element type {md['element']} not modelled"
+    stage = md.get("stage_shape") or md["alloc_shape"]
+    try:
+        specgen.layout_text(md["encoding"], stage, md["shared"]["offset"])
+    except ValueError as e:
+        return f"shared encoding not modelled: {e}"
     return None
 
 
@@ -217,8 +229,9 @@ class KernelChecker:
             return f"register layout not modelled: {tensor['layout_error']}"
         if tensor.get("block"):
             return "a layout split over several CTAs (block bases) is not modelled"
-        moved = [v for v in op.get("views", []) if v not in ("ttg.memdesc_index",
-                                                             "ttg.memdesc_subslice")]
+        moved = [v for v in op.get("views", []) if v not in _MODELLED_VIEWS]
+        if not moved and "ttg.memdesc_reinterpret" in op.get("views", []):
+            moved = self._reinterpreted_elsewhere(op)
         if moved:
             return (f"seen through {moved[0]}: views that permute or reinterpret a "
                     "buffer are not modelled yet")
@@ -227,6 +240,15 @@ class KernelChecker:
         if self.found["threads_per_warp"] != 32:
             return "warps of other than 32 threads are not modelled"
         return None
+
+    def _reinterpreted_elsewhere(self, op: dict) -> list[str]:
+        """A reinterpret view is modelled when it keeps the buffer's element type
+        and tile (only the encoding differs); else it moves elements."""
+        buffer = next((b for b in self.found["buffers"] if b["id"] == op.get("buffer")), {})
+        md = op["memdesc"]
+        same = (md["element"], md["alloc_shape"]) == (buffer.get("element"),
+                                                      buffer.get("stage_shape"))
+        return [] if same else ["ttg.memdesc_reinterpret to another element type or shape"]
 
     # -- one buffer --------------------------------------------------------------
 
@@ -248,7 +270,7 @@ class KernelChecker:
         for n in stage_shape:
             stage_elems *= n
         specgen.header(spec, bits, max(16, buffer["shared"]["alignment"]), stages,
-                       stage_elems * bits // 8, buffer["encoding"], stage_shape, where, label)
+                       stage_elems * bits // 8, _layout(buffer, stage_shape), where, label)
         extra = []
         views = {}
         for index, op in enumerate(ops):
@@ -268,8 +290,9 @@ class KernelChecker:
         md, tensor = op["memdesc"], op["tensor"]
         if md["encoding"] != buffer["encoding"] and md["encoding"] not in views:
             views[md["encoding"]] = f"V{len(views)}"
-            specgen.add_equivalence(spec, views[md["encoding"]], md["encoding"],
-                                    md["alloc_shape"], where, spec.name, label)
+            specgen.add_equivalence(spec, views[md["encoding"]],
+                                    _layout(md, md["alloc_shape"]), where, spec.name, label)
+        layout = views.get(md["encoding"], "B")
         if tensor is None:
             return [not_modelled(where, label, "no register tensor to read or write")]
         solve = lowering.offset_solver(md["shared"]["offset"], md["alloc_shape"])
@@ -282,10 +305,11 @@ class KernelChecker:
             return [not_modelled(where, label, low.reason)]
         access = specgen.access_for(label, where, tensor, cvt, low, md["shape"],
                                     md["alloc_shape"])
+        specgen.add_access(spec, name, access, layout)
         self.decisions.append({"op": label, "file": where[0], "line": where[1],
                                "instruction": low.instruction,
-                               "per_warp": access.instructions_per_warp})
-        specgen.add_access(spec, name, access)
+                               "per_warp": access.instructions_per_warp,
+                               "loops": op.get("loops", []), "spec": spec, "access": name})
         return []
 
     def _relabel(self, result: CheckResult, spec) -> CheckResult:
@@ -294,6 +318,10 @@ class KernelChecker:
         result.property = " ".join(words).replace(" ,", ",")
         result.file, result.line = file, line
         return result
+
+
+def _layout(md: dict, stage_shape: list[int]) -> str:
+    return specgen.layout_text(md["encoding"], stage_shape, md["shared"]["offset"])
 
 
 def _product(shape: list[int]) -> int:

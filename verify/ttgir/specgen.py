@@ -7,7 +7,8 @@ check, counterexample and report applies:
   Triton's linear layout of the encoding requires (``SharedLinearLayout.alignment``:
   16 bytes for swizzled_shared, 128 * swizzle bytes / 16 for nvmma_shared); a
   ``2x128x64`` allocation has S = 2 stages of one 128x64 tile each;
-* ``layout B = <the encoding> shape (per-stage shape)`` and ``check bijective B``;
+* ``layout B = <the encoding> shape (per-stage shape)`` (`layout_text`) and
+  ``check bijective B``;
 * per modelled op, ``access opN = <instruction> B(d0, d1) for r in .., warp in ..``
   where each coordinate is the XOR of the register tensor's linear-layout bases
   whose bit is set in ``lane``, ``warp`` and the register group ``r`` (the
@@ -143,27 +144,40 @@ def access_for(label: str, where: tuple[str, int], tensor: dict, cvt: Cvt,
     return Access(label, where, low.instruction, coords, loops)
 
 
+def layout_text(encoding: str, stage_shape: list[int], offset_bases: list[list[int]]) -> str:
+    """The right-hand side of a ``layout`` statement for an encoding: Triton's own
+    notation with its tile, except on a rank-1 tile, which verify's Triton
+    notation does not take: there Triton's linear layout (offset bit k ->
+    coordinate) is written as the CuTe layout it is, ``N:1`` when bit k is
+    coordinate 2^k (Triton's swizzled_shared is the identity in one dimension)."""
+    if len(stage_shape) > 1:
+        return f"{encoding} shape ({', '.join(map(str, stage_shape))})"
+    if [b[0] for b in offset_bases] != [1 << k for k in range(len(offset_bases))]:
+        raise ValueError(f"a rank-1 {encoding} that is not the identity")
+    return f"{stage_shape[0]}:1"
+
+
 def header(buffer: BufferSpec, bits: int, align: int, stages: int, stage_bytes: int,
-           encoding: str, stage_shape: list[int], where: tuple[str, int], label: str):
+           layout: str, where: tuple[str, int], label: str):
     buffer.add(f"# verify ttgir: buffer {label}")
     buffer.add(f"dtype {lowering.VERIFY_DTYPE[bits]}")
     staged = f" stages {stages} stage_bytes {stage_bytes}" if stages > 1 else ""
     buffer.add(f"buffer align {align}{staged}")
-    buffer.add(f"layout B = {encoding} shape ({', '.join(map(str, stage_shape))})",
-               where, {"B": label})
+    buffer.add(f"layout B = {layout}", where, {"B": label})
     buffer.add("check bijective B", where, {"B": label})
 
 
-def add_access(buffer: BufferSpec, name: str, access: Access):
+def add_access(buffer: BufferSpec, name: str, access: Access, layout: str = "B"):
+    """The op's access through `layout`: the buffer's own ``B``, or the view it
+    sees the buffer through (a reinterpret: another encoding of the same bytes)."""
     loops = ", ".join(f"{v} in 0..{n}" for v, n in access.loops)
-    buffer.add(f"access {name} = {access.instruction} B({', '.join(access.coords)})"
+    buffer.add(f"access {name} = {access.instruction} {layout}({', '.join(access.coords)})"
                + (f" for {loops}" if loops else ""), access.where, {name: access.label})
     buffer.add(f"check conflict_free {name}", access.where, {name: access.label})
 
 
-def add_equivalence(buffer: BufferSpec, name: str, encoding: str, stage_shape: list[int],
-                    where: tuple[str, int], buffer_label: str, op_label: str):
-    shape = ", ".join(map(str, stage_shape))
+def add_equivalence(buffer: BufferSpec, name: str, layout: str, where: tuple[str, int],
+                    buffer_label: str, op_label: str):
     names = {"B": buffer_label, name: f"{buffer_label} as {op_label} sees it"}
-    buffer.add(f"layout {name} = {encoding} shape ({shape})", where, names)
+    buffer.add(f"layout {name} = {layout}", where, names)
     buffer.add(f"check equivalent B, {name}", where, names)
