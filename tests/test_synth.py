@@ -55,3 +55,104 @@ def test_plain_verify_of_an_unknown_layout_points_to_synth(tmp_path):
         run_spec(parse_text(SEED, str(path)))
     code, out = run(str(path))
     assert code == 2 and "run 'verify synth" in out
+
+
+# -- families: every notation is spec text whose offsets are the table's ------
+
+def _members(family, rows, cols, eb, every):
+    from verify.synth import families
+    return list(families.members(family, rows, cols, eb))[::every]
+
+
+@pytest.mark.parametrize("family,rows,cols,eb,every", [
+    ("sw", 8, 64, 2, 7), ("sw", 32, 32, 4, 11), ("triton", 16, 64, 2, 3),
+    ("pad", 8, 64, 2, 5), ("pad+sw", 8, 32, 4, 97)])
+def test_member_tables_equal_verify_offsets(family, rows, cols, eb, every):
+    from verify.api import offsets, parse_layout
+    for member in _members(family, rows, cols, eb, every):
+        table = member.build()
+        if member.notation.startswith("#"):
+            body = member.notation.rsplit(" shape ", 1)[0]
+            ldef = parse_layout(body, (rows, cols))
+        else:
+            ldef = parse_layout(member.notation)
+        listed = np.array(offsets(ldef)).reshape(cols, rows).T      # colexicographic
+        assert np.array_equal(listed, table), member.notation
+
+
+def test_xor_formula_and_linear_tables():
+    from verify.synth import gf2
+    from verify.synth.families import grid, swizzle
+    r, c = grid(8, 64)
+    table = swizzle(r * 64 + c, 3, 3, 3)
+    bits = gf2.bits_of(table)
+    assert bits is not None and int((bits != np.eye(9, dtype=np.int64)).sum()) == 3
+    assert np.array_equal(gf2.table_of(bits, (8, 64)), table)
+    assert gf2.bits_of(r * 72 + c) is None                      # padding is not linear
+
+
+# -- the catalog's optima, pinned ----------------------------------------------
+
+OPTIMA = {   # spec: (family, layout, max_ways, weighted wavefronts)
+    "ldmatrix_x1_8x64": ("sw", "Sw<3,3,3> o (8,64):(64,1)", 1, 1),
+    "cutlass_sm80_f16_kmajor_64x64": ("sw", "Sw<3,3,3> o (64,64):(64,1)", 1, 8),
+    "b_operand_trans_32x64": ("sw", "Sw<3,3,3> o (32,64):(64,1)", 1, 8),
+    "f32_transpose_32x32": ("sw", "Sw<5,0,5> o (32,32):(32,1)", 1, 2),
+    "two_consumers_64x64": ("sw", "Sw<3,3,3> o (64,64):(64,1)", 4, 24),
+}
+
+
+def _synth(name, *args):
+    code, out = run("synth", os.path.join(SYNTH, f"{name}.synth"), "--json", *args)
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMA))
+def test_catalog_optimum_in_the_sw_family(name):
+    family, layout, ways, waves = OPTIMA[name]
+    code, doc = _synth(name, "--family", family)
+    assert code == 0
+    assert (doc["layout"], doc["max_ways"], doc["wavefronts"], doc["optimal"]) == \
+        (layout, ways, waves, True)
+    assert all(c["status"] == "proved" for c in doc["checks"])
+    assert doc["proof"]["kind"] == "exhaustive"
+
+
+@pytest.mark.parametrize("name", ["ldmatrix_x1_8x64", "b_operand_trans_32x64",
+                                  "two_consumers_64x64"])
+def test_xor_family_proves_the_same_optimum(name):
+    _, layout, ways, waves = OPTIMA[name]
+    code, doc = _synth(name, "--family", "xor")
+    assert code == 0 and doc["optimal"] and (doc["max_ways"], doc["wavefronts"]) == (ways, waves)
+    queries = doc["proof"]["queries"]
+    assert any(q["answer"] == "unsat" for q in queries)
+    if name == "two_consumers_64x64":      # the issue's bound: 4-way in every layout
+        assert queries[0]["query"].startswith("lemma (every member): max_ways >= 4")
+
+
+def test_json_layout_is_accepted_by_verify_map():
+    _, doc = _synth("ldmatrix_x1_8x64")
+    code, out = run("map", doc["layout"], "--json")
+    assert code == 0 and json.loads(out)["offsets"][:2] == [0, 72]
+    assert doc["notations"]["triton"].startswith("#ttg.swizzled_shared<{vec = 8, perPhase = 1")
+
+
+def test_padding_family_finds_the_seed_pitch():
+    code, doc = _synth("f32_transpose_32x32", "--family", "pad")
+    assert code == 0 and doc["layout"] == "(32,32):(33,1)" and doc["footprint"] == 1055
+
+
+def test_infeasible_requirement_names_the_clashing_accesses(tmp_path):
+    text = open(os.path.join(SYNTH, "two_consumers_64x64.synth")).read()
+    path = tmp_path / "clash.synth"
+    path.write_text(text + "check conflict_free copy\n")
+    for family, core in (("sw", ["'conflict_free copy' (line 13)",
+                                 "vectors of 8 elements whole in fill"]),
+                         ("xor", ["'conflict_free copy' (line 13)", "aligned 16 gemm"])):
+        code, out = run("synth", str(path), "--family", family, "--json")
+        assert code == 1 and json.loads(out)["infeasible"] == core
+
+
+def test_timeout_is_exit_3_not_optimal():
+    code, doc = _synth("cutlass_sm80_f16_kmajor_64x64", "--timeout", "0.001")
+    assert code == 3 and doc["optimal"] is False

@@ -1,5 +1,9 @@
 """The one module that builds Z3 bit-vector terms.
 
+(The second module that builds Z3 terms is `verify.synth.gf2`, the XOR-map
+synthesis: it builds Booleans and cardinality constraints only, no bit-vectors,
+so it has no widths to size and nothing that can wrap.)
+
 Everything here is unsigned: ``/`` is UDiv, ``%`` is URem, ``>>`` is LShR,
 comparisons are ULT/ULE. Widths come from `verify.expr.max_intermediate`, plus a
 margin, so no term can wrap around; `Context.require_fits` enforces that.

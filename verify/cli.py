@@ -174,6 +174,32 @@ def _check_all(files: list[str], timeout: float, jobs: int, engine: str):
                              [engine] * len(files)))
 
 
+@main.command("synth")
+@click.argument("spec")
+@click.option("--family", default="sw", show_default=True,
+              type=click.Choice(["sw", "triton", "pad", "pad+sw", "xor"]),
+              help="Layouts searched: CuTe Sw<B,M,S> (row- or column-major), Triton "
+                   "swizzled_shared, a padded row pitch, both, or every invertible XOR map.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds for the search; past it the best layout found is printed, "
+                   "not proved optimal (exit 3).")
+def synth_cmd(spec, family, as_json, timeout):
+    """Find the best layout for a spec's unknown layout (layout A = ?(R, C)), with
+    its certificate. Exit 0 optimal and re-checked; 1 no layout of the family meets
+    the spec's bounds (the ones that clash are named); 3 not proved optimal."""
+    from verify.synth import output, synthesize_file
+    try:
+        problem, answer, cert = synthesize_file(spec, family, timeout)
+    except SpecError as e:
+        _fail(str(e.located(spec)))
+    click.echo(output.json_doc(problem, answer, cert) if as_json
+               else output.text(problem, answer, cert))
+    if answer.objective is None:
+        sys.exit(EXIT_REFUTED if answer.core is not None else EXIT_UNKNOWN)
+    sys.exit(EXIT_OK if answer.optimal and cert.rechecked else EXIT_UNKNOWN)
+
+
 @main.command("ttgir")
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")

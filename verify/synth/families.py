@@ -1,0 +1,144 @@
+"""The layout families `verify synth` searches by listing their members.
+
+Overview
+--------
+Each family here is tiny (tens to a few thousand members on the tiles people
+use), so it is searched exhaustively: every member's offset table is built with
+numpy and scored (`verify.synth.cost`); the table of all members is the
+certificate that none does better. The general family, invertible XOR maps on
+the offset's bits, is searched by the solver instead (`verify.synth.gf2`).
+
+* ``sw``: CuTe ``Sw<B,M,S> o (R,C):(C,1)`` (row-major) and ``o (R,C):(1,R)``
+  (column-major), every B, M and S (either sign) whose bits stay inside the tile.
+* ``triton``: ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` with
+  powers of two, vec * maxPhase <= the contiguous extent, both orders.
+* ``pad``: ``(R,C):(P,1)`` for every row pitch P from C to C + 128 bytes.
+* ``pad+sw``: ``Sw<B,M,S> o (R,C):(P,1)``, every padded pitch with every swizzle.
+
+Worked example
+--------------
+``Sw<3,3,3>`` on the row-major 8x64 tile: offset o = 64 r + c, and
+``Sw(o) = o ^ ((o & 0b111000000) >> 3)``: (5, 3) -> 323 -> 363.
+
+The math
+--------
+Every notation written here is spec text (``layout A = <notation>``), and the
+tables equal what verify computes from that text: `tests/test_synth.py` compares
+them with `verify.offsets` member by member.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+ENUMERATED = ("sw", "triton", "pad", "pad+sw")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One layout of a family: spec notation, XOR terms, and how to build its table."""
+
+    family: str
+    notation: str
+    xor_terms: int
+    build: Callable[[], np.ndarray]
+
+
+def swizzle(x: np.ndarray, b: int, m: int, s: int) -> np.ndarray:
+    """CuTe's Sw<b,m,s> on integers: bits [m+s, m+s+b) XORed into [m, m+b) (s < 0:
+    the other way)."""
+    if b == 0:
+        return x
+    source = ((1 << b) - 1) << (m + max(0, s))
+    picked = x & source
+    return x ^ (picked >> s if s >= 0 else picked << -s)
+
+
+def grid(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """r and c of every tile position, as (R, C) arrays."""
+    return np.meshgrid(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64),
+                       indexing="ij")
+
+
+def swizzles(bits: int) -> Iterator[tuple[int, int, int]]:
+    """Every Sw<B,M,S> with B >= 1 whose read and written bits lie below `bits`."""
+    for b in range(1, bits + 1):
+        for m in range(bits):
+            for s in [*range(b, bits + 1), *range(-bits, -b + 1)]:
+                if m + abs(s) + b <= bits:
+                    yield b, m, s
+
+
+def sw_members(rows: int, cols: int) -> Iterator[Member]:
+    r, c = grid(rows, cols)
+    bits = max(1, (rows * cols - 1).bit_length())
+    for major, plain, stride in (("row", r * cols + c, f"({cols},1)"),
+                                 ("column", r + c * rows, f"(1,{rows})")):
+        inner = f"({rows},{cols}):{stride}"
+        yield Member("sw", inner, 0, lambda p=plain: p)
+        for b, m, s in swizzles(bits):
+            yield Member("sw", f"Sw<{b},{m},{s}> o {inner}", b,
+                         lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s))
+
+
+def _powers(limit: int) -> list[int]:
+    return [1 << k for k in range(limit.bit_length()) if 1 << k <= limit]
+
+
+def triton_members(rows: int, cols: int) -> Iterator[Member]:
+    """swizzled_shared on power-of-two tiles (Triton refuses others)."""
+    if rows & (rows - 1) or cols & (cols - 1):
+        return
+    r, c = grid(rows, cols)
+    for order, (fast, slow, fast_n, slow_n) in (("[1, 0]", (c, r, cols, rows)),
+                                                ("[0, 1]", (r, c, rows, cols))):
+        seen_plain = False
+        for vec in _powers(fast_n):
+            for per_phase in _powers(slow_n):
+                for max_phase in _powers(fast_n // vec):
+                    if max_phase == 1 and seen_plain:
+                        continue            # no swizzle: one member stands for all
+                    seen_plain |= max_phase == 1
+                    notation = (f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per_phase}, "
+                                f"maxPhase = {max_phase}, order = {order}}}> shape "
+                                f"({rows}, {cols})")
+                    yield Member("triton", notation, max_phase.bit_length() - 1,
+                                 lambda f=fast, s=slow, n=fast_n, v=vec, p=per_phase,
+                                 x=max_phase: s * n + (f ^ ((((s // p) % x) * v) % n)))
+
+
+def pitches(cols: int, elem_bytes: int) -> range:
+    """Row pitches worth trying: C up to one bank turn (128 bytes) more; a longer
+    pitch repeats a shorter one's banks with a larger footprint."""
+    return range(cols, cols + max(1, 128 // elem_bytes))
+
+
+def pad_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
+    r, c = grid(rows, cols)
+    for pitch in pitches(cols, elem_bytes):
+        yield Member("pad", f"({rows},{cols}):({pitch},1)", 0, lambda p=pitch: r * p + c)
+
+
+def pad_sw_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
+    r, c = grid(rows, cols)
+    for pitch in pitches(cols, elem_bytes)[1:]:
+        plain = r * pitch + c
+        bits = max(1, int(plain.max()).bit_length())
+        inner = f"({rows},{cols}):({pitch},1)"
+        for b, m, s in swizzles(bits):
+            yield Member("pad+sw", f"Sw<{b},{m},{s}> o {inner}", b,
+                         lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s))
+
+
+def members(family: str, rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
+    if family == "sw":
+        return sw_members(rows, cols)
+    if family == "triton":
+        return triton_members(rows, cols)
+    if family == "pad":
+        return pad_members(rows, cols, elem_bytes)
+    if family == "pad+sw":
+        return pad_sw_members(rows, cols, elem_bytes)
+    raise ValueError(f"family: expected one of {', '.join(ENUMERATED)}, found {family!r}")

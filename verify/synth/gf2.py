@@ -1,0 +1,499 @@
+"""The general family: invertible XOR maps on the element offset's bits, by the solver.
+
+Overview
+--------
+On a 2^a x 2^b tile the row-major offset o = C*r + c has n = a + b bits. A layout
+of this family is ``L(o) = M o`` over GF(2), M an invertible n x n bit matrix:
+every CuTe swizzle of a power-of-two tile, every Triton swizzled_shared and
+nvmma_shared encoding, every bit permutation (row- and column-major) is one.
+The n^2 entries of M are the unknowns; this module states the hard constraints
+and the bank figures as Boolean and cardinality constraints over them, and
+`minimise` walks the objective down with UNSAT proofs at each step.
+
+This is the second module (after `verify.bv`) that builds Z3 terms. It builds no
+bit-vectors at all: every term is a Boolean (an entry of M, a parity of
+entries) or a cardinality / pseudo-Boolean constraint over Booleans, so there is
+no width to overflow and no adder to wrap.
+
+Worked example
+--------------
+ldmatrix.x1 on an 8x64 fp16 tile: a lane's 16-byte row is a unit, units are
+offset bits 3..8 (o >> 3), its bank group ("slot") bits 3..5. Lanes r = 0..7 at
+column 0 have o = 64 r. Max-ways 1 means: two lanes in one slot hold one unit;
+for lanes r, r' with d = 64 (r ^ r'), slot bits of M d all zero implies unit
+bits of M d all zero. Sw<3,3,3> (M = I plus ones at (3,6), (4,7), (5,8)) puts
+M d's slot bits at r ^ r' != 0: conflict-free.
+
+The math
+--------
+* Invertible: there is a W with M W = I (n^3 products of two entries, XORed).
+* A lane's unit is bits [k0, n) of L(o), k0 = log2(max(4, width) / eb); its slot
+  (4-byte bank, or 8/16-byte bank group) is bits [k0, k0 + log2(128/max(4, width))).
+  The bank figures depend only on differences d = o ^ o' (L is linear), so each
+  phase is translated to start at 0 and phases equal after that share variables.
+* Distinct units per slot: lane l is first of its unit if no earlier lane has
+  the same unit; the phase costs w_p >= 1 + #steps_p with, per slot s,
+  ``AtMost(first_l and slot_l = s ..., not steps_p ..., K_p)``.
+* Wavefronts: per access, ladder t_a with sum of steps over an instance's phases
+  <= #t_a (one AtMost per instance); the weighted sum of #t_a is the objective.
+* Aligned: low log2(width/eb) bits of L(o) are 0 for every accessed o (a basis
+  of their span suffices: L is linear); vectors whole: M e_j = e_j for the low
+  log2(vector) columns j, so L(o + j) = L(o) ^ j = L(o) + j.
+* XOR terms: entries where M differs from the identity.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import reduce
+
+import numpy as np
+import z3
+
+from verify.errors import InternalError, SpecError
+from verify.solve import SEED, Budget, search
+from verify.synth.cost import Objective, hard_name, score
+from verify.synth.problem import Problem, SynthAccess
+
+
+def _log2(value: int) -> int:
+    return value.bit_length() - 1
+
+
+@dataclass
+class Phase:
+    """A phase's lanes as offsets translated to start at 0 (distinct, sorted)."""
+
+    offsets: tuple[int, ...]
+    unit_shift: int               # k0: the unit is bits [k0, n)
+    slot_bits: int
+
+
+@dataclass
+class Step:
+    """One solver query of the certificate."""
+
+    query: str
+    answer: str                   # "sat", "unsat" or "unknown"
+    seconds: float
+
+
+@dataclass
+class Encoding:
+    """Constraints over M's entries, built once; each query adds a few to a fresh solver."""
+
+    problem: Problem
+    n: int
+    ctx: z3.Context
+    m: list
+    hard: list = field(default_factory=list)
+    tracked: dict = field(default_factory=dict)        # name -> constraint (unsat cores)
+    phase_steps: dict = field(default_factory=dict)    # phase id -> ladder Booleans
+    access_phases: dict = field(default_factory=dict)  # access -> its phase ids
+    access_extra: dict = field(default_factory=dict)   # access -> wavefront ladder
+    access_instances: dict = field(default_factory=dict)  # access -> phase ids per instance
+    pairs: dict = field(default_factory=dict)          # phase id -> (slot-eq, unit-eq) pairs
+    phase_low: dict = field(default_factory=dict)      # phase id -> proved lower bound
+    phase_low_cause: dict = field(default_factory=dict)  # phase id -> the alignment it uses
+    aligned_spans: list = field(default_factory=list)  # (basis, low bits forced zero on it)
+    _parity: dict = field(default_factory=dict)
+
+    # -- terms ----------------------------------------------------------------
+
+    def parity(self, bit: int, o: int) -> z3.BoolRef:
+        """Bit `bit` of L(o): the XOR of M[bit][j] over the set bits j of o."""
+        key = (bit, o)
+        if key not in self._parity:
+            terms = [self.m[bit][j] for j in range(self.n) if o >> j & 1]
+            self._parity[key] = (reduce(lambda a, b: z3.Xor(a, b, self.ctx), terms)
+                                 if terms else z3.BoolVal(False, self.ctx))
+        return self._parity[key]
+
+    def zero(self, bits: range, d: int) -> z3.BoolRef:
+        """Bits `bits` of L(d) are all 0 (two offsets d apart agree there)."""
+        return z3.And([z3.Not(self.parity(i, d)) for i in bits] or [z3.BoolVal(True, self.ctx)])
+
+    def table(self, model: z3.ModelRef) -> tuple[np.ndarray, np.ndarray]:
+        """The layout of a model: M as 0/1 array and the offset table T[r, c]."""
+        bits = np.array([[z3.is_true(model.eval(self.m[i][j], model_completion=True))
+                          for j in range(self.n)] for i in range(self.n)], dtype=np.int64)
+        return bits, table_of(bits, self.problem.shape)
+
+    # -- queries --------------------------------------------------------------
+
+    def solver(self, extra: list) -> z3.Solver:
+        solver = z3.SolverFor("QF_FD", ctx=self.ctx)
+        solver.set("random_seed", SEED)
+        solver.add(self.hard)
+        solver.add(list(self.tracked.values()))
+        solver.add(extra)
+        return solver
+
+    def ways_at_most(self, k: int, accesses=None) -> list:
+        """Every phase of the accesses (default: all) costs at most k."""
+        names = accesses or list(self.access_phases)
+        phases = {p for a in names for p in self.access_phases[a]}
+        out = [z3.Not(self.phase_steps[p][k - 1]) for p in phases
+               if k - 1 < len(self.phase_steps[p])]
+        if k == 1:          # the pairwise form: same slot implies same unit
+            out += [z3.Implies(slot, unit) for p in phases for slot, unit in self.pairs[p]]
+        return out
+
+    def extra_at_most(self, total: int) -> list:
+        """Weighted extra wavefronts (beyond one per phase) at most `total`."""
+        weighted = [(t, a.weight) for a in self.problem.accesses for t in self.access_extra[a.name]]
+        return [z3.PbLe(weighted, total)] if weighted else []
+
+    def access_waves_at_most(self, access: SynthAccess, bound: int) -> z3.BoolRef:
+        phases = access.instruction.ideal_wavefronts
+        ladder = self.access_extra[access.name]
+        if bound < phases:
+            return z3.BoolVal(False, self.ctx)
+        return z3.AtMost(*ladder, bound - phases) if ladder else z3.BoolVal(True, self.ctx)
+
+    def terms_at_most(self, total: int) -> list:
+        differs = [self.m[i][j] if i != j else z3.Not(self.m[i][i])
+                   for i in range(self.n) for j in range(self.n)]
+        return [z3.AtMost(*differs, total)]
+
+
+def table_of(bits: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """T[r, c] = M (C r + c) over GF(2)."""
+    rows, cols = shape
+    o = np.arange(rows * cols, dtype=np.int64)
+    columns = (bits << np.arange(bits.shape[0], dtype=np.int64)[:, None]).sum(axis=0)
+    out = np.zeros_like(o)
+    for j, column in enumerate(columns):
+        out ^= ((o >> j) & 1) * int(column)
+    return out.reshape(rows, cols)
+
+
+def bits_of(table: np.ndarray) -> np.ndarray | None:
+    """M of a layout table if the layout is linear over GF(2) (every Sw of a
+    power-of-two tile is), else None: column j is L(2^j)."""
+    flat = table.ravel()
+    n = _log2(flat.size)
+    if flat.size != 1 << n:
+        return None
+    bits = np.array([[(int(flat[1 << j]) >> i) & 1 for j in range(n)] for i in range(n)],
+                    dtype=np.int64)
+    return bits if np.array_equal(table_of(bits, table.shape), table) else None
+
+
+def encode(problem: Problem) -> Encoding:
+    rows, cols = problem.shape
+    if rows & (rows - 1) or cols & (cols - 1):
+        raise SpecError(f"the xor family needs power-of-two extents: found ?({rows}, {cols})",
+                        problem.unknown.pos, problem.spec.file)
+    n = _log2(rows * cols)
+    ctx = z3.Context()
+    m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
+    enc = Encoding(problem, n, ctx, m)
+    _invertible(enc)
+    phase_ids: dict = {}
+    for access in problem.accesses:
+        _access_hard(enc, access)
+    for access in problem.accesses:
+        _access_banks(enc, access, phase_ids)
+    return enc
+
+
+def _invertible(enc: Encoding):
+    """M W = I for some W: M is invertible."""
+    n, ctx = enc.n, enc.ctx
+    w = [[z3.Bool(f"W_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
+    for i in range(n):
+        for k in range(n):
+            products = [z3.And(enc.m[i][j], w[j][k]) for j in range(n)]
+            enc.hard.append(reduce(lambda a, b: z3.Xor(a, b, ctx), products)
+                            == z3.BoolVal(i == k, ctx))
+
+
+def _offsets(problem: Problem, access: SynthAccess) -> np.ndarray:
+    return access.coords[..., 0] * problem.shape[1] + access.coords[..., 1]
+
+
+def _basis(values) -> list[int]:
+    """A GF(2) basis of the span of `values` (Gaussian elimination on integers)."""
+    basis: list[int] = []
+    for v in values:
+        for b in basis:
+            v = min(v, v ^ b)
+        if v:
+            basis.append(v)
+    return basis
+
+
+def _access_hard(enc: Encoding, access: SynthAccess):
+    eb = enc.problem.elem_bytes
+    width = access.instruction.bytes_per_address
+    low = _log2(width // eb) if width > eb else 0
+    offsets = sorted(set(int(o) for o in _offsets(enc.problem, access).ravel()))
+    basis = _basis(offsets)
+    enc.aligned_spans.append((basis, min(low, enc.n), hard_name("aligned", access, eb)))
+    aligned = [z3.Not(enc.parity(i, o)) for o in basis for i in range(min(low, enc.n))]
+    enc.tracked[hard_name("aligned", access, eb)] = z3.And(aligned + [z3.BoolVal(True, enc.ctx)])
+    vector = _log2(access.vector(eb))
+    if vector:
+        fixed = [enc.m[i][j] == z3.BoolVal(i == j, enc.ctx)
+                 for j in range(min(vector, enc.n)) for i in range(enc.n)]
+        enc.tracked[hard_name("vectors", access, eb)] = z3.And(fixed)
+
+
+def _unit(enc: Encoding, access: SynthAccess) -> tuple[int, int]:
+    eb, unit_bytes = enc.problem.elem_bytes, max(4, access.instruction.bytes_per_address)
+    if unit_bytes < eb:
+        raise SpecError(f"access '{access.name}' reads less than one element: the xor family "
+                        "needs accesses at least an element wide", access.access.definition.pos)
+    return _log2(unit_bytes // eb), _log2(128 // unit_bytes)
+
+
+def _access_banks(enc: Encoding, access: SynthAccess, phase_ids: dict):
+    """Phase ladders (shared between equal phases) and the access's wavefront ladder."""
+    shift, slot_bits = _unit(enc, access)
+    offsets = _offsets(enc.problem, access)
+    instances = set()
+    for row in offsets:
+        ids = []
+        for lanes in access.instruction.phases:
+            first = int(row[lanes.start])
+            key = (shift, slot_bits, tuple(sorted({int(o) ^ first for o in row[lanes.start:lanes.stop]})))
+            if key not in phase_ids:
+                phase_ids[key] = len(phase_ids)
+                _phase(enc, phase_ids[key], Phase(key[2], shift, slot_bits))
+                enc.phase_low[phase_ids[key]], enc.phase_low_cause[phase_ids[key]] = \
+                    phase_lower_bound(enc, Phase(key[2], shift, slot_bits))
+            ids.append(phase_ids[key])
+        instances.add(tuple(sorted(ids)))
+    enc.access_phases[access.name] = sorted({p for inst in instances for p in inst})
+    enc.access_instances[access.name] = sorted(instances)
+    length = max(sum(len(enc.phase_steps[p]) for p in inst) for inst in instances)
+    ladder = [z3.Bool(f"{access.name}_extra_{j}", enc.ctx) for j in range(1, length + 1)]
+    enc.hard += [z3.Implies(b, a) for a, b in zip(ladder, ladder[1:])]
+    for inst in instances:
+        steps = [s for p in inst for s in enc.phase_steps[p]]
+        if steps:
+            enc.hard.append(z3.AtMost(*steps, *[z3.Not(t) for t in ladder], length))
+    enc.access_extra[access.name] = ladder
+
+
+def _in_span(value: int, basis: list[int]) -> bool:
+    for b in basis:
+        value = min(value, value ^ b)
+    return value == 0
+
+
+def phase_lower_bound(enc: Encoding, phase: Phase) -> tuple[int, str | None]:
+    """A bound on the phase's cost that every member meets (a pigeonhole lemma).
+
+    Let V be the span of the phase's offsets (translated to contain 0) and z the
+    most low bits that alignment forces to 0 on a span containing V (some
+    access's aligned offsets span it). If z >= k0, two distinct lanes o, o' have
+    distinct units: L(o ^ o') != 0 as M is invertible, and its bits below k0 are
+    0. Their slots are the slot bits at or above z of L(V): at most
+    2^min(free slot bits, dim V) values. So some slot holds ceil(K / that) units.
+    Returns the bound and the alignment constraint it rests on.
+    """
+    basis = _basis(phase.offsets)
+    forced, cause = max([(low, name) for span, low, name in enc.aligned_spans
+                         if all(_in_span(b, span) for b in basis)], default=(0, None))
+    if forced < phase.unit_shift or cause is None:
+        return 1, None
+    top = min(enc.n, phase.unit_shift + phase.slot_bits)
+    free = max(0, top - max(forced, phase.unit_shift))
+    slots = 1 << min(free, len(basis))
+    return -(-len(phase.offsets) // slots), cause
+
+
+def _phase(enc: Encoding, pid: int, phase: Phase):
+    """Ladder steps_p[k-2] <=> "the phase may cost k": each slot's distinct units
+    are at most 1 + #steps."""
+    n, lanes = enc.n, phase.offsets
+    unit_bits = range(phase.unit_shift, n)
+    slot_bits = range(phase.unit_shift, min(n, phase.unit_shift + phase.slot_bits))
+    first = []
+    pairs = []
+    for l, o in enumerate(lanes):
+        same = [enc.zero(unit_bits, o ^ e) for e in lanes[:l]]
+        pairs += [(enc.zero(slot_bits, o ^ e), s) for e, s in zip(lanes[:l], same)]
+        first.append(z3.And([z3.Not(s) for s in same] + [z3.BoolVal(True, enc.ctx)]))
+    enc.pairs[pid] = pairs
+    steps = [z3.Bool(f"phase_{pid}_costs_{k}", enc.ctx) for k in range(2, len(lanes) + 1)]
+    enc.phase_steps[pid] = steps
+    enc.hard += [z3.Implies(b, a) for a, b in zip(steps, steps[1:])]
+    if not steps:
+        return
+    for slot in range(1 << len(slot_bits)):
+        items = [z3.And(f, *[enc.parity(i, o) if slot >> t & 1 else z3.Not(enc.parity(i, o))
+                             for t, i in enumerate(slot_bits)])
+                 for f, o in zip(first, lanes)]
+        enc.hard.append(z3.AtMost(*items, *[z3.Not(s) for s in steps], len(lanes)))
+
+
+# -- the search ------------------------------------------------------------------
+
+@dataclass
+class Found:
+    bits: np.ndarray
+    table: np.ndarray
+    objective: Objective
+    per_access: dict
+
+
+@dataclass
+class XorResult:
+    best: Found | None
+    optimal: bool
+    steps: list[Step]
+    core: list[str] | None = None
+    reason: str = ""
+
+
+def _requirements(enc: Encoding) -> dict:
+    out = {}
+    accesses = {a.name: a for a in enc.problem.accesses}
+    for r in enc.problem.requirements:
+        if r.metric == "ways":
+            out[r.describe()] = z3.And(enc.ways_at_most(r.bound, [r.access]) +
+                                       [z3.BoolVal(True, enc.ctx)])
+        else:
+            out[r.describe()] = enc.access_waves_at_most(accesses[r.access], r.bound)
+    return out
+
+
+def _ask(enc: Encoding, label: str, extra: list, budget: Budget, steps: list[Step]):
+    started = time.monotonic()
+    result = search(enc.solver(extra), budget)
+    steps.append(Step(label, result.status, time.monotonic() - started))
+    if result.status != "sat":
+        return result.status, None
+    bits, table = enc.table(result.model)
+    figures = score(enc.problem, table, int((bits != np.eye(enc.n, dtype=np.int64)).sum()))
+    if not figures.feasible:
+        raise InternalError(f"xor model breaks {figures.broken} on replay ({label})")
+    return "sat", Found(bits, table, figures.objective, figures.per_access)
+
+
+def _replayed(found: Found, label: str, value: int, bound: int) -> Found:
+    if value > bound:
+        raise InternalError(f"xor model scores {value} on replay but satisfied {label}")
+    return found
+
+
+def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None) -> XorResult:
+    """The lexicographic minimum over invertible M: max-ways, then weighted
+    wavefronts, then XOR terms (the footprint is always R*C). Each figure is
+    found by bisection between a lower bound and the best layout found; the
+    certificate is the UNSAT query just below each final figure.
+
+    `start`, a feasible linear layout (the best CuTe swizzle), saves the solver
+    the search for a first layout: on 64x64 tiles that search is the slowest
+    query (about 45 s here), while the UNSAT proofs below a good start take
+    well under a second each."""
+    enc = encode(problem)
+    requirements = _requirements(enc)
+    enc.tracked.update(requirements)
+    steps: list[Step] = []
+    clash = _below_lemma(enc)
+    if clash is not None:
+        lemma, core = clash
+        return XorResult(None, True, [Step(lemma, "proved", 0.0)], core=core)
+    best = _start(enc, start)
+    if best is None:
+        status, best = _ask(enc, "a layout meeting every hard constraint and requirement", [],
+                            budget, steps)
+        if status == "unsat":
+            return XorResult(None, True, steps, core=_core(enc, budget))
+        if best is None:
+            return XorResult(None, False, steps, reason=f"timeout after {budget.seconds:g} s")
+    phases = sum(a.weight * a.instruction.ideal_wavefronts for a in problem.accesses)
+    ways_low, waves_low = lower_bounds(enc)
+    if ways_low > 1 or waves_low > phases:
+        steps.append(Step(f"lemma (every member): max_ways >= {ways_low}, weighted "
+                          f"wavefronts >= {waves_low}", "proved", 0.0))
+    stages = [("max_ways", ways_low, lambda f: f.objective.max_ways,
+               lambda k: enc.ways_at_most(k)),
+              ("weighted wavefronts", waves_low, lambda f: f.objective.wavefronts,
+               lambda k: enc.extra_at_most(k - phases)),
+              ("xor terms", 0, lambda f: f.objective.xor_terms,
+               lambda k: enc.terms_at_most(k))]
+    fixed: list = []
+    optimal = True
+    for name, low, figure, constraint in stages:
+        best, proved = _descend(enc, name, low, figure, constraint, fixed, best, budget, steps)
+        optimal &= proved
+        if not proved:
+            break
+        fixed += constraint(figure(best))
+    return XorResult(best, optimal, steps,
+                     reason="" if optimal else f"timeout after {budget.seconds:g} s")
+
+
+def _below_lemma(enc: Encoding):
+    """A required max-ways below the lemma's bound for its access: infeasible, with
+    the requirement and the alignment the lemma rests on as the core."""
+    for r in enc.problem.requirements:
+        if r.metric != "ways":
+            continue
+        low, pid = max((enc.phase_low[p], p) for p in enc.access_phases[r.access])
+        if r.bound < low:
+            cause = enc.phase_low_cause[pid]
+            return (f"lemma (every member): {r.access} is at least {low}-way, given "
+                    f"{cause}", [r.describe(), cause])
+    return None
+
+
+def lower_bounds(enc: Encoding) -> tuple[int, int]:
+    """Max-ways and weighted wavefronts no member can beat, from `phase_lower_bound`:
+    the worst phase, and per access its worst instance's sum (weighted)."""
+    ways = max(enc.phase_low.values())
+    waves = sum(a.weight * max(sum(enc.phase_low[p] for p in inst)
+                               for inst in enc.access_instances[a.name])
+                for a in enc.problem.accesses)
+    return ways, waves
+
+
+def _start(enc: Encoding, table: np.ndarray | None) -> Found | None:
+    """The starting layout as a member of this family, scored as a model would be."""
+    bits = None if table is None else bits_of(table)
+    if bits is None:
+        return None
+    figures = score(enc.problem, table, int((bits != np.eye(enc.n, dtype=np.int64)).sum()))
+    return Found(bits, table, figures.objective, figures.per_access) if figures.feasible else None
+
+
+def _descend(enc, name, low, figure, constraint, fixed, best, budget, steps):
+    """Bisect `figure` between `low` and the best found: SAT lowers the top to the
+    replayed figure, UNSAT raises the bottom. Proved when the bottom meets it."""
+    while low < figure(best):
+        probe = (low + figure(best) - 1) // 2 if figure(best) - low > 2 else low
+        status, found = _ask(enc, f"{name} <= {probe}", fixed + constraint(probe), budget, steps)
+        if status == "unknown":
+            return best, False
+        if status == "unsat":
+            low = probe + 1
+            continue
+        best = _replayed(found, f"{name} <= {probe}", figure(found), probe)
+    return best, True
+
+
+def _core(enc: Encoding, budget: Budget) -> list[str]:
+    """The tracked constraints (per-access hard ones, required bounds) that cannot
+    hold together: an unsat core, shrunk until each is needed. This diagnosis,
+    unlike the search, asks one solver under assumptions: it runs only after
+    the UNSAT that proved no layout exists."""
+    names = list(enc.tracked)
+    solver = z3.SolverFor("QF_FD", ctx=enc.ctx)
+    solver.set("timeout", max(1, budget.remaining_ms()))
+    solver.add(enc.hard)
+    flags = {z3.Bool(f"track_{i}", enc.ctx): name for i, name in enumerate(names)}
+    for flag, name in flags.items():
+        solver.add(z3.Implies(flag, enc.tracked[name]))
+    if solver.check(*flags) != z3.unsat:
+        return names
+    core = [flags[f] for f in solver.unsat_core()]
+    for name in list(core):                 # drop any that the rest do not need
+        rest = [f for f, n in flags.items() if n in core and n != name]
+        if solver.check(*rest) == z3.unsat:
+            core.remove(name)
+    return core
