@@ -21,6 +21,7 @@ import os
 import sys
 
 from verify.ttgir import extract
+from verify.ttgir.lowering import element_bits
 from verify.ttgir.module import run_kernel
 
 KERNELS = "specs/triton_kernels"
@@ -50,16 +51,11 @@ class GluonCounts(extract.Extractor):
         shape = list(self.builder.get_shape_from_tensor(tensor))
         reg = self.builder.get_gluon_layout_from_tensor(tensor)._to_ir(self.builder)
         shared = self.builder.get_gluon_layout_from_memdesc(memdesc)._to_ir(self.builder)
-        bits = extract_bits(md["element"])
+        bits = element_bits(md["element"])
         try:
             return self.builder.get_shared_bank_conflicts(reg, shared, shape, bits)
         except Exception as e:  # noqa: BLE001 -- Gluon's refusal, reported as such
             return f"Gluon refuses: {type(e).__name__}: {e}"
-
-
-def extract_bits(element: str) -> int:
-    from verify.ttgir.lowering import element_bits
-    return element_bits(element)
 
 
 def gluon_ops(path: str) -> dict[str, dict]:

@@ -16,7 +16,10 @@ bytes, the PTX ``.entry`` parameters, scratch sizes) through
 output against numpy, then launches them all again under ``ncu --metrics
 <wavefronts and instructions per op kind>`` and writes ``$OUT/triton_h200.csv``
 (kernel, metric, value), ``$OUT/triton_h200_ncu.csv`` (ncu's raw CSV) and
-``$OUT/triton_h200_check.txt`` (the output checks).
+``$OUT/triton_h200_check.txt`` (the output checks: every kernel ``ok`` except
+gluon_transpose_disagree, whose reader and writer disagree by design, so its
+output is a permutation of the transpose: ``WRONG`` is the expected result there,
+the hardware's side of verify's REFUTED equivalence).
 
 **table** predicts, per kernel and op kind (ld, st, ldsm, stsm), verify's
 wavefronts and instructions: for each op `verify ttgir` models in the kernel's
@@ -162,6 +165,18 @@ def references(kind: str, inputs: dict, launch: Launch):
     raise ValueError(kind)
 
 
+def allow_shared(fn, nbytes: int):
+    """Opt a kernel in to more than 48 KiB of dynamic shared memory, as Triton's
+    launcher does (``cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)``):
+    through cupy's RawKernel property, else its driver binding."""
+    try:
+        fn.max_dynamic_shared_size_bytes = nbytes
+    except AttributeError:
+        from cupy.cuda import driver
+        driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                nbytes)
+
+
 def launch_all(check_path: str | None):
     """Launch every kernel of kernels.json once; with `check_path`, compare each
     output with its numpy reference and write the relative errors there."""
@@ -176,7 +191,7 @@ def launch_all(check_path: str | None):
         module = cp.RawModule(path=os.path.join(CUBINS, meta["cubin"]))
         fn = module.get_function(meta["name"])
         if meta["shared"] > 48 * 1024:
-            fn.max_dynamic_shared_size_bytes = meta["shared"]
+            allow_shared(fn, meta["shared"])
         host, device = {}, {}
         for name, spec in launch.args.items():
             if isinstance(spec, tuple):
@@ -198,7 +213,9 @@ def launch_all(check_path: str | None):
             inputs = {n: host[n] for n in launch.args if n in host and n != launch.output}
             want = references(launch.reference, inputs, launch)
             error = np.linalg.norm(got - want) / np.linalg.norm(want)
-            lines.append(f"{meta['stem']}: relative error {error:.2e}")
+            # fp16 operands and outputs land near 1e-3 (METHOD.md); NaN never passes.
+            verdict = "ok" if error < 1e-2 else "WRONG"
+            lines.append(f"{meta['stem']}: relative error {error:.2e} {verdict}")
     if check_path:
         with open(check_path, "w") as f:
             f.write("\n".join(lines) + "\n")

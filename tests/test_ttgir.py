@@ -454,3 +454,50 @@ def test_measured_rows_keep_the_catalog_launches_of_ncu_csv():
     text = ('==PROF== noise\n"ID","Kernel Name","' + metric + '"\n'
             '"0","transpose_plain","1,024"\n"1","cupy_fill","7"\n')
     assert module.measured_rows(text, [metric]) == [("gluon_transpose_plain", metric, 1024.0)]
+
+
+def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path):
+    """The device path against a stand-in for cupy (no GPU here): every kernel of
+    kernels.json is loaded from its cubin and launched with its grid, 32 x warps
+    threads, its shared bytes (opted in past 48 KiB) and one argument per PTX
+    parameter; outputs are poisoned, then compared with numpy."""
+    import types
+    import numpy as np
+    launched = []
+
+    class Kernel:
+        def __init__(self, name):
+            self.name, self.max_dynamic_shared_size_bytes = name, 0
+
+        def __call__(self, grid, block, args, shared_mem):
+            launched.append((self.name, grid, block, len(args), shared_mem,
+                             self.max_dynamic_shared_size_bytes))
+
+    class Array:
+        def __init__(self, data):
+            self.value = np.array(data)
+            self.data = types.SimpleNamespace(ptr=id(self))
+
+        def fill(self, v):
+            self.value.fill(v)
+
+    fake = types.ModuleType("cupy")
+    fake.RawModule = lambda path: types.SimpleNamespace(get_function=Kernel)
+    fake.asarray, fake.asnumpy = Array, lambda a: a.value
+    fake.zeros = lambda n, dtype: Array(np.zeros(n, dtype))
+    fake.uint8 = np.uint8
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(
+        deviceSynchronize=lambda: None))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    module = h200()
+    module.launch_all(str(tmp_path / "check.txt"))
+    kernels = committed_launches()
+    assert len(launched) == len(kernels)
+    for name, grid, block, nargs, shared, opted in launched:
+        meta = next(k for k in kernels.values() if k["name"] == name)
+        assert grid == module.LAUNCHES[meta["stem"]].grid
+        assert (block, nargs, shared) == ((32 * meta["num_warps"], 1, 1),
+                                          len(meta["params"]), meta["shared"])
+        assert opted == (meta["shared"] if meta["shared"] > 48 * 1024 else 0)
+    # Nothing ran, so every poisoned output is NaN: a launch that writes nothing fails.
+    assert (tmp_path / "check.txt").read_text().count("relative error nan") == len(kernels)
