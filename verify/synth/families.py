@@ -13,7 +13,8 @@ the offset's bits, is searched by the solver instead (`verify.synth.gf2`).
 * ``triton``: ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` with
   powers of two, vec * maxPhase <= the contiguous extent, both orders.
 * ``pad``: ``(R,C):(P,1)`` for every row pitch P from C to C + 128 bytes.
-* ``pad+sw``: ``Sw<B,M,S> o (R,C):(P,1)``, every padded pitch with every swizzle.
+* ``pad+sw``: ``Sw<B,M,S> o (R,C):(P,1)``, every pitch from C (no padding) with
+  every swizzle and none: the union of row-major ``sw`` and ``pad``.
 
 Worked example
 --------------
@@ -123,10 +124,11 @@ def pad_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
 
 def pad_sw_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
     r, c = grid(rows, cols)
-    for pitch in pitches(cols, elem_bytes)[1:]:
+    for pitch in pitches(cols, elem_bytes):
         plain = r * pitch + c
         bits = max(1, int(plain.max()).bit_length())
         inner = f"({rows},{cols}):({pitch},1)"
+        yield Member("pad+sw", inner, 0, lambda p=plain: p)
         for b, m, s in swizzles(bits):
             yield Member("pad+sw", f"Sw<{b},{m},{s}> o {inner}", b,
                          lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s))

@@ -12,10 +12,9 @@ answer names a smallest set of them that no member meets together.
 
 Worked example
 --------------
-The seed's 8x64 ldmatrix tile with ``--family sw``: 2 x 1,249 members; the
-best, max-ways 1 and 8 wavefronts with 3 XOR terms, is ``Sw<3,3,3> o
-(8,64):(64,1)``, and the table shows that no member reaches max-ways 1 with
-fewer terms.
+The seed's 8x64 ldmatrix tile with ``--family sw``: 282 members (row- and
+column-major); the only one that is conflict-free with its 16-byte rows whole
+is ``Sw<3,3,3> o (8,64):(64,1)``, max-ways 1, 1 wavefront, 3 XOR terms.
 """
 from __future__ import annotations
 
