@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import gzip
 import inspect
 import multiprocessing
 import os
@@ -392,7 +393,7 @@ def merge(args) -> int:
     """One summary of several runs (for example halves run as separate commands)."""
     rows, found, one_sided, parts, wall, stopped = [], [], [], [], 0.0, set()
     for d in args.merge:
-        with open(os.path.join(d, "differential.csv")) as f:
+        with _open_rows(d) as f:
             part = [_typed(r) for r in csv.DictReader(f)]
         rows += part
         with open(os.path.join(d, FOUND_FILE)) as f:
@@ -418,6 +419,15 @@ def merge(args) -> int:
         out.summarise(rows, wall, sorted(stopped), echo=True,
                       appendix=MERGED_HEADING + "\n".join(parts) + "\n")
     return 1 if any(r["disagreements"] for r in rows) else 0
+
+
+def _open_rows(directory: str):
+    """A run's CSV rows: differential.csv, or differential.csv.gz as committed (runs
+    are kept compressed; a merge's own CSV is regenerated on demand, not kept)."""
+    path = os.path.join(directory, "differential.csv")
+    if os.path.exists(path):
+        return open(path, newline="")
+    return gzip.open(path + ".gz", "rt", newline="")
 
 
 def _typed(row: dict) -> dict:
