@@ -13,7 +13,10 @@ No band runs both engines in a race. Each query gets a fixed seed so that a spec
 always gets the same answer and the same counterexample; a race would make the
 engine, and so the witness printed, depend on the machine's load. It would also
 double the CPU time of every check in the band on the 2-core machines verify runs
-on, and numpy cannot be interrupted mid-operation to cancel the loser.
+on, and numpy cannot be interrupted mid-operation to cancel the loser. Nor does a
+solver that runs out of time fall back to enumeration: the check's timeout is
+spent by then, and above the limit enumerating takes seconds to minutes; the
+UNKNOWN says so, and `--engine enumeration` asks for it explicitly.
 """
 from __future__ import annotations
 
