@@ -8,7 +8,7 @@ from verify.gpu import fragments
 from verify.gpu.probe import Case, Outcome, Probe, address_tag_fill, explicit_fill, op_name
 from verify.instructions import Instruction
 
-CP_ASYNC_SOURCE = [(j * 7 + 3) & 0xFF for j in range(32 * 16)]
+SOURCE_BYTES = 64 * 1024        # the probe's global source buffer (SRC_BYTES)
 
 
 def cp_async(size: int) -> Instruction:
@@ -24,6 +24,11 @@ class Agreement:
     data_ok: bool | None
     detail: str = ""
     estimated: bool = False         # measured by clock64 calibration, not ncu
+
+
+def source_byte(j: int) -> int:
+    """Byte j of the probe's cp.async source buffer."""
+    return (j * 7 + 3) & 0xFF
 
 
 def dump_size(case: Case) -> int:
@@ -48,9 +53,10 @@ def _store_data(instr: Instruction, case: Case, outcome: Outcome) -> tuple[bool,
     init = _initial(case)
     if instr.family == "cp.async":
         possible = {}
-        for lane, a in enumerate(case.addresses):
+        sources = case.sources or [16 * lane for lane in range(len(case.addresses))]
+        for a, src in zip(case.addresses, sources):
             for k in range(instr.bytes_per_address):
-                possible.setdefault(a + k, set()).add(CP_ASYNC_SOURCE[16 * lane + k])
+                possible.setdefault(a + k, set()).add(source_byte(src + k))
     else:
         possible = {s: {fragments.register_tag_byte(rb) for rb in rbs}
                     for s, rbs in fragments.writers(instr, case.addresses).items()}

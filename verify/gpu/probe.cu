@@ -6,12 +6,13 @@
 //   probe run CASES OUT             runs every case of CASES, writes OUT (binary)
 //
 // CASES (text): first the number of cases, then one case per line:
-//   OP MODE DUMP_BYTES FILL OFF0 .. OFF31 [NFILL BYTE TAG16 ...]
+//   OP MODE DUMP_BYTES FILL OFF0 .. OFF31 [SRC0 .. SRC31] [NFILL BYTE TAG16 ...]
 // OP is a name from OP_NAMES; MODE is a bit set: 1 = launch measure_kernel (one
 // instruction and nothing else, what ncu should count), 2 = launch data_kernel
 // (fill shared memory, run the instruction, return registers and shared memory),
 // 4 = launch timing_kernel (the instruction TIMING_REPS times between two clock64
-// reads: the fallback when ncu is not available).
+// reads: the fallback when ncu is not available), 8 = the 32 global source byte
+// offsets SRC0..SRC31 of cp.async follow (without it lane l copies from 16*l).
 // FILL 0 writes halfword i = i + 1 over the buffer; FILL 1 writes 0xFFFF then the
 // NFILL (byte offset, 16-bit tag) pairs that follow.
 // OUT: for each case with MODE & 2: 32 lanes x 4 registers (uint32), then
@@ -20,8 +21,9 @@
 //
 // Registers are pre-loaded with tags before the instruction: register r of lane l
 // holds halfwords (8l + 2r + 1, 8l + 2r + 2), so stores write recognisable data.
-// cp.async copies 4/8/16 bytes from global byte 16*lane of a buffer whose byte j
-// holds (j * 7 + 3) & 0xff.
+// cp.async copies 4/8/16 bytes from global byte SRC[lane] of a buffer whose byte j
+// holds (j * 7 + 3) & 0xff: its shared-side cost depends on the source addresses too
+// (benchmarks/results/hw_rules.md), so they are the test's to choose.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -43,16 +45,16 @@ enum Op {
   LD8, LD16, LD32, LD64, LD128, ST8, ST16, ST32, ST64, ST128,
   LDSM1, LDSM2, LDSM4, LDSM1T, LDSM2T, LDSM4T,
   STSM1, STSM2, STSM4, STSM1T, STSM2T, STSM4T,
-  CPA4, CPA8, CPA16, NUM_OPS
+  CPA4, CPA8, CPA16, CPA16CA, NUM_OPS
 };
 static const char* OP_NAMES[NUM_OPS] = {
   "ld8", "ld16", "ld32", "ld64", "ld128", "st8", "st16", "st32", "st64", "st128",
   "ldsm1", "ldsm2", "ldsm4", "ldsm1t", "ldsm2t", "ldsm4t",
   "stsm1", "stsm2", "stsm4", "stsm1t", "stsm2t", "stsm4t",
-  "cpa4", "cpa8", "cpa16"};
+  "cpa4", "cpa8", "cpa16", "cpa16ca"};
 
 constexpr int SMEM_BYTES = 48 * 1024;  // the default dynamic limit: no opt-in needed
-constexpr int SRC_BYTES = 32 * 16;
+constexpr int SRC_BYTES = 64 * 1024;  // room for sources a line or more apart
 constexpr int TIMING_REPS = 256;
 
 __device__ __forceinline__ uint32_t reg_tag(int lane, int r) {
@@ -118,6 +120,8 @@ __device__ __forceinline__ void run_op(uint32_t a, const void* src, uint32_t (&r
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n cp.async.wait_all;" :: "r"(a), "l"(src) : "memory");
   if constexpr (OP == CPA16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n cp.async.wait_all;" :: "r"(a), "l"(src) : "memory");
+  if constexpr (OP == CPA16CA)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n cp.async.wait_all;" :: "r"(a), "l"(src) : "memory");
 }
 
 // Exactly one shared-memory instruction: the only shared traffic ncu should see.
@@ -127,7 +131,7 @@ __global__ void measure_kernel(const uint32_t* offs, const uint8_t* src, uint32_
   const int lane = threadIdx.x;
   uint32_t r[4] = {reg_tag(lane, 0), reg_tag(lane, 1), reg_tag(lane, 2), reg_tag(lane, 3)};
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + offs[lane];
-  run_op<OP>(a, src + 16 * lane, r);
+  run_op<OP>(a, src + offs[32 + lane], r);
   for (int k = 0; k < 4; ++k) regs_out[4 * lane + k] = r[k];
 }
 
@@ -140,7 +144,7 @@ __global__ void data_kernel(const uint32_t* offs, const uint8_t* init, const uin
   __syncthreads();
   uint32_t r[4] = {reg_tag(lane, 0), reg_tag(lane, 1), reg_tag(lane, 2), reg_tag(lane, 3)};
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + offs[lane];
-  run_op<OP>(a, src + 16 * lane, r);
+  run_op<OP>(a, src + offs[32 + lane], r);
   __syncthreads();
   for (int k = 0; k < 4; ++k) regs_out[4 * lane + k] = r[k];
   for (int i = lane; i < dump_bytes; i += 32) smem_out[i] = smem[i];
@@ -156,11 +160,11 @@ __global__ void timing_kernel(const uint32_t* offs, const uint8_t* src, uint32_t
   const int lane = threadIdx.x;
   uint32_t r[4] = {reg_tag(lane, 0), reg_tag(lane, 1), reg_tag(lane, 2), reg_tag(lane, 3)};
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + offs[lane];
-  run_op<OP>(a, src + 16 * lane, r);  // warm-up
+  run_op<OP>(a, src + offs[32 + lane], r);  // warm-up
   __syncwarp();
   const long long start = clock64();
 #pragma unroll 1
-  for (int i = 0; i < TIMING_REPS; ++i) run_op<OP>(a + (r[0] & zero), src + 16 * lane, r);
+  for (int i = 0; i < TIMING_REPS; ++i) run_op<OP>(a + (r[0] & zero), src + offs[32 + lane], r);
   __syncwarp();
   const long long stop = clock64();
   if (lane == 0) cycles[0] = stop - start;
@@ -184,7 +188,7 @@ struct Table {
 };
 using Ops = Table<LD8, LD16, LD32, LD64, LD128, ST8, ST16, ST32, ST64, ST128, LDSM1, LDSM2,
                   LDSM4, LDSM1T, LDSM2T, LDSM4T, STSM1, STSM2, STSM4, STSM1T, STSM2T, STSM4T,
-                  CPA4, CPA8, CPA16>;
+                  CPA4, CPA8, CPA16, CPA16CA>;
 
 static int op_index(const char* name) {
   for (int i = 0; i < NUM_OPS; ++i)
@@ -195,7 +199,7 @@ static int op_index(const char* name) {
 
 struct Case {
   int op = 0, mode = 0, dump = 0, fill = 0;
-  uint32_t offs[32] = {};
+  uint32_t offs[64] = {};   // shared offsets, then cp.async's global source offsets
   std::vector<uint8_t> init;
 };
 
@@ -203,8 +207,13 @@ static bool read_case(FILE* f, Case& c) {
   char name[32];
   if (fscanf(f, "%31s %d %d %d", name, &c.mode, &c.dump, &c.fill) != 4) return false;
   c.op = op_index(name);
-  for (uint32_t& o : c.offs)
-    if (fscanf(f, "%u", &o) != 1 || o + 16 > SMEM_BYTES) return false;
+  for (int l = 0; l < 32; ++l)
+    if (fscanf(f, "%u", &c.offs[l]) != 1 || c.offs[l] + 16 > SMEM_BYTES) return false;
+  for (int l = 0; l < 32; ++l) {
+    c.offs[32 + l] = 16u * l;
+    if ((c.mode & 8) && (fscanf(f, "%u", &c.offs[32 + l]) != 1 || c.offs[32 + l] + 16 > SRC_BYTES))
+      return false;
+  }
   if (c.dump < 0 || c.dump > SMEM_BYTES) return false;
   c.init.assign(SMEM_BYTES, 0xff);
   if (c.fill == 0) {
@@ -250,7 +259,7 @@ static int run(const char* cases_path, const char* out_path) {
   uint8_t *d_init, *d_src, *d_dump;
   long long* d_cycles;
   CHECK(cudaMalloc(&d_cycles, sizeof(long long)));
-  CHECK(cudaMalloc(&d_offs, 32 * 4));
+  CHECK(cudaMalloc(&d_offs, 64 * 4));
   CHECK(cudaMalloc(&d_regs, 128 * 4));
   CHECK(cudaMalloc(&d_init, SMEM_BYTES));
   CHECK(cudaMalloc(&d_dump, SMEM_BYTES));

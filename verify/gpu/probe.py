@@ -64,10 +64,14 @@ class Case:
     dump_bytes: int = 0
     timing: bool = False          # clock64 loop, the fallback when ncu is missing
     fill: dict[int, int] | None = None   # byte offset -> 16-bit tag; None = address tags
+    sources: list[int] | None = None     # cp.async's global byte offsets; None = 16 * lane
 
     def line(self) -> str:
         offs = list(self.addresses) + [self.addresses[0]] * (32 - len(self.addresses))
         mode = (1 if self.measure else 0) | (2 if self.data else 0) | (4 if self.timing else 0)
+        if self.sources is not None:
+            mode |= 8
+            offs += list(self.sources)
         head = f"{self.op} {mode} {self.dump_bytes} {0 if self.fill is None else 1} "
         text = head + " ".join(map(str, offs))
         if self.fill is not None:

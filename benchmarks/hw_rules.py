@@ -1,0 +1,244 @@
+"""Issue 18: the rules behind cp.async's and the 64/128-bit loads' wavefronts on the H200.
+
+    python benchmarks/hw_rules.py [--out benchmarks/results/hw_rules.md]
+
+Loads every measurement the project holds of these instructions:
+  earlier  benchmarks/results/gpu_campaign.csv (cp.async from global 16*lane only)
+           and benchmarks/results/hw_cp_async_varied.txt (sources crossed with destinations)
+  fit      benchmarks/results/hw_campaign.csv.gz, set "fit" (benchmarks/hw_campaign.py)
+  fresh    the same file, set "fresh": a separate seed, generated before any result
+           was seen, used only to test the rules fitted on the others.
+Each hypothesis below is a function from lane addresses to wavefronts; the report
+gives, per instruction class and data set, how many patterns it predicts exactly,
+over and under. Addresses are byte offsets from a 1024-aligned base (banks use
+offset / 4 mod 32). Nothing here imports verify: the rules stand on their own, and
+verify.bank implements the ones that held.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import os
+import sys
+from collections import Counter, defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+BANKS = 32
+
+
+# ---- the data ----
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split()]
+
+
+def _campaign_rows():
+    """The 6000-pattern campaign's 64/128-bit loads and cp.async (source 16*lane)."""
+    ops = {"ld.shared.v2.b32": "ld64", "ld.shared.v4.b32": "ld128", "cp.async.4": "cpa4",
+           "cp.async.8": "cpa8", "cp.async.16": "cpa16"}
+    with open(os.path.join(RESULTS, "gpu_campaign.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["instruction"] in ops:
+                op = ops[r["instruction"]]
+                sources = [16 * lane for lane in range(32)] if op.startswith("cpa") else None
+                yield "earlier", op, _ints(r["addresses"]), sources, int(r["measured"])
+
+
+def _varied_rows():
+    """cp_async_varied: 'name size wavefronts | shared x32 | global x32'."""
+    ops = {4: "cpa4", 8: "cpa8", 16: "cpa16"}      # that run used .ca for 4/8, .cg for 16
+    with open(os.path.join(RESULTS, "hw_cp_async_varied.txt")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            head, shared, sources = line.split("|")
+            _, size, waves = head.split()
+            yield "earlier", ops[int(size)], _ints(shared), _ints(sources), int(waves)
+
+
+def _designed_rows():
+    with gzip.open(os.path.join(RESULTS, "hw_campaign.csv.gz"), "rt") as f:
+        for r in csv.DictReader(io.StringIO(f.read())):
+            sources = _ints(r["sources"]) if r["sources"] else None
+            yield r["set"], r["op"], _ints(r["shared"]), sources, int(r["measured"])
+
+
+def load() -> list[tuple]:
+    """(data set, op, shared offsets, source offsets or None, measured wavefronts)."""
+    return list(_campaign_rows()) + list(_varied_rows()) + list(_designed_rows())
+
+
+SIZE = {"ld64": 8, "ld128": 16, "cpa4": 4, "cpa8": 8, "cpa16": 16, "cpa16ca": 16}
+
+
+# ---- shared pieces ----
+
+def words(address: int, size: int) -> range:
+    first = address // 4
+    return range(first, first + max(1, size // 4))
+
+
+def ways(addresses: list[int], size: int) -> int:
+    """The bank model's cost of one phase: most distinct words in one bank."""
+    by_bank = defaultdict(set)
+    for a in addresses:
+        for w in words(a, size):
+            by_bank[w % BANKS].add(w)
+    return max(len(ws) for ws in by_bank.values())
+
+
+def phase_lanes(op: str) -> int:
+    """Lanes served together: the warp up to 4 bytes, half-warps for 8, quarters for 16."""
+    return {4: 32, 8: 16, 16: 8}[SIZE[op]]
+
+
+def phases(op: str) -> list[range]:
+    n = phase_lanes(op)
+    return [range(p, p + n) for p in range(0, 32, n)]
+
+
+def phase_model(op, shared, sources=None) -> int:
+    """The bank model verify used so far (destinations only, broadcast within a phase)."""
+    return sum(ways([shared[lane] for lane in p], SIZE[op]) for p in phases(op))
+
+
+# ---- 64/128-bit loads ----
+
+def _paired(shared) -> bool:
+    """Lanes 2k and 2k+1 read the same address, for every k."""
+    return all(shared[2 * k] == shared[2 * k + 1] for k in range(16))
+
+
+def _two_alternating(shared) -> bool:
+    return all(shared[lane] == shared[lane % 2] for lane in range(32))
+
+
+def load_merge(op, shared, sources=None) -> int:
+    """Rule L: in a warp whose lanes come in equal pairs (2k, 2k+1) or that alternates
+    two addresses, neighbouring phases are taken two at a time (64-bit: both
+    half-warps; 128-bit: quarters 0+1 and 2+3), and each such pair whose union is
+    conflict-free (at most one distinct word per bank) costs one wavefront. Every
+    other phase costs what the bank model says."""
+    size, ph = SIZE[op], phases(op)
+    if not (_paired(shared) or _two_alternating(shared)):
+        return phase_model(op, shared)
+    total = 0
+    for a, b in zip(ph[::2], ph[1::2]):
+        union = [shared[lane] for lane in list(a) + list(b)]
+        total += 1 if ways(union, size) == 1 else \
+            ways([shared[lane] for lane in a], size) + ways([shared[lane] for lane in b], size)
+    return total
+
+
+def load_any_two(op, shared, sources=None) -> int:
+    """Ruled-out guess (earlier campaign): a phase pair is one wavefront whenever it
+    has at most two distinct addresses, in any arrangement."""
+    size, ph = SIZE[op], phases(op)
+    total = 0
+    for a, b in zip(ph[::2], ph[1::2]):
+        union = [shared[lane] for lane in list(a) + list(b)]
+        total += 1 if len(set(union)) <= 2 and ways(union, size) == 1 else \
+            ways([shared[lane] for lane in a], size) + ways([shared[lane] for lane in b], size)
+    return total
+
+
+# ---- cp.async ----
+
+def _edges(op, shared, sources, lanes):
+    """One edge per 4-byte word a lane copies: (source bank, destination bank)."""
+    size = SIZE[op]
+    return [(s % BANKS, d % BANKS) for lane in lanes
+            for s, d in zip(words(sources[lane], size), words(shared[lane], size))]
+
+
+def cp_async_flow(op, shared, sources) -> int:
+    """Rule C (.ca, 4/8/16 bytes): per phase (warp, half-warp or quarter-warp by size),
+    every copied word is an edge from its source bank (global address / 4 mod 32) to
+    its destination bank; nothing is shared, not even by lanes with the same address.
+    A phase costs the largest, over its edges (a, b), of
+        words read from bank a + words written to bank b - words going from a to b,
+    i.e. the lanes that must pass through either end of that edge, counted once."""
+    total = 0
+    for p in phases(op):
+        edges = _edges(op, shared, sources, p)
+        out, into, both = Counter(a for a, _ in edges), Counter(b for _, b in edges), Counter(edges)
+        total += max(out[a] + into[b] - both[(a, b)] for a, b in edges)
+    return total
+
+
+def cp_async_sum(op, shared, sources) -> int:
+    """Ruled-out guess: read conflicts and write conflicts add, less one (a two-stage
+    pipeline with no overlap beyond one step); it ignores which lanes share both."""
+    total = 0
+    for p in phases(op):
+        edges = _edges(op, shared, sources, p)
+        out, into = Counter(a for a, _ in edges), Counter(b for _, b in edges)
+        total += max(out.values()) + max(into.values()) - 1
+    return total
+
+
+def cp_async_destinations_only(op, shared, sources) -> int:
+    """Ruled-out guess: the source does not matter (destinations per bank, no broadcast)."""
+    return sum(max(Counter(b for _, b in _edges(op, shared, sources, p)).values())
+               for p in phases(op))
+
+
+def cg_distinct_destinations(op, shared, sources) -> int:
+    """Bound G (.cg, 16 bytes): at most one wavefront per distinct 16-byte destination
+    (lanes writing the same destination are served together)."""
+    return len(set(shared))
+
+
+HYPOTHESES = {
+    "loads": [("bank model (phases)", phase_model), ("L: pair merge", load_merge),
+              ("any <= 2 addresses merge", load_any_two)],
+    "cp.async .ca": [("bank model (phases)", phase_model),
+                     ("destinations only", cp_async_destinations_only),
+                     ("read + write - 1", cp_async_sum), ("C: edge flow", cp_async_flow)],
+    "cp.async .cg": [("bank model (phases)", phase_model), ("C: edge flow", cp_async_flow),
+                     ("G: distinct destinations (bound)", cg_distinct_destinations)],
+}
+CLASS_OPS = {"loads": ["ld64", "ld128"], "cp.async .ca": ["cpa4", "cpa8", "cpa16ca"],
+             "cp.async .cg": ["cpa16"]}
+SETS = ["earlier", "fit", "fresh"]
+
+
+def agreement(rows, fn) -> tuple[int, int, int, int]:
+    """(patterns, exact, over-predicted, under-predicted)."""
+    got = [(fn(op, s, g), m) for _, op, s, g, m in rows]
+    return (len(got), sum(p == m for p, m in got), sum(p > m for p, m in got),
+            sum(p < m for p, m in got))
+
+
+def report(data) -> str:
+    out = ["| class | instruction | hypothesis | set | patterns | exact | over | under |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for cls, hyps in HYPOTHESES.items():
+        for op in CLASS_OPS[cls]:
+            for name, fn in hyps:
+                for which in SETS:
+                    rows = [r for r in data if r[0] == which and r[1] == op]
+                    if rows:
+                        n, ex, over, under = agreement(rows, fn)
+                        out.append(f"| {cls} | {op} | {name} | {which} | {n} | {ex} | "
+                                   f"{over} | {under} |")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", help="also write the table here (markdown)")
+    args = ap.parse_args()
+    table = report(load())
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
