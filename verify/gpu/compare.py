@@ -8,8 +8,6 @@ from verify.gpu import fragments
 from verify.gpu.probe import Case, Outcome, Probe, address_tag_fill, explicit_fill, op_name
 from verify.instructions import Instruction
 
-SOURCE_BYTES = 64 * 1024        # the probe's global source buffer (SRC_BYTES)
-
 
 def cp_async(size: int) -> Instruction:
     """cp.async as a bank-model access group, for comparison only (not modelled)."""
