@@ -59,16 +59,21 @@ def _varied_rows():
             yield "earlier", ops[int(size)], _ints(shared), _ints(sources), int(waves)
 
 
-def _designed_rows():
-    with gzip.open(os.path.join(RESULTS, "hw_campaign.csv.gz"), "rt") as f:
+def _designed_rows(name: str = "hw_campaign.csv.gz", label: str | None = None):
+    """A designed run's rows, in their own set (fit/fresh) or all under `label`."""
+    with gzip.open(os.path.join(RESULTS, name), "rt") as f:
         for r in csv.DictReader(io.StringIO(f.read())):
             sources = _ints(r["sources"]) if r["sources"] else None
-            yield r["set"], r["op"], _ints(r["shared"]), sources, int(r["measured"])
+            yield label or r["set"], r["op"], _ints(r["shared"]), sources, int(r["measured"])
 
 
 def load() -> list[tuple]:
-    """(data set, op, shared offsets, source offsets or None, measured wavefronts)."""
-    return list(_campaign_rows()) + list(_varied_rows()) + list(_designed_rows())
+    """(data set, op, shared offsets, source offsets or None, measured wavefronts).
+
+    "held-out" is a second designed run (seeds 2018/3018, measured after every rule
+    here was fixed), so it tests rule L independently of the patterns it was read off."""
+    return (list(_campaign_rows()) + list(_varied_rows()) + list(_designed_rows())
+            + list(_designed_rows("hw_campaign_heldout.csv.gz", "held-out")))
 
 
 SIZE = {"ld64": 8, "ld128": 16, "cpa4": 4, "cpa8": 8, "cpa16": 16, "cpa16ca": 16}
@@ -203,7 +208,7 @@ HYPOTHESES = {
 }
 CLASS_OPS = {"loads": ["ld64", "ld128"], "cp.async .ca": ["cpa4", "cpa8", "cpa16ca"],
              "cp.async .cg": ["cpa16"]}
-SETS = ["earlier", "fit", "fresh"]
+SETS = ["earlier", "fit", "fresh", "held-out"]
 
 
 def agreement(rows, fn) -> tuple[int, int, int, int]:
