@@ -495,7 +495,7 @@ def _spans(numbers: list[int]) -> str:
 
 def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
     # Reasons differ only in the numbers they quote; group them without.
-    rejected = Counter(re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1])
+    rejected = Counter(re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1].splitlines()[0])
                        for r in rows if r.get("rejected"))
     times = _sorted_times(rows, "seconds")
     flagged = [r for r in rows if r["disagreements"]]
