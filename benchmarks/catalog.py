@@ -53,6 +53,7 @@ def wall_seconds(*args: str) -> float:
 
 
 def main() -> int:
+    load = os.getloadavg()[0]
     specs = spec_paths([os.path.join(ROOT, "specs")])
     times: dict[tuple, list[float]] = {}
     for _ in range(REPEAT):
@@ -73,7 +74,7 @@ def main() -> int:
     worst = max(rows, key=lambda r: r[5])
     engines = Counter(r[4] for r in rows)
     summary = (f"# Catalog timing\n\nMachine: {machine()}. Shared with other agents while "
-               "measured: timings are noisy.\n\n"
+               f"measured (load average {load:.1f} at the start): timings are noisy.\n\n"
                f"| figure | value |\n| --- | --- |\n"
                f"| specs / checks | {len(specs)} / {len(rows)} |\n"
                f"| checks decided by enumeration / z3 | {engines['enumeration']} / "

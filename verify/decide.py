@@ -35,15 +35,14 @@ MODULES = {Z3: z3_engine, ENUMERATION: enumeration_engine}
 
 # Domain points (lane evaluations for an access, coordinate x stage x base
 # evaluations for a layout) up to which `auto` enumerates. From
-# benchmarks/results/engines.md (2-core dev box, quiet; about twice as slow at a
-# load of 5): enumeration costs 0.03-0.07 us per point (bank figures and
-# bijectivity alike, until sorting tens of millions of addresses), so 2^22 points
-# take 50-270 ms; the solver took 9-940 ms on the same questions at every size,
-# and far longer on formulas it finds hard (a wavefront maximum took 49 s on
-# 2,048 points before its encoding changed). Up to 2^22 points enumeration is
-# thus never much slower than the solver and always predictable; at 2^24 it takes
-# 1.1-1.4 s while the solver still answers these questions in 20-1400 ms, so the
-# line sits at 2^22.
+# benchmarks/results/engines.md (2-core dev box at a load average of 1.5; about
+# twice as slow at 4.6): enumeration costs 0.01-0.1 us per point, bank figures
+# and bijectivity alike, so 2^22 points take 50-210 ms; the solver took 14-530 ms
+# on the same questions at every size, and far longer on formulas it finds hard
+# (a wavefront maximum took 49 s on 2,048 points before its encoding changed).
+# Up to 2^22 points enumeration is thus never much slower than the solver and
+# always predictable; at 2^24 it takes 0.8-0.9 s while the solver still answers
+# these questions in 25-510 ms, so the line sits at 2^22.
 ENUMERATION_LIMIT = 1 << 22
 
 
