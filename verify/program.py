@@ -112,6 +112,7 @@ class Program:
 
     def __init__(self, spec: Spec):
         self.spec = spec
+        self._accesses: dict[str, Access] = {}
         self._validate_buffer()
 
     @property
@@ -153,7 +154,9 @@ class Program:
             raise SpecError(f"unknown access '{name}': expected one of "
                             f"{sorted(self.spec.accesses) or 'the accesses defined in the spec'}",
                             where)
-        return self._resolve_access(self.spec.accesses[name])
+        if name not in self._accesses:         # resolved once: a thread map takes ms
+            self._accesses[name] = self._resolve_access(self.spec.accesses[name])
+        return self._accesses[name]
 
     def buffer_ranges(self, ldef: LayoutDef) -> dict[str, Range]:
         """Stages, and the aligned bases of one period of `ldef` (see module doc)."""
