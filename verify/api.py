@@ -5,6 +5,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
+from verify import suggest
 from verify.bank import BankCost, bank_cost
 from verify.errors import Pos, SpecError
 from verify.expr import Var, evaluate
@@ -138,7 +139,8 @@ def spec_paths(paths: list[str]) -> list[str]:
 def check(path: str, timeout: float = 60.0, engine: str = "auto") -> Report:
     """Run every check of one spec file; `engine` as `verify.runner.run_spec` takes it."""
     try:
-        return Report(run_spec(parse_file(path), timeout, engine))
+        spec = parse_file(path)
+        return Report(suggest.attach(spec, run_spec(spec, timeout, engine)))
     except SpecError as e:
         raise _with_file_source(e.located(path), path) from None
 
@@ -147,7 +149,8 @@ def check_text(text: str, name: str = "<string>", timeout: float = 60.0,
                engine: str = "auto") -> Report:
     """Run every check of a spec given as text; results and errors name the file `name`."""
     try:
-        return Report(run_spec(parse_text(text, name), timeout, engine))
+        spec = parse_text(text, name)
+        return Report(suggest.attach(spec, run_spec(spec, timeout, engine), text))
     except SpecError as e:
         raise e.located(name).with_source(text) from None
 

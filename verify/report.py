@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 
 from verify.errors import SpecError
@@ -64,6 +65,27 @@ def counterexample_text(cex: Counterexample) -> list[str]:
              f"    at: {_instance_text(cex.instance)}"]
     lines += _rows_text(cex.rows)
     lines += [f"    note: {n}" for n in cex.notes]
+    lines += _explanation_text(cex.explanation)
+    if cex.suggestion:
+        layout, detail = cex.suggestion.split("\n", 1)
+        lines.append(f"    suggestion: {layout}")
+        lines += textwrap.wrap(detail, EXPLANATION_WIDTH, initial_indent=" " * 16,
+                               subsequent_indent=" " * 16)
+    return lines
+
+
+# Explanations are sentences; wrapped so a report stays readable in a terminal.
+EXPLANATION_WIDTH = 100
+
+
+def _explanation_text(explanation: tuple[tuple[str, str], ...]) -> list[str]:
+    """Each sentence wrapped under its label ('why: ', 'fix: '), the label shown once."""
+    lines, last = [], None
+    for label, sentence in explanation:
+        head = f"    {label}: " if label != last else " " * (len(label) + 6)
+        lines += textwrap.wrap(sentence, EXPLANATION_WIDTH, initial_indent=head,
+                               subsequent_indent=" " * (len(label) + 6))
+        last = label
     return lines
 
 
@@ -150,9 +172,18 @@ def _cex_json(cex: Counterexample | None):
     if cex is None:
         return None
     return {"summary": cex.summary, "instance": cex.instance, "notes": list(cex.notes),
+            "explanation": [{"label": label, "text": text} for label, text in cex.explanation],
+            "suggestion": _suggestion_json(cex.suggestion),
             "lanes": [{"lane": r.lane, "label": r.label or None, "coord": list(r.coord),
                        "address": r.address, "words": list(r.words), "banks": list(r.banks)}
                       for r in cex.rows]}
+
+
+def _suggestion_json(suggestion: str):
+    if not suggestion:
+        return None
+    layout, detail = suggestion.split("\n", 1)
+    return {"layout": layout, "detail": detail}
 
 
 def result_json(r: CheckResult) -> dict:

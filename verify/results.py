@@ -24,6 +24,9 @@ class Counterexample:
     instance: dict[str, int]      # loop values, stage, base (bytes)
     rows: tuple[LaneRow, ...] = ()
     notes: tuple[str, ...] = ()
+    # ("why" | "fix", sentence): what the layout does to the colliding lanes (verify.explain)
+    explanation: tuple[tuple[str, str], ...] = ()
+    suggestion: str = ""          # a layout that fixes it, re-checked (verify.suggest)
 
 
 @dataclass

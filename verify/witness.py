@@ -9,6 +9,7 @@ and both engines show their witnesses in one format.
 """
 from __future__ import annotations
 
+from verify import explain
 from verify.bank import BANKS, bank_cost, lane_words
 from verify.errors import InternalError
 from verify.expr import Expr, evaluate
@@ -43,7 +44,8 @@ def misaligned(program: Program, access: Access, n: int, values: dict[str, int])
     return Counterexample(
         f"{access.instruction.name}: lane {row.lane} uses byte address {row.address}, "
         f"which is {row.address % n} past a multiple of {n}",
-        shown_instance(program, values), (row,))
+        shown_instance(program, values), (row,),
+        explanation=explain.alignment_explanation(program, access, row, n, values))
 
 
 def stage_misaligned(program: Program, ldef: LayoutDef, values: dict[str, int]):
@@ -125,7 +127,9 @@ def bank_counterexample(program: Program, access: Access, values: dict[str, int]
                               for p in cost.phases)
         summary = (f"{name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); "
                    f"per phase {per_phase}")
-    return Counterexample(summary, shown_instance(program, values), tuple(rows))
+    return Counterexample(summary, shown_instance(program, values), tuple(rows),
+                          explanation=explain.bank_explanation(program, access, tuple(rows),
+                                                               hot[0], values))
 
 
 def ranges_text(values: list[int]) -> str:

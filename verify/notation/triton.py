@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Range, Var
-from verify.layout import Formula
+from verify.layout import CuteLayout, Formula, Swizzle
 
 ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<\{(?P<body>[^}]*)\}>$")
 _ENTRY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
@@ -198,6 +198,39 @@ def required_alignment(enc: Encoding) -> int:
     return 8 * enc.fields["swizzlingByteWidth"] if enc.kind == "nvmma_shared" else 1
 
 
+@dataclass(frozen=True)
+class EncodedFormula(Formula):
+    """A Triton encoding's formula that remembers the encoding it came from, so an
+    explanation can name the swizzle it is (`as_cute_swizzle`)."""
+
+    encoding: Encoding = None
+    shape: tuple[int, ...] = ()
+
+
+def as_cute_swizzle(function) -> tuple[Swizzle, CuteLayout] | None:
+    """A swizzled_shared encoding as CuTe's ``Sw<B,M,S> o inner``, when it is one:
+    powers of two with vec * maxPhase within the contiguous extent (the column XOR
+    then never wraps) and perPhase * maxPhase within the next dimension (the phase
+    then never reads a third dimension's bits). `inner` takes (d0, d1, ...)."""
+    if not isinstance(function, EncodedFormula) or function.encoding.kind != "swizzled_shared":
+        return None
+    fields, shape = function.encoding.fields, function.shape
+    vec, per_phase, max_phase = fields["vec"], fields["perPhase"], fields["maxPhase"]
+    order = fields["order"]
+    cols, rows = shape[order[0]], shape[order[1]]
+    if vec * max_phase > cols or per_phase * max_phase > rows:
+        return None
+    stride, scale = [0] * len(shape), 1
+    for dim in order:
+        stride[dim], scale = scale, scale * shape[dim]
+    inner = CuteLayout(tuple(shape), tuple(stride))
+    return Swizzle(_log2(max_phase), _log2(vec), _log2(cols * per_phase // vec)), inner
+
+
+def _log2(power_of_two: int) -> int:
+    return power_of_two.bit_length() - 1
+
+
 def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
     """The encoding on a tensor of `shape`, over coordinates d0, d1, ..."""
     if len(shape) < 2:
@@ -207,4 +240,4 @@ def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
         _power_of_two(n, f"{enc.kind} shape {list(shape)}", pos)
     body = (swizzled_formula if enc.kind == "swizzled_shared" else nvmma_formula)(enc, shape, pos)
     params = tuple((n, Range(0, s)) for n, s in zip(coordinate_names(len(shape)), shape))
-    return Formula(params, body)
+    return EncodedFormula(params, body, enc, tuple(shape))

@@ -588,6 +588,12 @@ def _statements(text: str):
     yield start_line, start, text[start:]
 
 
+def statement_texts(text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each statement that is not blank, as the parser cuts
+    them (for tools that rewrite a spec statement by statement)."""
+    return [(line, chunk) for line, _, chunk in _statements(text) if not _is_blank(chunk)]
+
+
 def _is_blank(chunk: str) -> bool:
     """Only whitespace and comments (a Triton encoding is not a comment)."""
     return not re.sub(_COMMENT_OR_ENCODING,

@@ -1,0 +1,122 @@
+"""Counterexamples that explain (verify.explain) and suggest a fix (verify.suggest):
+each sentence is computed from the colliding lanes' addresses and the layout's
+swizzle, and a suggested layout must really prove the check."""
+import pytest
+
+import verify
+from verify import suggest
+from verify.report import result_json
+
+ROWS_OF_256 = """dtype f16
+buffer align 128
+layout A = {layout}
+access rd = ldmatrix.x4 A(lane % 8, 32 * k + 8 * (lane / 8)) for k in 0..8
+check conflict_free rd{expect}
+"""
+
+ROWS_OF_64 = """dtype f16
+buffer align 128
+layout A = {layout}
+access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8
+check conflict_free rd
+"""
+
+
+def refuted(text: str):
+    report = verify.check_text(text, name="t.spec")
+    return next(r for r in report if r.status.value == "refuted")
+
+
+def sentences(result, label: str) -> str:
+    return " ".join(t for l, t in result.counterexample.explanation if l == label)
+
+
+def test_a_swizzle_that_does_not_read_the_differing_bit_is_named_with_the_bit():
+    r = refuted(ROWS_OF_256.format(layout="Sw<3,3,3> o (8,256):(256,1)", expect=""))
+    why = sentences(r, "why")
+    assert "lanes 0 and 2 at (0, 0) and (2, 0) need words 1024 bytes apart" in why
+    assert "Sw<3,3,3> reads element bits 6-8 (byte bits 7-9)" in why
+    assert "differ only in element bit 9 (byte bit 10): it reads none of them" in why
+    assert "also reads element bit 9" in sentences(r, "fix")
+
+
+def test_a_plain_tile_is_told_which_bits_collide_and_how_to_separate_them():
+    r = refuted(ROWS_OF_64.format(layout="(8,64):(64,1)"))
+    assert "no swizzle: their addresses differ only in byte bit 7" in sentences(r, "why")
+    assert "XOR byte bit 7 into byte bits 4-6" in sentences(r, "fix")
+    assert "pad mode 0's stride of 128 bytes (a multiple of 128) by 16 bytes: 64 -> 72" \
+        in sentences(r, "fix")
+
+
+def test_a_swizzle_that_writes_above_the_bank_bits_is_named():
+    r = refuted(ROWS_OF_64.format(layout="Sw<1,6,-1> o (8,64):(64,1)"))
+    assert "the bits it writes do not pick the bank" in sentences(r, "why")
+    assert "writes byte bits 4-6" in sentences(r, "fix")
+
+
+def test_a_triton_encoding_is_explained_as_the_cute_swizzle_it_equals():
+    text = ROWS_OF_64.format(layout="#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, "
+                                    "order = [1, 0]}> shape (32, 64)")
+    r = refuted(text)
+    assert "CuTe's Sw<2,3,3>" in sentences(r, "why")
+    assert "tile_to_shape" not in sentences(r, "fix")
+
+
+def test_misalignment_by_a_swizzle_inside_the_vector_is_explained():
+    r = refuted(ROWS_OF_64.format(layout="Sw<3,2,3> o (8,64):(64,1)"))
+    assert r.property == "aligned 16 rd"
+    assert "XORs into element bits 2-4 (byte bits 3-5), inside the 16 bytes" in sentences(r, "why")
+    assert "lowest written bit is byte bit 4 or above" in sentences(r, "fix")
+
+
+def test_misalignment_by_a_stride_names_the_mode_and_a_stride_that_works():
+    r = refuted(ROWS_OF_64.format(layout="(8,64):(65,1)"))
+    assert "mode 0 of (8,64):(65,1) steps 65 elements = 130 bytes" in sentences(r, "why")
+    assert "(for example 72)" in sentences(r, "fix")
+
+
+def test_the_suggestion_is_the_nearest_swizzle_and_it_really_proves_the_check():
+    r = refuted(ROWS_OF_256.format(layout="Sw<3,3,3> o (8,256):(256,1)", expect=""))
+    layout, detail = r.counterexample.suggestion.split("\n")
+    assert layout == "layout A = Sw<3,3,5> o (8,256):(256,1)"
+    assert "1-way, 4 wavefronts: 'conflict_free rd' re-checked, proved" in detail
+    fixed = ROWS_OF_256.format(layout=layout.split(" = ", 1)[1], expect="")
+    assert verify.check_text(fixed).ok
+    assert result_json(r)["counterexample"]["suggestion"]["layout"] == layout
+
+
+def test_a_plain_tile_is_offered_the_fewest_xor_bits():
+    r = refuted(ROWS_OF_64.format(layout="(8,64):(64,1)"))
+    assert r.counterexample.suggestion.startswith("layout A = Sw<3,3,3> o (8,64):(64,1)\n")
+
+
+def test_a_triton_encoding_is_offered_a_triton_encoding():
+    r = refuted(ROWS_OF_64.format(layout="#ttg.swizzled_shared<{vec = 8, perPhase = 1, "
+                                         "maxPhase = 4, order = [1, 0]}> shape (32, 64)"))
+    assert r.counterexample.suggestion.startswith(
+        "layout A = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>")
+
+
+def test_no_suggestion_for_a_conflict_the_spec_expects():
+    r = refuted(ROWS_OF_256.format(layout="Sw<3,3,3> o (8,256):(256,1)",
+                                   expect=" expect refuted"))
+    assert r.counterexample.explanation and not r.counterexample.suggestion
+
+
+def test_no_suggestion_outside_the_families_or_past_the_time_allowance(monkeypatch):
+    padded = refuted(ROWS_OF_64.format(layout="(8,64):(80,1)"))
+    assert padded.property == "conflict_free rd"
+    assert "differ only in byte bits 7, 9" in sentences(padded, "why")
+    assert "pad" not in sentences(padded, "fix")
+    assert not padded.counterexample.suggestion
+    monkeypatch.setattr(suggest, "SEARCH_SECONDS", 0.0)
+    r = refuted(ROWS_OF_64.format(layout="(8,64):(64,1)"))
+    assert not r.counterexample.suggestion
+
+
+def test_the_text_report_labels_each_part():
+    text = str(refuted(ROWS_OF_64.format(layout="(8,64):(64,1)")))
+    assert "\n    why: lanes 0 and 1" in text
+    assert "\n    fix: XOR byte bit 7" in text
+    assert "\n    suggestion: layout A = Sw<3,3,3> o (8,64):(64,1)\n" in text
+    assert max(len(line) for line in text.splitlines() if "why" in line or "fix" in line) <= 100
