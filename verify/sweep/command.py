@@ -1,0 +1,56 @@
+"""What `verify sweep` does between reading its arguments and choosing its exit code."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import click
+
+from verify.errors import SpecError
+from verify.sweep import Sweep, plan, table
+from verify.sweep.cache import Cache, NoCache, default_directory
+from verify.sweep.engine import Engine
+from verify.sweep.template import Template, parse_param
+
+
+def run(template_path: str, param_texts: list[str], timeout: float, check_engine: str,
+        engine: Engine, use_cache: bool, cache_dir: str | None, check_expect: bool) -> Sweep:
+    """Plans, asks and prints the sweep; raises SpecError for a mistake in the
+    template or the parameters (before anything runs)."""
+    template = Template(template_path, _read(template_path))
+    params = [parse_param(text) for text in param_texts]
+    cache = Cache(cache_dir or default_directory()) if use_cache else NoCache()
+    sweep = plan(template, params, cache, timeout, check_engine)
+    with _progress(len(sweep.to_ask)) as step:
+        sweep.ask(engine, cache, step)
+    click.echo(table.table(sweep, check_expect))
+    failures = table.failures(sweep, check_expect)
+    if failures:
+        click.echo("\n" + failures)
+    click.echo(table.summary(sweep, check_expect) + f"; asked on {engine.describe()}")
+    return sweep
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise SpecError(f"cannot read the template: {getattr(e, 'strerror', None) or e}",
+                        file=path) from None
+
+
+@contextlib.contextmanager
+def _progress(questions: int):
+    """A progress bar on stderr when it is a terminal (logs and pipes get none)."""
+    if not questions or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    with click.progressbar(length=questions, label=f"checking {questions} questions",
+                           file=sys.stderr, show_pos=True) as bar:
+        yield lambda: bar.update(1)
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

@@ -1,0 +1,60 @@
+"""A sweep as text: one row per combination, then the failing configurations.
+
+Nothing here depends on where or when an answer was computed (no times, no
+engine, no cache), so one sweep gives the same text on any machine or cluster.
+"""
+from __future__ import annotations
+
+from verify.sweep import Row, Sweep
+
+NO_FIGURE = "-"
+
+
+def table(sweep: Sweep, check_expect: bool = False) -> str:
+    """Parameters, worst verdict, failing checks, and max-ways/wavefronts per access."""
+    accesses = list(dict.fromkeys(a for row in sweep.rows for a in row.outcome.figures()))
+    header = [p.name for p in sweep.params] + ["verdict", "failing"] + [
+        f"{a} ways/wf" for a in accesses]
+    lines = [header] + [_cells(row, accesses, check_expect) for row in sweep.rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _cells(row: Row, accesses: list[str], check_expect: bool) -> list[str]:
+    outcome = row.outcome
+    figures = outcome.figures()
+    failing = len(outcome.failing(check_expect)) + len(outcome.errors) + bool(outcome.internal)
+    return [*row.values.values(), outcome.verdict.upper(), str(failing)] + [
+        "/".join(map(str, figures[a])) if a in figures else NO_FIGURE for a in accesses]
+
+
+def failures(sweep: Sweep, check_expect: bool = False) -> str:
+    """Each failing configuration with what failed and why; '' when none fails."""
+    lines = []
+    for row in sweep.rows:
+        if row.outcome.fails(check_expect):
+            lines.append(", ".join(f"{k}={v}" for k, v in row.values.items()) + ":")
+            lines += _why(sweep.template, row, check_expect)
+    return "\n".join(["failing configurations:", *lines] if lines else [])
+
+
+def _why(path: str, row: Row, check_expect: bool) -> list[str]:
+    outcome = row.outcome
+    if outcome.internal:
+        return [f"  internal error (a bug in verify, please report it): {outcome.internal}"]
+    lines = ["  " + line for error in outcome.errors for line in error.splitlines()]
+    for check in outcome.failing(check_expect):
+        expected = f" (EXPECTED {check.expect.upper()})" if check_expect and check.expect else ""
+        lines.append(f"  {path}:{check.line}: {check.status.upper()} {check.property}{expected}")
+        if check.why:
+            lines.append(f"    {check.why}")
+    return lines
+
+
+def summary(sweep: Sweep, check_expect: bool = False) -> str:
+    failing = sum(row.outcome.fails(check_expect) for row in sweep.rows)
+    return (f"{len(sweep.rows)} configurations, {sweep.distinct} distinct questions "
+            f"({sweep.cached} from the cache, {len(sweep.to_ask)} checked): "
+            f"{len(sweep.rows) - failing} pass, {failing} fail")
