@@ -199,10 +199,18 @@ def bounds(e: Expr, ranges: Mapping[str, Range]) -> tuple[int, int]:
 
 def max_intermediate(e: Expr, ranges: Mapping[str, Range]) -> int:
     """Largest value any subexpression of `e` can take (for choosing a width)."""
-    top = bounds(e, ranges)[1]
-    if isinstance(e, BinOp):
-        return max(top, max_intermediate(e.a, ranges), max_intermediate(e.b, ranges))
-    return top
+    return _bounds_and_top(e, ranges)[1]
+
+
+def _bounds_and_top(e: Expr, ranges: Mapping[str, Range]) -> tuple[tuple[int, int], int]:
+    """`bounds` of `e` and the largest upper bound of its subexpressions, in one walk
+    (calling `bounds` at every node re-walked each subtree once per ancestor)."""
+    if not isinstance(e, BinOp):
+        interval = bounds(e, ranges)
+        return interval, interval[1]
+    (a, top_a), (b, top_b) = _bounds_and_top(e.a, ranges), _bounds_and_top(e.b, ranges)
+    interval = _interval(e.op, a, b, e.pos)
+    return interval, max(interval[1], top_a, top_b)
 
 
 def render(e: Expr) -> str:
