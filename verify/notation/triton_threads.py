@@ -335,7 +335,8 @@ def linear_bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
     if tuple(shape) != spanned:
         raise SpecError(f"#ttg.linear: its bases span a {'x'.join(map(str, spanned))} tensor; "
                         f"expected shape {spanned}, found {tuple(shape)}", pos)
-    if _rank([_pack(b, shape) for b in bases]) != sum(n.bit_length() - 1 for n in shape):
+    from verify.ttgir.lowering import gf2_rank    # late: verify.ttgir imports the runner
+    if gf2_rank([_pack(b, shape) for b in bases]) != sum(n.bit_length() - 1 for n in shape):
         raise SpecError(f"#ttg.linear: the bases do not reach every coordinate of the "
                         f"{'x'.join(map(str, shape))} tensor (Triton requires a surjective "
                         "layout)", pos)
@@ -349,18 +350,6 @@ def _pack(coord: list[int], shape) -> int:
         value |= c << shift
         shift += n.bit_length() - 1
     return value
-
-
-def _rank(vectors: list[int]) -> int:
-    pivots: dict[int, int] = {}
-    for v in vectors:
-        while v:
-            top = v.bit_length() - 1
-            if top not in pivots:
-                pivots[top] = v
-                break
-            v ^= pivots[top]
-    return len(pivots)
 
 
 _BUILDER = None

@@ -113,7 +113,7 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-def _rank(vectors) -> int:
+def gf2_rank(vectors) -> int:
     """Rank over GF(2) of integers read as bit-vectors."""
     pivots: dict[int, int] = {}
     for v in vectors:
@@ -135,7 +135,7 @@ def row_conflicts(phase: list[int], rows: int) -> int:
     spans; both give that dimension."""
     bank_rows = min(8, rows)
     segment = [1 << j for j in range(_log2(bank_rows), _log2(rows))]
-    shared = _rank(segment) + _rank(phase) - _rank(segment + phase)
+    shared = gf2_rank(segment) + gf2_rank(phase) - gf2_rank(segment + phase)
     return (1 << shared) - 1
 
 
