@@ -94,7 +94,7 @@ def test_wavefronts_command_prints_count_last():
     assert out.strip().splitlines()[-1] == "8"
     code, out = run("wavefronts", "--json", "ld.shared.v4", *[str(16 * l) for l in range(32)])
     doc = json.loads(out)
-    assert (doc["wavefronts"], doc["ideal"], doc["max_ways"], doc["exact"]) == (4, 4, 1, False)
+    assert (doc["wavefronts"], doc["ideal"], doc["max_ways"], doc["exact"]) == (4, 4, 1, True)
     assert len(doc["phases"]) == 4
 
 

@@ -31,11 +31,20 @@ def test_fidelity_follows_the_h200_measurements():
     assert parse_instruction("ldmatrix.x4").exact
 
 
+def test_the_measured_rules_are_exact_except_cp_async_cg():
+    assert parse_instruction("ld.shared.v4.b32").hardware_exact
+    assert parse_instruction("cp.async.ca.shared.global.4").hardware_exact
+    assert not parse_instruction("cp.async.cg.shared.global.16").hardware_exact
+    assert "rule L" in parse_instruction("ld.shared.v2.b32").hardware_fidelity
+    assert parse_instruction("ld.shared.v2.b32").fidelity.startswith("upper bound")
+
+
 @pytest.mark.parametrize("name,message", [
     ("ldmatrix.trans", r"expected \.x1, \.x2 or \.x4"),
     ("ld.global.b32", "expected a shared-memory access"),
     ("ld.shared.v4.b64", "expected 8, 16, 32, 64 or 128 bits"),
-    ("cp.async.cg.shared.global", "not modelled"),
+    ("cp.async.cg.shared.global", r"expected the copy size as a qualifier, \.16"),
+    ("cp.async.shared.global.16", r"expected the cache operator \.ca or \.cg"),
     ("mov.b32", "unknown instruction"),
 ])
 def test_bad_names_say_what_was_expected(name, message):

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from verify import suggest
-from verify.bank import BankCost, bank_cost
+from verify.bank import BankCost, CopyCost, bank_cost, copy_cost, hardware_wavefronts
 from verify.errors import Pos, SpecError
 from verify.expr import Var, evaluate
 from verify.instructions import parse_instruction
@@ -109,19 +109,47 @@ def _check_dtype(dtype: str | None) -> str | None:
 
 
 def wavefront_cost(instr: str, addresses: list[int]) -> BankCost:
+    """The phase model's cost of one warp instruction (per phase, its ways)."""
     try:
         return bank_cost(parse_instruction(instr), list(addresses))
     except ValueError as e:
         raise SpecError(str(e)) from None
 
 
-def wavefronts(instr: str, addresses: list[int]) -> int:
-    """Predicted wavefronts of one warp instruction whose lane i uses byte `addresses[i]`.
+def copy_wavefront_cost(instr: str, addresses: list[int], sources: list[int]) -> CopyCost:
+    """A cp.async's cost from its shared destinations and global sources (rule C, or
+    bound G for .cg: `CopyCost.exact` says which)."""
+    instruction = parse_instruction(instr)
+    if not instruction.is_copy:
+        raise SpecError(f"{instruction.name} has no global sources: sources are given only "
+                        "for cp.async")
+    try:
+        return copy_cost(instruction, list(addresses), list(sources))
+    except ValueError as e:
+        raise SpecError(str(e)) from None
+
+
+def wavefronts(instr: str, addresses: list[int], sources: list[int] | None = None) -> int:
+    """Wavefronts of one warp instruction whose lane i uses byte `addresses[i]`, by the
+    H200's measured rules: the phase model, rule L for 64/128-bit loads (exact), and
+    for cp.async (whose lane i copies from global byte `sources[i]`) rule C for .ca
+    (exact) or bound G for .cg (an upper bound).
 
     Raises SpecError unless there is one address per address lane of the
-    instruction (32 for ld/st.shared, 8 per matrix for ldmatrix/stmatrix), each
-    below 2^32 and naturally aligned; the message names the lane at fault."""
-    return wavefront_cost(instr, addresses).wavefronts
+    instruction (32 for ld/st.shared and cp.async, 8 per matrix for
+    ldmatrix/stmatrix), each below 2^32 and naturally aligned, and sources exactly
+    for cp.async; the message names the lane at fault."""
+    instruction = parse_instruction(instr)
+    if instruction.is_copy or sources is not None:
+        if sources is None:
+            raise SpecError(f"{instruction.name}: its cost depends on the global source "
+                            "addresses as much as on the destinations: expected sources "
+                            "(one per lane)")
+        return copy_wavefront_cost(instr, addresses, sources).wavefronts
+    try:
+        return hardware_wavefronts(instruction, list(addresses))
+    except ValueError as e:
+        raise SpecError(str(e)) from None
 
 
 def spec_paths(paths: list[str]) -> list[str]:

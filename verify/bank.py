@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from verify.instructions import Instruction
+from verify.errors import SpecError
+from verify.instructions import WARP, Instruction, parse_instruction
 
 BANKS = 32
 WORD_BYTES = 4
@@ -123,51 +124,85 @@ def hardware_wavefronts(instr: Instruction, addresses: list[int]) -> int:
     return total
 
 
-CP_ASYNC_PHASE_LANES = {4: 32, 8: 16, 16: 8}
+@dataclass(frozen=True)
+class CopyPhase:
+    lanes: range
+    cost: int                    # max over the phase's edges of out(a) + in(b) - both(a, b)
+    edge: tuple[int, int]        # a (source bank, destination bank) edge attaining it
 
 
 @dataclass(frozen=True)
 class CopyCost:
+    instruction: Instruction
     wavefronts: int
-    exact: bool                  # False: an upper bound (cp.async.cg)
+    phases: tuple[CopyPhase, ...]   # rule C's; empty for .cg, whose bound is warp-wide
+
+    @property
+    def exact(self) -> bool:
+        return self.instruction.hardware_exact
+
+    @property
+    def ideal(self) -> int:
+        return self.instruction.ideal_wavefronts
 
 
-def _copy_edges(size: int, dst: int, src: int) -> list[tuple[int, int]]:
-    return [((src // WORD_BYTES + k) % BANKS, (dst // WORD_BYTES + k) % BANKS)
+def copy_edges(size: int, destination: int, source: int) -> list[tuple[int, int]]:
+    """(source bank, destination bank) of each word one lane copies."""
+    return [((source // WORD_BYTES + k) % BANKS, (destination // WORD_BYTES + k) % BANKS)
             for k in range(size // WORD_BYTES)]
+
+
+def copy_phase(size: int, lanes: range, destinations: list[int],
+               sources: list[int]) -> CopyPhase:
+    """Rule C for one phase: every copied word is an edge, none shared between lanes."""
+    edges = [e for lane in lanes for e in copy_edges(size, destinations[lane], sources[lane])]
+    out, into = defaultdict(int), defaultdict(int)
+    both: dict[tuple[int, int], int] = defaultdict(int)
+    for a, b in edges:
+        out[a] += 1
+        into[b] += 1
+        both[(a, b)] += 1
+    edge = max(sorted(both), key=lambda e: out[e[0]] + into[e[1]] - both[e])
+    return CopyPhase(lanes, out[edge[0]] + into[edge[1]] - both[edge], edge)
+
+
+def copy_cost(instr: Instruction, destinations: list[int], sources: list[int]) -> CopyCost:
+    """Shared-side wavefronts of one warp's cp.async, lane i copying global byte
+    `sources[i]` to shared byte `destinations[i]`.
+
+    .ca (rule C, exact on all 2258 measurements and 1350 held out): per phase (warp,
+    half-warp or quarter-warp for 4, 8, 16 bytes), each copied word is an edge from
+    its source bank to its destination bank, none shared; a phase costs the largest
+    out(a) + in(b) - both(a, b) over its edges (a, b).
+    .cg (16 bytes only; bound G, never exceeded in 904 measurements): at most one
+    wavefront per distinct destination; the exact cost is not known."""
+    destinations = check_addresses(instr, destinations)
+    sources = _checked_sources(instr, sources)
+    if instr.cache == "cg":
+        return CopyCost(instr, len(set(destinations)), ())
+    phases = tuple(copy_phase(instr.bytes_per_address, p, destinations, sources)
+                   for p in instr.phases)
+    return CopyCost(instr, sum(p.cost for p in phases), phases)
+
+
+def _checked_sources(instr: Instruction, sources: list[int]) -> list[int]:
+    """One global address per lane, non-negative and aligned to the copy size (PTX
+    requires it); any 64-bit address is allowed, only its bank matters."""
+    if len(sources) != WARP:
+        raise ValueError(f"{instr.name} takes {WARP} source addresses (lanes 0-31): found "
+                         f"{len(sources)}")
+    for lane, a in enumerate(sources):
+        if a < 0 or a % instr.bytes_per_address:
+            raise ValueError(f"{instr.name}: lane {lane} source address {a} is not a "
+                             f"non-negative multiple of {instr.bytes_per_address}")
+    return list(sources)
 
 
 def cp_async_cost(size: int, destinations: list[int], sources: list[int],
                   cache: str = "ca") -> CopyCost:
-    """Shared-side wavefronts of one warp's cp.async of `size` bytes per lane, lane i
-    copying global byte `sources[i]` to shared byte `destinations[i]`.
-
-    .ca (rule C, exact on all 2258 measurements): per phase (warp, half-warp or
-    quarter-warp for 4, 8, 16 bytes), each copied word is an edge from its source
-    bank to its destination bank, none shared; a phase costs the largest
-    out(a) + in(b) - both(a, b) over its edges (a, b).
-    .cg (16 bytes only; bound G, never exceeded in 904 measurements): at most one
-    wavefront per distinct destination; the exact cost is not known."""
-    if size not in CP_ASYNC_PHASE_LANES or cache not in ("ca", "cg") or \
-            (cache == "cg" and size != 16):
-        raise ValueError(f"cp.async.{cache} of {size} bytes: expected .ca of 4, 8 or 16 "
-                         "bytes, or .cg of 16")
-    if len(destinations) != 32 or len(sources) != 32:
-        raise ValueError("cp.async takes 32 destination and 32 source addresses")
-    for a in list(destinations) + list(sources):
-        if a < 0 or a % size:
-            raise ValueError(f"cp.async.{cache}: address {a} is not {size}-byte aligned")
-    if cache == "cg":
-        return CopyCost(len(set(destinations)), exact=False)
-    n, total = CP_ASYNC_PHASE_LANES[size], 0
-    for p in range(0, 32, n):
-        edges = [e for lane in range(p, p + n)
-                 for e in _copy_edges(size, destinations[lane], sources[lane])]
-        out, into = defaultdict(int), defaultdict(int)
-        both: dict[tuple[int, int], int] = defaultdict(int)
-        for a, b in edges:
-            out[a] += 1
-            into[b] += 1
-            both[(a, b)] += 1
-        total += max(out[a] + into[b] - both[(a, b)] for a, b in edges)
-    return CopyCost(total, exact=True)
+    """`copy_cost` of ``cp.async.{cache}`` of `size` bytes (the measurements' spelling)."""
+    try:
+        instr = parse_instruction(f"cp.async.{cache}.{size}")
+    except SpecError as e:
+        raise ValueError(e.message) from None
+    return copy_cost(instr, destinations, sources)

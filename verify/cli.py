@@ -298,27 +298,62 @@ def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_jso
 @main.command("wavefronts")
 @click.argument("instr")
 @click.argument("addresses", nargs=-1, required=True)
+@click.option("--sources", "sources", default=None, metavar="A0,A1,...",
+              help="cp.async: each lane's global source byte address (32, comma-separated).")
 @click.option("--json", "as_json", is_flag=True)
-def wavefronts_cmd(instr, addresses, as_json):
-    """Predicted wavefronts of one warp instruction, from each lane's byte offset."""
+def wavefronts_cmd(instr, addresses, sources, as_json):
+    """Predicted wavefronts of one warp instruction, from each lane's byte offset, by
+    the H200's measured rules (the phase model; rule L for 64/128-bit loads; rule C or
+    bound G for cp.async, which needs --sources)."""
     try:
-        cost = api.wavefront_cost(instr, [_parse_int(a) for a in addresses])
+        shared = [_parse_int(a) for a in addresses]
+        source_list = None if sources is None else [_parse_int(a) for a in sources.split(",")]
+        total = api.wavefronts(instr, shared, source_list)
+        if source_list is not None:
+            _print_copy(api.copy_wavefront_cost(instr, shared, source_list), as_json)
+        else:
+            _print_bank(api.wavefront_cost(instr, shared), total, as_json)
     except SpecError as e:
         _fail(f"<args>: error: {e.message}")
+
+
+def _print_bank(cost, total: int, as_json: bool):
+    """Per phase, the phase model's ways; then the hardware's total (rule L may merge
+    phase pairs of 64/128-bit loads below the phase model's sum)."""
     instruction = cost.instruction
     if as_json:
         click.echo(json.dumps({
-            "instruction": instruction.name, "wavefronts": cost.wavefronts,
-            "ideal": cost.ideal, "max_ways": cost.max_ways, "exact": instruction.exact,
-            "model_fidelity": instruction.fidelity,
+            "instruction": instruction.name, "wavefronts": total,
+            "phase_model_wavefronts": cost.wavefronts, "ideal": cost.ideal,
+            "max_ways": cost.max_ways, "exact": instruction.hardware_exact,
+            "model_fidelity": instruction.hardware_fidelity,
             "phases": [{"lanes": [p.lanes.start, p.lanes.stop - 1], "ways": p.ways,
                         "worst_bank": p.worst_bank} for p in cost.phases]}, indent=2))
         return
     for p in cost.phases:
         click.echo(f"lanes {p.lanes.start:2}-{p.lanes.stop - 1:2}: {p.ways}-way "
                    f"(bank {p.worst_bank})")
-    click.echo(f"{instruction.name}: max_ways {cost.max_ways}, ideal {cost.ideal}; model "
-               f"{instruction.fidelity}")
+    merged = f", phase model {cost.wavefronts}" if total != cost.wavefronts else ""
+    click.echo(f"{instruction.name}: max_ways {cost.max_ways}, ideal {cost.ideal}{merged}; "
+               f"model {instruction.hardware_fidelity}")
+    click.echo(str(total))
+
+
+def _print_copy(cost, as_json: bool):
+    """Per phase, rule C's cost and the source -> destination bank edge attaining it."""
+    instruction = cost.instruction
+    if as_json:
+        click.echo(json.dumps({
+            "instruction": instruction.name, "wavefronts": cost.wavefronts,
+            "ideal": cost.ideal, "exact": cost.exact,
+            "model_fidelity": instruction.hardware_fidelity,
+            "phases": [{"lanes": [p.lanes.start, p.lanes.stop - 1], "wavefronts": p.cost,
+                        "edge": list(p.edge)} for p in cost.phases]}, indent=2))
+        return
+    for p in cost.phases:
+        click.echo(f"lanes {p.lanes.start:2}-{p.lanes.stop - 1:2}: {p.cost} (source bank "
+                   f"{p.edge[0]} -> shared bank {p.edge[1]})")
+    click.echo(f"{instruction.name}: ideal {cost.ideal}; model {instruction.hardware_fidelity}")
     click.echo(str(cost.wavefronts))
 
 

@@ -5,7 +5,12 @@ Phase model (see README, "The bank model"): accesses of at most 32 bits are serv
 for all 32 lanes at once, 64-bit ones per half-warp, 128-bit ones per
 quarter-warp, and ldmatrix/stmatrix one 8x8 matrix (8 row addresses of 16 bytes)
 per phase. Whether the model is exact or only an upper bound on the hardware
-comes from the H200 measurements in ``shared/hardware/h200.md``.
+comes from the H200 measurements in ``shared/hardware/h200.md``; where the H200
+departs from it, ``verify.bank`` has the measured rules (docs/hardware.md): rule L
+for 64/128-bit loads, rule C for ``cp.async.ca`` and bound G for ``cp.async.cg``.
+
+``cp.async`` names its copy size as a qualifier (PTX gives it as an operand):
+``cp.async.ca.shared.global.16``, ``cp.async.ca.16``, ``cp.async.cg.16``.
 
 Names are accepted in full PTX spelling, short forms and CuTe copy-atom names:
 ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``, ``ldmatrix.x4.trans``,
@@ -45,6 +50,17 @@ class Instruction:
     address_lanes: int        # lanes 0 .. address_lanes-1 supply addresses
     phase_lanes: int          # lanes served together in one phase
     trans: bool = False
+    cache: str = ""           # cp.async's cache operator: "ca" or "cg"
+
+    @property
+    def is_copy(self) -> bool:
+        """cp.async: writes shared memory from global memory; its cost needs the sources."""
+        return self.family == "cp.async"
+
+    @property
+    def merges_phases(self) -> bool:
+        """64/128-bit loads, whose phase pairs the H200 merges in regular cases (rule L)."""
+        return self.family == "ld" and self.bytes_per_address > 4
 
     @property
     def is_store(self) -> bool:
@@ -66,15 +82,37 @@ class Instruction:
 
     @property
     def exact(self) -> bool:
-        """False where the H200 was seen to use fewer wavefronts than the model."""
-        return not (self.family == "ld" and self.bytes_per_address > 4)
+        """The phase model (what the solver encodes) gives the H200's figure: false for
+        64/128-bit loads, which the H200 sometimes serves in fewer wavefronts."""
+        return not self.merges_phases and not self.is_copy
 
     @property
     def fidelity(self) -> str:
+        """The label of the phase model's figures."""
+        if self.is_copy:
+            return self.hardware_fidelity
         if self.exact:
             return "exact (matches H200 measurements)"
         return ("upper bound (the H200 merged some repeated-address 64/128-bit loads "
                 "into fewer wavefronts)")
+
+    @property
+    def hardware_exact(self) -> bool:
+        """The measured rules (`verify.bank.hardware_wavefronts`, `cp_async_cost`) give
+        the H200's figure: everything except cp.async.cg, which has only a bound."""
+        return self.cache != "cg"
+
+    @property
+    def hardware_fidelity(self) -> str:
+        """The label of the measured rules' figures."""
+        if self.cache == "cg":
+            return ("upper bound (bound G: one wavefront per distinct 16-byte destination; "
+                    "the H200's exact cost for cp.async.cg is not known)")
+        if self.is_copy:
+            return "exact (rule C: source-to-destination bank edges, matches H200 measurements)"
+        if self.merges_phases:
+            return "exact (rule L: phase pairs merge, matches H200 measurements)"
+        return self.fidelity
 
 
 def _vector_access(family: str, quals: list[str], text: str) -> Instruction:
@@ -115,14 +153,41 @@ def _matrix(family: str, count: int, trans: bool) -> Instruction:
     return Instruction(name, family, 16, 8 * count, 8, trans)
 
 
+# cp.async: copy size -> lanes per phase (the phase model's grouping, rule C's phases).
+CP_ASYNC_PHASE_LANES = {4: 32, 8: 16, 16: 8}
+# PTX qualifiers that do not change the shared-memory side: the state spaces and
+# the L2 hints (measured with none; an L2 hint acts on the global side).
+_COPY_IGNORED = {"shared", "shared::cta", "global", "L2::64B", "L2::128B", "L2::256B",
+                 "L2::cache_hint"}
+
+
+def _copy(quals: list[str], text: str) -> Instruction:
+    cache, size = "", None
+    for q in quals:
+        if q in ("ca", "cg"):
+            cache = q
+        elif q.isdigit():
+            size = int(q)
+        elif q not in _COPY_IGNORED:
+            raise SpecError(f"instruction '{text}': unknown qualifier '.{q}'")
+    if not cache:
+        raise SpecError(f"instruction '{text}': expected the cache operator .ca or .cg "
+                        "(cp.async.ca.shared.global.16)")
+    if size not in CP_ASYNC_PHASE_LANES or (cache == "cg" and size != 16):
+        raise SpecError(f"instruction '{text}': expected the copy size as a qualifier, "
+                        f"{'.16 (.cg copies 16 bytes)' if cache == 'cg' else '.4, .8 or .16'}"
+                        f", found {'.' + str(size) if size else 'none'}")
+    return Instruction(f"cp.async.{cache}.{size}", "cp.async", size, WARP,
+                       CP_ASYNC_PHASE_LANES[size], cache=cache)
+
+
 def parse_instruction(text: str) -> Instruction:
     """Instruction named `text` (PTX, short form, or CuTe copy atom)."""
     if text in _CUTE_MATRIX_ATOMS:
         return _matrix(*_CUTE_MATRIX_ATOMS[text])
     head, *quals = text.split(".")
-    if head == "cp" or text.startswith("cp.async"):
-        raise SpecError(f"instruction '{text}': cp.async's shared-memory side does not follow "
-                        "the bank model on the H200 and is not modelled")
+    if head == "cp" and quals[:1] == ["async"]:
+        return _copy(quals[1:], text)
     if head in ("ld", "st"):
         if "shared" not in quals and "shared::cta" not in quals:
             raise SpecError(f"instruction '{text}': expected a shared-memory access "
@@ -131,4 +196,5 @@ def parse_instruction(text: str) -> Instruction:
     if head in ("ldmatrix", "stmatrix"):
         return _matrix_access(head, quals, text)
     raise SpecError(f"unknown instruction '{text}': expected ld.shared*, st.shared*, "
-                    "ldmatrix*, stmatrix* or a CuTe atom such as SM75_U32x4_LDSM_N")
+                    "ldmatrix*, stmatrix*, cp.async.{ca,cg}.SIZE or a CuTe atom such as "
+                    "SM75_U32x4_LDSM_N")
