@@ -141,7 +141,7 @@ def test_bank_encoding_counts_exactly_at_every_instance(drawn, rng):
     program = Program(spec)
     access = program.access("a", None)
     if enumeration_engine.aligned(program, access, access.instruction.bytes_per_address,
-                                  Budget(60))[0] != Status.PROVED:
+                                  Budget(60)).status != Status.PROVED:
         return
     query = BankQuery(access)
     names = access.instance_vars

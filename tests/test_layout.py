@@ -43,7 +43,7 @@ def test_swizzle_is_an_involution_and_matches_reference(b, m, s):
 
 def test_worked_example_from_the_docstring():
     layout = Composed(Swizzle(3, 3, 3), 0, CuteLayout((8, 64), (64, 1)))
-    assert evaluate(layout.apply([Const(5), Const(3)]), {}) == 363
+    assert evaluate(layout.crd2idx([Const(5), Const(3)]), {}) == 363
 
 
 def test_seed_formula_equals_swizzle_on_every_coordinate():

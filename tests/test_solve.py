@@ -6,8 +6,8 @@ from verify.errors import InternalError, SpecError
 from verify.expr import Range, Var
 from verify.program import Program
 from verify.runner import run_spec
-from verify.solve import Budget, Maximum, Status, bound_status, maximize, new_solver, search, \
-    violation_status
+from verify.solve import Budget, Maximum, Search, SearchStatus, Status, bound_status, maximize, \
+    new_solver, search, violation_status
 from verify.spec.parser import parse_text
 
 
@@ -42,7 +42,7 @@ def test_a_model_that_does_not_replay_is_an_internal_error_not_a_verdict():
 def test_exhausted_budget_is_unknown_never_proved():
     ctx, query = solver_with_x(100)
     result = search(query(), Budget(0))
-    assert result.status == "unknown" and "timeout" in result.reason
+    assert result.status == SearchStatus.UNKNOWN and "timeout" in result.reason
     assert violation_status(result) == Status.UNKNOWN
 
 
@@ -82,8 +82,9 @@ def test_a_planted_wrong_violation_model_is_caught_by_the_replay(prop, monkeypat
                                  "access rd = ldmatrix.x1 A(lane, 0)\n"))
     access = program.access("rd", None)
     good = {n: r.lo for n, r in access.ranges.items()}
-    monkeypatch.setattr(props, "_find_violation",
-                        lambda *args: (Status.REFUTED, good, ""))
+    # The solver "finds" a violation whose values satisfy the property.
+    monkeypatch.setattr(props, "search", lambda solver, budget: Search(SearchStatus.SAT))
+    monkeypatch.setattr(props, "_decode", lambda ctx, model, names: good)
     with pytest.raises(InternalError, match="does not replay"):
         if prop == "in_bounds":
             props.in_bounds(program, access, Budget(10))

@@ -74,7 +74,7 @@ def verify_held(access, elem_bytes, per_warp):
 
 
 def evaluate_offset(fn, coord):
-    return evaluate(fn.apply([Const(c) for c in coord]), {})
+    return evaluate(fn.crd2idx([Const(c) for c in coord]), {})
 
 
 def by_warp(held):

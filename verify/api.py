@@ -8,9 +8,8 @@ from collections.abc import Iterable, Mapping
 from verify import suggest
 from verify.bank import BankCost, CopyCost, bank_cost, copy_cost, hardware_wavefronts
 from verify.errors import Pos, SpecError
-from verify.expr import Var, evaluate
+from verify.expr import Var, compiled
 from verify.instructions import parse_instruction
-from verify.layout import coordinate_vars, index_to_coords
 from verify.report import Report
 from verify.runner import run_spec
 from verify.spec.ast import LayoutDef
@@ -85,10 +84,8 @@ def offsets(layout: str | LayoutDef, dtype: str | None = None,
     size = ldef.function.size()
     if size > MAX_MAP_SIZE:
         raise SpecError(f"layout has {size} coordinates: expected at most {MAX_MAP_SIZE} to list")
-    names = [n for n, _ in coordinate_vars(ldef.function)]
-    value = ldef.value([Var(n) for n in names])
-    values = [evaluate(value, dict(zip(names, index_to_coords(ldef.function, i))))
-              for i in range(size)]
+    at = compiled(ldef.value(ldef.function.idx2crd(Var("index"))))
+    values = [at({"index": i}) for i in range(size)]
     if ldef.pointer_swizzle is None:
         return values
     eb = ldef.pointer_bits // 8

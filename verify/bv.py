@@ -6,8 +6,18 @@ so it has no widths to size and nothing that can wrap.)
 
 Everything here is unsigned: ``/`` is UDiv, ``%`` is URem, ``>>`` is LShR,
 comparisons are ULT/ULE. Widths come from `verify.expr.max_intermediate`, plus a
-margin, so no term can wrap around; `Context.require_fits` enforces that.
-Nothing outside this module applies Python operators to Z3 terms.
+margin, so no term can wrap around; `Context.num` and `Context.bits` refuse a
+constant that does not fit.
+
+Nothing outside this module applies Python operators to Z3 terms: z3 overloads
+``+``, ``==``, ``<`` on them, and a signed ``<`` or a ``>>`` that is arithmetic
+would silently change a query's meaning, so every operation the encodings need is
+a function here (`eq`, `ne`, `add`, `ult`, ...). Only this module and
+`verify.synth.gf2` build Z3 terms; `tests/test_z3_confined.py` checks the rest of
+`verify` names no z3 constructor.
+
+The bank geometry (bank count, word size) is `verify.bank`'s: the encoding takes
+its bit widths from there.
 """
 from __future__ import annotations
 
@@ -15,11 +25,17 @@ from typing import Iterable, Mapping
 
 import z3
 
+from verify.bank import BANKS, WORD_BYTES
 from verify.errors import InternalError, SpecError
 from verify.expr import Const, Expr, Range, Var, max_intermediate
 
 # Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
 MAX_WIDTH = 192
+
+# A bank is the low BANK_BITS of a word index; a word is a byte address >> WORD_BITS.
+BANK_BITS = BANKS.bit_length() - 1
+WORD_BITS = WORD_BYTES.bit_length() - 1
+assert BANKS == 1 << BANK_BITS and WORD_BYTES == 1 << WORD_BITS, "the encoding needs powers of two"
 
 
 class Context:
@@ -167,13 +183,39 @@ def low_bits(term: z3.BitVecRef, bits: int) -> z3.BitVecRef:
 
 
 def word_of(addr: z3.BitVecRef, extra_words: int, ctx: Context) -> z3.BitVecRef:
-    """Index of the 4-byte word holding byte `addr`, plus `extra_words`."""
-    return z3.LShR(addr, 2) + ctx.num(extra_words)
+    """Index of the word holding byte `addr`, plus `extra_words`."""
+    return z3.LShR(addr, WORD_BITS) + ctx.num(extra_words)
+
+
+def bank_of_word(addr: z3.BitVecRef, extra_words: int, ctx: Context) -> z3.BitVecRef:
+    """Bank of the word `extra_words` after the one holding byte `addr`, BANK_BITS wide."""
+    return low_bits(word_of(addr, extra_words, ctx), BANK_BITS)
 
 
 def shifted_down(term: z3.BitVecRef, bits: int) -> z3.BitVecRef:
     """term / 2**bits (unsigned)."""
     return z3.LShR(term, bits)
+
+
+def eq(a, b) -> z3.BoolRef:
+    return a == b
+
+
+def ne(a, b) -> z3.BoolRef:
+    return a != b
+
+
+def add(a, b) -> z3.BitVecRef:
+    """a + b; the caller's width has room for the sum (see `width_for`)."""
+    return a + b
+
+
+def not_(a: z3.BoolRef) -> z3.BoolRef:
+    return z3.Not(a)
+
+
+def implies(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
+    return z3.Implies(a, b)
 
 
 def ult(a, b):

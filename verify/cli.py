@@ -18,16 +18,18 @@ from verify import api
 from verify.errors import InternalError, SpecError, each_error
 from verify.expr import Var
 from verify.formula import formula
-from verify.layout import Swizzle, coordinate_vars, domain_shape
+from verify.layout import coordinate_vars, domain_shape
 from verify.formats import FORMATS, render
 from verify.report import ErrorRecord, json_report, text_report
 from verify.program import DTYPE_BYTES, Program
 from verify.solve import Status
-from verify.spec.ast import LayoutDef
 from verify.spec.names import canonical_dtype
 from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+# The worst verdict of a run decides its exit status (`Status` orders them).
+EXIT_FOR_STATUS = {Status.PROVED: EXIT_OK, Status.UNKNOWN: EXIT_UNKNOWN,
+                   Status.REFUTED: EXIT_REFUTED}
 
 
 class _DefaultToCheck(click.Group):
@@ -51,10 +53,7 @@ def _exit_code(results, errors, check_expect: bool) -> int:
         return EXIT_ERROR
     if check_expect:
         return EXIT_OK if all(r.passed for r in results) else EXIT_REFUTED
-    statuses = {r.status for r in results}
-    if Status.REFUTED in statuses:
-        return EXIT_REFUTED
-    return EXIT_UNKNOWN if Status.UNKNOWN in statuses else EXIT_OK
+    return EXIT_FOR_STATUS[Status.worst(r.status for r in results)]
 
 
 @main.command("check")
@@ -221,10 +220,7 @@ def _sweep_exit_code(outcomes, check_expect: bool) -> int:
         return EXIT_ERROR
     if check_expect:
         return EXIT_REFUTED if any(o.fails(True) for o in outcomes) else EXIT_OK
-    verdicts = {o.verdict for o in outcomes}
-    if Status.REFUTED.value in verdicts:
-        return EXIT_REFUTED
-    return EXIT_UNKNOWN if Status.UNKNOWN.value in verdicts else EXIT_OK
+    return EXIT_FOR_STATUS[Status.worst(Status(o.verdict) for o in outcomes)]
 
 
 @main.command("synth")
@@ -394,7 +390,7 @@ def map_cmd(layout, dtype, shape, as_json, draw, output):
     why = "" if ldef.pointer_swizzle is None else " (the swizzle acts on byte addresses)"
     click.echo(f"{layout}\nshape {doc['shape']}, {len(offs)} offsets")
     click.echo(f"formula, in {formula_unit}{why}: {doc['formula']}")
-    swizzle = _outer_swizzle(ldef)
+    swizzle = ldef.pointer_swizzle or ldef.function.outer_swizzle()
     if swizzle is not None:
         on = "element offsets" if ldef.pointer_swizzle is None else "byte addresses"
         click.echo(f"{swizzle} on {on}:\n{swizzle.diagram()}")
@@ -461,14 +457,6 @@ def draw_cmd(spec, access_name, instance, by, output, timeout):
     for panel in picture.panels:
         click.echo(f"  {panel.title}")
     click.echo(f"wrote {output}")
-
-
-def _outer_swizzle(ldef: LayoutDef) -> Swizzle | None:
-    """The swizzle `verify map` draws: the pointer swizzle, or an outermost one."""
-    if ldef.pointer_swizzle is not None:
-        return ldef.pointer_swizzle
-    outer = getattr(ldef.function, "outer", None)
-    return outer if isinstance(outer, Swizzle) else None
 
 
 @main.command("fragments")

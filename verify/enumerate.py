@@ -31,6 +31,7 @@ import operator
 import time
 from dataclasses import dataclass
 from math import prod
+from typing import Callable
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from verify.errors import InternalError, SpecError
 from verify.expr import BinOp, Const, Expr, Range, Var, bounds, max_intermediate
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.results import BankFigures, Counterexample, Verdict
 from verify.solve import Budget, Maximum, Status
 from verify.spec.ast import LayoutDef
 
@@ -177,22 +179,21 @@ class _Clock:
         return f"timeout after {self.budget.seconds:g} s"
 
 
-def _find(domain: Domain, exprs: list[Expr], violated, budget: Budget):
-    """The first point of `domain` where violated(*values of exprs) holds.
-
-    Returns (status, values or None, reason), as the solver's search does.
-    """
+def _find(domain: Domain, exprs: list[Expr], violated, budget: Budget,
+          replay: Callable[[dict[str, int]], Counterexample]) -> Verdict:
+    """The first point of `domain` where violated(*values of exprs) holds, replayed
+    into the counterexample; none proves the property."""
     ranges = dict(zip(domain.names, domain.ranges))
     evaluate = Vectorised(exprs, ranges)
     with _Clock(budget) as clock:
         for start, env in domain.chunks():
             if clock.out_of_time():
-                return Status.UNKNOWN, None, clock.reason()
+                return Verdict(Status.UNKNOWN, reason=clock.reason())
             shape = domain.shape_of(env)
             hit = _first(violated(*(evaluate(e, env, shape) for e in exprs)))
             if hit is not None:
-                return Status.REFUTED, domain.values_at(start + hit), ""
-    return Status.PROVED, None, ""
+                return Verdict(Status.REFUTED, replay(domain.values_at(start + hit)))
+    return Verdict(Status.PROVED)
 
 
 def _misaligned(n: int):
@@ -213,39 +214,33 @@ def _in_order(values: dict[str, int], names: list[str]) -> dict[str, int]:
     return {n: values[n] for n in names}
 
 
-def aligned(program: Program, access: Access, n: int, budget: Budget):
+def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict:
     """Every lane's address is a multiple of n, for every instance and aligned base."""
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
     domain, order = _access_domain(access, program.base_range(access.layout, n))
-    status, values, reason = _find(domain, [access.address], _misaligned(n), budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.misaligned(program, access, n, _in_order(values, order)), ""
+    return _find(domain, [access.address], _misaligned(n), budget,
+                 lambda values: witness.misaligned(program, access, n, _in_order(values, order)))
 
 
-def base_aligned(program: Program, ldef: LayoutDef, budget: Budget):
+def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
     n = ldef.required_align
     domain = Domain.of({STAGE: Range(0, program.spec.buffer.stages),
                         BASE: program.base_range(ldef, n)})
-    status, values, reason = _find(domain, [program.stage_start()], _misaligned(n), budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.stage_misaligned(program, ldef, values), ""
+    return _find(domain, [program.stage_start()], _misaligned(n), budget,
+                 lambda values: witness.stage_misaligned(program, ldef, values))
 
 
-def in_bounds(program: Program, access: Access, budget: Budget):
+def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
     """Every coordinate an access names lies inside its layout's domain."""
     coords, limits = list(access.definition.coords), access.coordinate_ranges
     domain, order = _access_domain(access, access.ranges[BASE])
 
     def outside(*values):
         return np.logical_or.reduce([(c < r.lo) | (c >= r.hi) for c, r in zip(values, limits)])
-    status, values, reason = _find(domain, coords, outside, budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.out_of_bounds(program, access, _in_order(values, order)), ""
+    return _find(domain, coords, outside, budget,
+                 lambda values: witness.out_of_bounds(program, access, _in_order(values, order)))
 
 
 # -- bank conflicts ----------------------------------------------------------
@@ -286,7 +281,7 @@ class _Best:
             self.value, self.flat = int(values[i]), start + i
 
 
-def bank_figures(access: Access, budget: Budget) -> tuple[Maximum, Maximum]:
+def bank_figures(access: Access, budget: Budget) -> BankFigures:
     """Max-ways and wavefronts of an access, exact over every instance.
 
     Requires: the access is naturally aligned (checked before any bank figure).
@@ -306,8 +301,8 @@ def bank_figures(access: Access, budget: Budget) -> tuple[Maximum, Maximum]:
             costs = phase_costs(access, addresses)
             ways.offer(costs.max(axis=1), start // lanes)
             waves.offer(costs.sum(axis=1), start // lanes)
-    return (_replayed(access, instance, ways, "max_ways", reason),
-            _replayed(access, instance, waves, "wavefronts", reason))
+    return BankFigures(_replayed(access, instance, ways, "max_ways", reason),
+                       _replayed(access, instance, waves, "wavefronts", reason))
 
 
 def _replayed(access: Access, instance: Domain, best: _Best, metric: str,
@@ -328,7 +323,7 @@ def _layout_address(program: Program, ldef: LayoutDef):
     return coords, address
 
 
-def bijective(program: Program, ldef: LayoutDef, budget: Budget):
+def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     """No two (coordinate, stage) pairs overlap in memory, for every aligned base:
     per base, every address sorted, neighbours at least an element apart."""
     coords, address = _layout_address(program, ldef)
@@ -341,15 +336,16 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
     eb = program.elem_bytes(ldef.pos, ldef)
     own = Domain.of({**dict(coords), STAGE: ranges[STAGE]})
     if own.points > MAX_SORTED:
-        return Status.UNKNOWN, None, (f"{own.points} addresses per base are too many to sort "
-                                      "in memory: this check needs the solver engine")
+        return Verdict(Status.UNKNOWN, reason=f"{own.points} addresses per base are too many "
+                                              "to sort in memory: this check needs the solver "
+                                              "engine")
     evaluate = Vectorised([address], ranges)
     with _Clock(budget) as clock:
         for base in range(ranges[BASE].lo, ranges[BASE].hi):
             addresses = []
             for _, env in own.chunks():
                 if clock.out_of_time():
-                    return Status.UNKNOWN, None, clock.reason()
+                    return Verdict(Status.UNKNOWN, reason=clock.reason())
                 env[BASE] = np.int64(base)
                 addresses.append(evaluate(address, env, own.shape_of(env)).ravel())
             flat = np.concatenate(addresses).astype(np.int64)
@@ -357,9 +353,9 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget):
             close = _first(np.diff(flat[order]) < eb)
             if close is not None:
                 va, vb = own.values_at(int(order[close])), own.values_at(int(order[close + 1]))
-                return Status.REFUTED, witness.overlap(program, ldef, address, coords, va, vb,
-                                                       base, eb), ""
-    return Status.PROVED, None, ""
+                return Verdict(Status.REFUTED, witness.overlap(program, ldef, address, coords,
+                                                               va, vb, base, eb))
+    return Verdict(Status.PROVED)
 
 
 def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
@@ -383,9 +379,7 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     return facts
 
 
-def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget):
+def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict:
     """lhs == rhs for every value of the loop variables."""
-    status, values, reason = _find(Domain.of(dict(loops)), [lhs, rhs], operator.ne, budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.unequal(lhs, rhs, values), ""
+    return _find(Domain.of(dict(loops)), [lhs, rhs], operator.ne, budget,
+                 lambda values: witness.unequal(lhs, rhs, values))

@@ -15,6 +15,13 @@ semantics where CuTe defines them:
 
 `Composed` is CuTe's ``A o offset o B``: ``A(offset + B(c))``.
 
+Every kind answers the same questions (`LayoutBase`): ``size()`` (coordinates in
+its domain), ``cosize()`` (1 + its largest offset, where a closed form exists),
+``crd2idx(coords)`` (the offset, as an `Expr`) and ``idx2crd(index)`` (the
+coordinates of a CuTe 1-D index, as `Expr`s; ``index_to_coords`` is the same map
+on integers). A swizzle's domain is the span of the bits it reads and writes,
+beyond which it repeats.
+
 Worked example
 --------------
 ``Sw<3,3,3> o (_8,_64):(_64,_1)`` at coordinate (r, c) = (5, 3)::
@@ -22,17 +29,19 @@ Worked example
     B(5, 3) = 5*64 + 3*1 = 323 = 0b101_000_011
     Sw<3,3,3>(323) = 323 ^ ((323 & 0b111_000_000) >> 3) = 0b101_101_011 = 363
 
-Every layout lowers to one `Expr` (``apply``), so the concrete evaluator and the
+Every layout lowers to one `Expr` (``crd2idx``), so the concrete evaluator and the
 bit-vector encoder see the same function.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from math import prod
 from typing import Union
 
 from verify.errors import SpecError
-from verify.expr import BinOp, Const, Expr, Range, Var, add, evaluate, mul
+from verify.expr import BinOp, Const, Expr, Range, Var, add, compiled, mul, render, \
+    substitute
 
 IntTuple = Union[int, tuple["IntTuple", ...]]
 
@@ -76,8 +85,56 @@ def _div(e: Expr, n: int) -> Expr:
     return e if n == 1 else BinOp("/", e, Const(n))
 
 
+_INDEX = "index"
+
+
+class LayoutBase:
+    """What every layout answers; each kind gives `mode_sizes`, `crd2idx` and `cosize`.
+
+    A coordinate is one integer per top-level mode, each mode spanning `domain()`
+    (from 0, or from a formula's own lower bounds)."""
+
+    @property
+    def mode_sizes(self) -> list[int]:
+        raise NotImplementedError
+
+    def crd2idx(self, coords: list[Expr]) -> Expr:
+        raise NotImplementedError
+
+    def cosize(self) -> int | None:
+        """1 + the largest offset, where a closed form gives it; None where only a
+        search over the domain does (the engines' `footprint`)."""
+        return None
+
+    # The name `verify.explain` calls the layout function by.
+    def apply(self, coords: list[Expr]) -> Expr:
+        return self.crd2idx(coords)
+
+    def domain(self) -> list[Range]:
+        return [Range(0, n) for n in self.mode_sizes]
+
+    def outer_swizzle(self) -> "Swizzle | None":
+        """The swizzle applied last to the offsets (`verify map` draws it), if any."""
+        return None
+
+    def size(self) -> int:
+        return prod(self.mode_sizes)
+
+    def idx2crd(self, index: Expr) -> list[Expr]:
+        """Top-level coordinates of the CuTe 1-D index `index` (module `idx2crd`)."""
+        return idx2crd(index, self.domain())
+
+    def index_to_coords(self, index: int) -> tuple[int, ...]:
+        """`idx2crd` on an integer in [0, size)."""
+        return tuple(f({_INDEX: index}) for f in self._idx2crd_compiled)
+
+    @cached_property
+    def _idx2crd_compiled(self):
+        return [compiled(c) for c in self.idx2crd(Var(_INDEX))]
+
+
 @dataclass(frozen=True)
-class CuteLayout:
+class CuteLayout(LayoutBase):
     shape: IntTuple
     stride: IntTuple
 
@@ -86,10 +143,11 @@ class CuteLayout:
         shape = self.shape if isinstance(self.shape, tuple) else (self.shape,)
         return [size(s) for s in shape]
 
-    def size(self) -> int:
-        return size(self.shape)
+    def cosize(self) -> int:
+        """CuTe's cosize, L(size - 1) + 1: every stride is non-negative."""
+        return 1 + sum((s - 1) * d for s, d in zip(flatten(self.shape), flatten(self.stride)))
 
-    def apply(self, coords: list[Expr]) -> Expr:
+    def crd2idx(self, coords: list[Expr]) -> Expr:
         if len(coords) == 1:
             return crd2idx(coords[0], self.shape, self.stride)
         shape, stride = self.shape, self.stride
@@ -112,8 +170,11 @@ def fmt_tuple(t: IntTuple) -> str:
 
 
 @dataclass(frozen=True)
-class Swizzle:
-    """CuTe ``Swizzle<B, M, S>``: B mask bits, M kept low bits, shift S."""
+class Swizzle(LayoutBase):
+    """CuTe ``Swizzle<B, M, S>``: B mask bits, M kept low bits, shift S.
+
+    As a layout it takes one integer over the span of the bits it reads and
+    writes, a bijection onto that span (it repeats beyond)."""
 
     bits: int
     base: int
@@ -146,7 +207,17 @@ class Swizzle:
                  else BinOp("<<", picked, Const(-self.shift)))
         return BinOp("^", x, moved)
 
-    def apply(self, coords: list[Expr]) -> Expr:
+    @property
+    def mode_sizes(self) -> list[int]:
+        return [1 << (self.source_mask | self.target_mask).bit_length()]
+
+    def cosize(self) -> int:
+        return self.size()
+
+    def outer_swizzle(self) -> "Swizzle":
+        return self
+
+    def crd2idx(self, coords: list[Expr]) -> Expr:
         if len(coords) != 1:
             raise SpecError(f"{self} takes one integer, found {len(coords)} coordinates")
         return self.apply_expr(coords[0])
@@ -166,7 +237,7 @@ class Swizzle:
 
 
 @dataclass(frozen=True)
-class Formula:
+class Formula(LayoutBase):
     """A user's expression over named coordinates, e.g. ``64*r + (c ^ ((r & 7) << 3))``."""
 
     params: tuple[tuple[str, Range], ...]
@@ -176,20 +247,18 @@ class Formula:
     def mode_sizes(self) -> list[int]:
         return [r.size for _, r in self.params]
 
-    def size(self) -> int:
-        return prod(self.mode_sizes)
+    def domain(self) -> list[Range]:
+        return [r for _, r in self.params]
 
-    def apply(self, coords: list[Expr]) -> Expr:
-        from verify.expr import substitute
+    def crd2idx(self, coords: list[Expr]) -> Expr:
         if len(coords) == 1 and len(self.params) > 1:      # a CuTe 1-D index
-            coords = idx2crd(coords[0], [r for _, r in self.params])
+            coords = self.idx2crd(coords[0])
         if len(coords) != len(self.params):
             raise SpecError(f"formula layout takes {len(self.params)} coordinates, "
                             f"found {len(coords)}")
         return substitute(self.body, {n: c for (n, _), c in zip(self.params, coords)})
 
     def __str__(self) -> str:
-        from verify.expr import render
         ps = ", ".join(f"{n} in {r}" for n, r in self.params)
         return f"({ps}) -> {render(self.body)}"
 
@@ -200,8 +269,8 @@ def idx2crd(index: Expr, ranges: list[Range]) -> list[Expr]:
     CuTe's order: colexicographic, the first mode fastest. A mode whose range
     starts at ``lo`` gets ``lo + (index mod size)``: index 0 is the first
     coordinate of the domain, whatever its lower bound. The last mode takes
-    the remainder, as in `crd2idx`. `index_to_coords` is the same map on
-    Python integers.
+    the remainder, as in `crd2idx`. `LayoutBase.index_to_coords` is this map,
+    compiled, on Python integers.
     """
     coords, rest = [], index
     for i, r in enumerate(ranges):
@@ -212,7 +281,7 @@ def idx2crd(index: Expr, ranges: list[Range]) -> list[Expr]:
 
 
 @dataclass(frozen=True)
-class Composed:
+class Composed(LayoutBase):
     """CuTe's ComposedLayout ``outer o offset o inner``: outer(offset + inner(c))."""
 
     outer: "Layout"
@@ -223,11 +292,14 @@ class Composed:
     def mode_sizes(self) -> list[int]:
         return self.inner.mode_sizes
 
-    def size(self) -> int:
-        return self.inner.size()
+    def domain(self) -> list[Range]:
+        return self.inner.domain()
 
-    def apply(self, coords: list[Expr]) -> Expr:
-        return self.outer.apply([add(Const(self.offset), self.inner.apply(coords))])
+    def crd2idx(self, coords: list[Expr]) -> Expr:
+        return self.outer.crd2idx([add(Const(self.offset), self.inner.crd2idx(coords))])
+
+    def outer_swizzle(self) -> "Swizzle | None":
+        return self.outer if isinstance(self.outer, Swizzle) else None
 
     def __str__(self) -> str:
         mid = f" o {self.offset}" if self.offset else ""
@@ -243,7 +315,7 @@ def coordinate_vars(layout: Layout, prefix: str = "m") -> list[tuple[str, Range]
         return list(layout.params)
     if isinstance(layout, Composed):
         return coordinate_vars(layout.inner, prefix)
-    return [(f"{prefix}{i}", Range(0, n)) for i, n in enumerate(layout.mode_sizes)]
+    return [(f"{prefix}{i}", r) for i, r in enumerate(layout.domain())]
 
 
 def domain_shape(layout: Layout) -> IntTuple:
@@ -255,23 +327,7 @@ def domain_shape(layout: Layout) -> IntTuple:
     return tuple(layout.mode_sizes)
 
 
-def index_coords(layout: Layout, index: Expr) -> list[Expr]:
-    """Top-level coordinates of CuTe 1-D index `index` of `layout` (`idx2crd`)."""
-    return idx2crd(index, [r for _, r in coordinate_vars(layout)])
-
-
-def index_to_coords(layout: Layout, index: int) -> list[int]:
-    """Top-level coordinates of CuTe 1-D index `index`: `idx2crd` on integers."""
-    coords = []
-    for _, r in coordinate_vars(layout):
-        coords.append(r.lo + index % r.size)
-        index //= r.size
-    return coords
-
-
 def offsets(layout: Layout) -> list[int]:
     """[L(0), L(1), ..., L(size-1)] in CuTe's 1-D (colexicographic) index order."""
-    names = [n for n, _ in coordinate_vars(layout)]
-    expr = layout.apply([Var(n) for n in names])
-    return [evaluate(expr, dict(zip(names, index_to_coords(layout, i))))
-            for i in range(layout.size())]
+    at = compiled(layout.crd2idx(layout.idx2crd(Var(_INDEX))))
+    return [at({_INDEX: i}) for i in range(layout.size())]

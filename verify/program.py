@@ -177,7 +177,7 @@ class Program:
         """Byte address of `coords` in `ldef` for symbolic base and stage."""
         start = self.stage_start()
         eb = self.elem_bytes(where, ldef)
-        absolute = add(start, mul(Const(eb), ldef.function.apply(coords)))
+        absolute = add(start, mul(Const(eb), ldef.function.crd2idx(coords)))
         if ldef.pointer_swizzle is None:
             return absolute
         return ldef.pointer_swizzle.apply_expr(absolute)

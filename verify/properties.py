@@ -26,16 +26,19 @@ theirs: 1.5 s against 3.1 s on a 32-lane 8-bit store.)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import z3
 
 from verify import bv, witness
-from verify.bank import bank_cost
+from verify.bank import WORD_BYTES, bank_cost
 from verify.errors import SpecError
 from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
-from verify.solve import Budget, Maximum, Status, maximize, new_solver, search, violation_status
+from verify.results import BankFigures, Counterexample, Verdict
+from verify.solve import (Budget, Maximum, SearchStatus, Status, maximize, new_solver, search,
+                          violation_status)
 from verify.spec.ast import LayoutDef
 
 COUNT_BITS = 16
@@ -55,59 +58,54 @@ def _decode(ctx: bv.Context, model: z3.ModelRef, names) -> dict[str, int]:
     return {n: ctx.value(model, n) for n in names}
 
 
-def _find_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Budget):
-    """Values of `names` (each in its range) that satisfy `violation`, if any.
-
-    Returns (status, values or None, reason): UNSAT proves the property.
+def _search_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Budget,
+                      replay: Callable[[dict[str, int]], Counterexample]) -> Verdict:
+    """Values of `names` (each in its range) that satisfy `violation`, if any:
+    UNSAT proves the property; a model's values are replayed into the counterexample.
     """
     solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, names))
     solver.add(violation)
     result = search(solver, budget)
     status = violation_status(result)
-    values = _decode(ctx, result.model, names) if status == Status.REFUTED else None
-    return status, values, result.reason
+    if status != Status.REFUTED:
+        return Verdict(status, reason=result.reason)
+    return Verdict(status, replay(_decode(ctx, result.model, names)))
 
 
 # -- alignment and bounds of one access ---------------------------------------
 
-def aligned(program: Program, access: Access, n: int, budget: Budget):
+def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict:
     """Every lane's address is a multiple of n, for every instance and aligned base."""
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
     ranges = {**access.ranges, BASE: program.base_range(access.layout, n)}
     ctx = _context([access.address], ranges)
-    misaligned = z3.Not(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1))
-    status, values, reason = _find_violation(ctx, ranges, misaligned, budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.misaligned(program, access, n, values), ""
+    misaligned = bv.not_(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1))
+    return _search_violation(ctx, ranges, misaligned, budget,
+                             lambda values: witness.misaligned(program, access, n, values))
 
 
-def base_aligned(program: Program, ldef: LayoutDef, budget: Budget):
+def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
     n = ldef.required_align
     start = program.stage_start()
     ranges = {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
     ctx = _context([start], ranges)
-    misaligned = z3.Not(bv.low_bits_zero(ctx.lower(start), n.bit_length() - 1))
-    status, values, reason = _find_violation(ctx, ranges, misaligned, budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.stage_misaligned(program, ldef, values), ""
+    misaligned = bv.not_(bv.low_bits_zero(ctx.lower(start), n.bit_length() - 1))
+    return _search_violation(ctx, ranges, misaligned, budget,
+                             lambda values: witness.stage_misaligned(program, ldef, values))
 
 
-def in_bounds(program: Program, access: Access, budget: Budget):
+def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
     """Every coordinate an access names lies inside its layout's domain."""
     coords, limits = access.definition.coords, access.coordinate_ranges
     ctx = _context(list(coords), access.ranges, max(r.hi for r in limits))
     outside = ctx.any([ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)),
                                 bv.uge(ctx.lower(c), ctx.num(r.hi))])
                        for c, r in zip(coords, limits)])
-    status, values, reason = _find_violation(ctx, access.ranges, outside, budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.out_of_bounds(program, access, values), ""
+    return _search_violation(ctx, access.ranges, outside, budget,
+                             lambda values: witness.out_of_bounds(program, access, values))
 
 
 # -- bank conflicts ----------------------------------------------------------
@@ -127,7 +125,7 @@ class BankQuery:
         instr = access.instruction
         self.instance = access.instance_vars
         self.ctx = _context([access.address], dict(access.ranges),
-                            extra=4 * instr.words_per_address)
+                            extra=WORD_BYTES * instr.words_per_address)
         self.counted = [self._phase_items(p, lanes) for p, lanes in enumerate(instr.phases)]
         self.counts = [self.ctx.count_true(items, COUNT_BITS) for items in self.counted]
         self._phase_max: list | None = None
@@ -144,19 +142,19 @@ class BankQuery:
         Requires: naturally aligned addresses (bank checks run only after that
         is proved). Then two lanes' word groups are identical or disjoint, so a
         word is new exactly when its lane's group is: firstness is decided per
-        lane, on the group index addr / max(4, bytes), with lanes^2/2 terms
+        lane, on the group index addr / max(word, bytes), with lanes^2/2 terms
         instead of (lanes*words)^2/2.
         """
         ctx, instr = self.ctx, self.access.instruction
-        unit_bits = max(4, instr.bytes_per_address).bit_length() - 1
-        bank = ctx.fresh(f"bank_of_phase_{phase}", 5)
+        unit_bits = max(WORD_BYTES, instr.bytes_per_address).bit_length() - 1
+        bank = ctx.fresh(f"bank_of_phase_{phase}", bv.BANK_BITS)
         groups, counted = [], []
         for lane in lanes:
             addr = ctx.lower(self.access.address, fixed={LANE: lane})
             group = bv.shifted_down(addr, unit_bits)
-            first = ctx.all([group != earlier for earlier in groups])
+            first = ctx.all([bv.ne(group, earlier) for earlier in groups])
             groups.append(group)
-            counted += [ctx.all([first, bv.low_bits(bv.word_of(addr, j, ctx), 5) == bank])
+            counted += [ctx.all([first, bv.eq(bv.bank_of_word(addr, j, ctx), bank)])
                         for j in range(instr.words_per_address)]
         return counted
 
@@ -179,7 +177,7 @@ class BankQuery:
             return False
         solver = self._solver()
         solver.add(self.ctx.any([self._at_least(c, 2) for c in self.counts]))
-        return search(solver, budget).status == "unsat"
+        return search(solver, budget).status == SearchStatus.UNSAT
 
     def phase_maxima(self, budget: Budget) -> list:
         """Each phase's maximum, searched once (a timed-out search would get no
@@ -221,7 +219,7 @@ class BankQuery:
         for p, (items, cap) in enumerate(zip(self.counted, caps)):
             for k in range(1, cap + 1):
                 step = self.ctx.fresh_bool(f"phase_{p}_reaches_{k}")
-                links.append(z3.Implies(step, self.ctx.at_least(items, k)))
+                links.append(bv.implies(step, self.ctx.at_least(items, k)))
                 steps.append(step)
 
         def query() -> z3.Solver:
@@ -231,10 +229,10 @@ class BankQuery:
         return query, lambda n: self.ctx.at_least(steps, n)
 
 
-def bank_figures(access: Access, budget: Budget) -> tuple[Maximum, Maximum]:
+def bank_figures(access: Access, budget: Budget) -> BankFigures:
     """Max-ways and wavefronts of an access, searched under one shared budget."""
     query = BankQuery(access)
-    return query.max_ways(budget), query.wavefronts(budget)
+    return BankFigures(query.max_ways(budget), query.wavefronts(budget))
 
 
 # -- layouts -----------------------------------------------------------------
@@ -275,25 +273,25 @@ def overlap_query(program: Program, ldef: LayoutDef) -> OverlapQuery:
     ctx = _context([a, b], both, extra=2 * eb)
     solver = new_solver(ctx)
     solver.add(_in_ranges(ctx, both))
-    solver.add(ctx.any([ctx.var(n + "'a") != ctx.var(n + "'b") for n in own]))
+    solver.add(ctx.any([bv.ne(ctx.var(n + "'a"), ctx.var(n + "'b")) for n in own]))
     ta, tb = ctx.lower(a), ctx.lower(b)
-    solver.add(bv.ule(ta, tb), bv.ult(tb, ta + ctx.num(eb)))
+    solver.add(bv.ule(ta, tb), bv.ult(tb, bv.add(ta, ctx.num(eb))))
     return OverlapQuery(ctx, solver, addr, coords, own, eb)
 
 
-def bijective(program: Program, ldef: LayoutDef, budget: Budget):
+def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
     query = overlap_query(program, ldef)
     result = search(query.solver, budget)
     status = violation_status(result)
     if status != Status.REFUTED:
-        return status, None, result.reason
+        return Verdict(status, reason=result.reason)
     ctx, own = query.ctx, query.own
     va = {n: ctx.value(result.model, n + "'a") for n in own}
     vb = {n: ctx.value(result.model, n + "'b") for n in own}
     base = ctx.value(result.model, BASE)
-    return status, witness.overlap(program, ldef, query.address, query.coords, va, vb, base,
-                                   query.elem_bytes), ""
+    return Verdict(status, witness.overlap(program, ldef, query.address, query.coords, va, vb,
+                                           base, query.elem_bytes))
 
 
 def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
@@ -325,12 +323,9 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     return facts
 
 
-def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget):
+def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict:
     """lhs == rhs for every value of the loop variables."""
     ranges = dict(loops)
     ctx = _context([lhs, rhs], ranges)
-    status, values, reason = _find_violation(ctx, ranges, ctx.lower(lhs) != ctx.lower(rhs),
-                                             budget)
-    if values is None:
-        return status, None, reason
-    return status, witness.unequal(lhs, rhs, values), ""
+    return _search_violation(ctx, ranges, bv.ne(ctx.lower(lhs), ctx.lower(rhs)), budget,
+                             lambda values: witness.unequal(lhs, rhs, values))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from verify.solve import Status
+from verify.solve import Maximum, Status
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,34 @@ class Counterexample:
     # ("why" | "fix", sentence): what the layout does to the colliding lanes (verify.explain)
     explanation: tuple[tuple[str, str], ...] = ()
     suggestion: str = ""          # a layout that fixes it, re-checked (verify.suggest)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one engine answers about one property: every engine and every check
+    returns one, never a loose tuple.
+
+    `counterexample` is set exactly when the status is REFUTED by a replayed
+    violation; `reason` says why a verdict is UNKNOWN (or why bank figures are
+    undefined); `figures` are the measured facts a report shows beside the
+    verdict (cosize and onto for bijective, exactness of bank maxima)."""
+
+    status: Status
+    counterexample: Counterexample | None = None
+    reason: str = ""
+    figures: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BankFigures:
+    """Max-ways and wavefronts of one access, each an exact or bounded maximum."""
+
+    ways: Maximum
+    wavefronts: Maximum
+
+    def of(self, metric: str) -> Maximum:
+        """The maximum a bank check bounds: "ways" or "wavefronts"."""
+        return self.ways if metric == "ways" else self.wavefronts
 
 
 @dataclass

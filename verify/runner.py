@@ -17,9 +17,8 @@ from dataclasses import dataclass, replace
 from verify import decide, witness
 from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
-from verify.layout import index_coords, index_to_coords
 from verify.program import BASE, STAGE, Access, Program
-from verify.results import CheckResult, Counterexample
+from verify.results import BankFigures, CheckResult, Counterexample, Verdict
 from verify.solve import Budget, Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
@@ -68,26 +67,19 @@ class Runner:
                          self.program, access, b)))]
         if not self._explicitly_aligned(adef.name, n):
             implicit.append((f"aligned {n} {adef.name}", lambda: self._natural_alignment(access)))
-        out = []
-        for prop, fn in implicit:
-            started = time.monotonic()
-            decided = fn()
-            status, cex, reason = decided.answer
-            out.append(CheckResult(self.spec.file, adef.pos.line, prop, status,
-                                   seconds=time.monotonic() - started, counterexample=cex,
-                                   reason=reason, implicit=True, engine=decided.engine,
-                                   solver_seconds=decided.solver_seconds))
-        return out
+        return [self._implicit_result(adef.pos.line, prop, fn) for prop, fn in implicit]
 
     def _base_alignment(self, ldef: LayoutDef) -> CheckResult:
+        return self._implicit_result(ldef.pos.line, f"base_aligned {ldef.name}", lambda: (
+            self._decide(decide.stage_points(self.program, ldef),
+                         lambda engine, b: engine.base_aligned(self.program, ldef, b))))
+
+    def _implicit_result(self, line: int, prop: str, decide_it) -> CheckResult:
         started = time.monotonic()
-        decided = self._decide(decide.stage_points(self.program, ldef),
-                               lambda engine, b: engine.base_aligned(self.program, ldef, b))
-        status, cex, reason = decided.answer
-        return CheckResult(self.spec.file, ldef.pos.line, f"base_aligned {ldef.name}", status,
-                           seconds=time.monotonic() - started, counterexample=cex,
-                           reason=reason, implicit=True, engine=decided.engine,
-                           solver_seconds=decided.solver_seconds)
+        result = CheckResult(self.spec.file, line, prop, Status.UNKNOWN, implicit=True)
+        _record(result, self._charged(result, decide_it()))
+        result.seconds = time.monotonic() - started
+        return result
 
     def _explicitly_aligned(self, access: str, n: int) -> bool:
         """An explicit 'aligned N' check (N >= natural) already covers natural alignment."""
@@ -111,85 +103,81 @@ class Runner:
         result = CheckResult(self.spec.file, check.pos.line, check.text, Status.UNKNOWN,
                              expect=check.expect)
         try:
-            getattr(self, f"_check_{check.kind}")(check, result)
+            _record(result, CHECKS[check.kind](self, check, result))
         except SpecError as e:
             raise SpecError(e.message, e.pos if e.pos.line else check.pos) from None
         result.seconds = time.monotonic() - started
         return result
 
-    def _record(self, result: CheckResult, decided: "Decided"):
-        """The engine's verdict, counterexample and reason into `result`."""
-        result.status, result.counterexample, result.reason = decided.answer
-        self._charge(result, decided)
-
     @staticmethod
-    def _charge(result: CheckResult, decided: "Decided"):
-        """Which engine decided `result`, and the time it spent inside the engine."""
+    def _charged(result: CheckResult, decided: "Decided"):
+        """`decided`'s answer, after charging `result` with the engine that gave it
+        and the time spent inside that engine."""
         result.engine = decided.engine
         result.solver_seconds += decided.solver_seconds
+        return decided.answer
 
-    def _check_bijective(self, check: CheckDef, result: CheckResult):
+    def _check_bijective(self, check: CheckDef, result: CheckResult) -> Verdict:
         ldef = self.program.layout(check.target, check.pos)
 
-        def both(engine, budget):
+        def with_footprint(engine, budget) -> Verdict:
             verdict = engine.bijective(self.program, ldef, budget)
-            return verdict, engine.footprint(self.program, ldef, budget)
-        decided = self._decide(decide.layout_points(self.program, ldef), both)
-        verdict, facts = decided.answer
-        self._record(result, replace(decided, answer=verdict))
+            return replace(verdict, figures=engine.footprint(self.program, ldef, budget))
+        verdict = self._charged(result, self._decide(decide.layout_points(self.program, ldef),
+                                                     with_footprint))
+        facts = dict(verdict.figures)
         # Onto [0,size) needs the verdict: unknown while bijectivity is.
-        known = facts["cosize"] is not None and result.status != Status.UNKNOWN
-        facts["onto"] = (result.status == Status.PROVED and facts["cosize"] == facts["size"]
+        known = facts["cosize"] is not None and verdict.status != Status.UNKNOWN
+        facts["onto"] = (verdict.status == Status.PROVED and facts["cosize"] == facts["size"]
                          if known else None)
-        result.facts = facts
+        return replace(verdict, figures=facts)
 
-    def _check_base_aligned(self, check: CheckDef, result: CheckResult):
+    def _check_base_aligned(self, check: CheckDef, result: CheckResult) -> Verdict:
         ldef = self.program.layout(check.target, check.pos)
         if ldef.required_align == 1:
             raise SpecError(f"base_aligned {ldef.name}: expected a layout that requires an "
                             "aligned buffer (a TMA box, GMMA atom or nvmma_shared encoding)",
                             check.pos)
-        self._record(result, self._decide(
+        return self._charged(result, self._decide(
             decide.stage_points(self.program, ldef),
             lambda engine, b: engine.base_aligned(self.program, ldef, b)))
 
-    def _check_aligned(self, check: CheckDef, result: CheckResult):
+    def _check_aligned(self, check: CheckDef, result: CheckResult) -> Verdict:
         access = self.program.access(check.target, check.pos)
-        self._record(result, self._decide(
+        return self._charged(result, self._decide(
             decide.access_points(self.program, access, check.bound),
             lambda engine, b: engine.aligned(self.program, access, check.bound, b)))
 
-    def _check_max_ways(self, check: CheckDef, result: CheckResult):
-        self._bank_check(check, result, "ways")
+    def _check_max_ways(self, check: CheckDef, result: CheckResult) -> Verdict:
+        return self._bank_check(check, result, "ways")
 
-    def _check_wavefronts(self, check: CheckDef, result: CheckResult):
-        self._bank_check(check, result, "wavefronts")
+    def _check_wavefronts(self, check: CheckDef, result: CheckResult) -> Verdict:
+        return self._bank_check(check, result, "wavefronts")
 
-    def _bank_check(self, check: CheckDef, result: CheckResult, metric: str):
+    def _bank_check(self, check: CheckDef, result: CheckResult, metric: str) -> Verdict:
         access = self.program.access(check.target, check.pos)
         instr = access.instruction
         result.ideal_wavefronts, result.fidelity = instr.ideal_wavefronts, instr.fidelity
-        self._record(result, self._natural_alignment(access))
-        if result.status != Status.PROVED:
-            result.reason = result.reason or ("bank figures are undefined: the access is not "
-                                              "naturally aligned")
-            return
-        figures = self._bank_figures(access)
-        self._charge(result, figures)
-        ways, waves = figures.answer
-        result.max_ways = ways.value
-        result.wavefronts = waves.value
-        best = ways if metric == "ways" else waves
-        result.status = bound_status(best, check.bound, check.exact)
-        result.facts = {"max_ways_exact": ways.exact, "wavefronts_exact": waves.exact}
-        if result.status == Status.REFUTED:
+        alignment = self._charged(result, self._natural_alignment(access))
+        if alignment.status != Status.PROVED:
+            return replace(alignment, reason=alignment.reason or (
+                "bank figures are undefined: the access is not naturally aligned"))
+        figures: BankFigures = self._charged(result, self._bank_figures(access))
+        result.max_ways = figures.ways.value
+        result.wavefronts = figures.wavefronts.value
+        best = figures.of(metric)
+        verdict = Verdict(bound_status(best, check.bound, check.exact),
+                          figures={"max_ways_exact": figures.ways.exact,
+                                   "wavefronts_exact": figures.wavefronts.exact})
+        if verdict.status == Status.REFUTED:
             cex = witness.bank_counterexample(self.program, access, best.witness, metric)
             if best.value <= check.bound:       # "== bound" that no instance reaches
                 cex = replace(cex, summary=f"no instance reaches {check.bound}; the worst "
                                            f"gives {best.value}: {cex.summary}")
-            result.counterexample = cex
-        elif result.status == Status.UNKNOWN:
-            result.reason = best.reason
+            return replace(verdict, counterexample=cex)
+        if verdict.status == Status.UNKNOWN:
+            return replace(verdict, reason=best.reason)
+        return verdict
 
     def _bank_figures(self, access: Access) -> "Decided":
         """Max-ways and wavefronts of an access, searched once under one timeout
@@ -203,7 +191,7 @@ class Runner:
             return self._figures[access.name]
         return replace(self._figures[access.name], solver_seconds=0.0)
 
-    def _check_equivalent_layouts(self, check: CheckDef, result: CheckResult):
+    def _check_equivalent_layouts(self, check: CheckDef, result: CheckResult) -> Verdict:
         """Same byte address for every 1-D index, stage and aligned base: byte
         addresses, so a swizzle of absolute addresses (TMA, smem_ptr) is compared
         with an offset swizzle as the hardware would place the data."""
@@ -216,32 +204,52 @@ class Runner:
         bases = max((self.program.base_range(ldef) for ldef in (a, b)), key=lambda r: r.hi)
         loops = (("index", Range(0, a.function.size())), (STAGE, Range(0, self.spec.buffer.stages)),
                  (BASE, bases))
-        left = self.program.address(a, index_coords(a.function, index), check.pos)
-        right = self.program.address(b, index_coords(b.function, index), check.pos)
-        self._record(result, self._decide(
+        left = self.program.address(a, a.function.idx2crd(index), check.pos)
+        right = self.program.address(b, b.function.idx2crd(index), check.pos)
+        verdict = self._charged(result, self._decide(
             decide.loop_points(loops),
             lambda engine, b: engine.equivalent(left, right, loops, b)))
-        cex = result.counterexample
-        if cex is not None:
-            v = cex.instance
-            where = f"coordinate {tuple(index_to_coords(a.function, v['index']))} (index {v['index']})"
-            shown = {"base": v[BASE] * self.spec.buffer.align,
-                     **({"stage": v[STAGE]} if self.spec.buffer.stages > 1 else {})}
-            cex = Counterexample(f"{a.name} puts {where} at byte {evaluate(left, v)}, {b.name} "
-                                 f"at byte {evaluate(right, v)}", shown)
-        result.counterexample = cex
+        if verdict.counterexample is None:
+            return verdict
+        v = verdict.counterexample.instance
+        where = f"coordinate {a.function.index_to_coords(v['index'])} (index {v['index']})"
+        shown = witness.shown_instance(self.program, {STAGE: v[STAGE], BASE: v[BASE]})
+        return replace(verdict, counterexample=Counterexample(
+            f"{a.name} puts {where} at byte {evaluate(left, v)}, {b.name} "
+            f"at byte {evaluate(right, v)}", shown))
 
-    def _check_equivalent_exprs(self, check: CheckDef, result: CheckResult):
-        self._record(result, self._decide(
+    def _check_equivalent_exprs(self, check: CheckDef, result: CheckResult) -> Verdict:
+        return self._charged(result, self._decide(
             decide.loop_points(check.loops),
             lambda engine, b: engine.equivalent(check.lhs, check.rhs, check.loops, b)))
 
 
+# Every check kind a spec can name, and the method that decides it.
+CHECKS = {
+    "bijective": Runner._check_bijective,
+    "base_aligned": Runner._check_base_aligned,
+    "aligned": Runner._check_aligned,
+    "max_ways": Runner._check_max_ways,
+    "wavefronts": Runner._check_wavefronts,
+    "equivalent_layouts": Runner._check_equivalent_layouts,
+    "equivalent_exprs": Runner._check_equivalent_exprs,
+}
+
+
+def _record(result: CheckResult, verdict: Verdict):
+    """`verdict` into the result's columns."""
+    result.status = verdict.status
+    result.counterexample = verdict.counterexample
+    result.reason = verdict.reason
+    result.facts = dict(verdict.figures)
+
+
 @dataclass(frozen=True)
 class Decided:
-    """What one engine answered, which engine, and the time spent inside it."""
+    """What one engine answered (a `Verdict`, or `BankFigures`), which engine, and
+    the time spent inside it."""
 
-    answer: tuple
+    answer: Verdict | BankFigures
     engine: str
     solver_seconds: float
 

@@ -24,10 +24,49 @@ SEED = 0
 
 
 class Status(str, Enum):
-    """Ordered from best to worst for exit codes: proved < refuted < unknown."""
+    """A check's verdict, ordered from best to worst: proved < unknown < refuted.
+
+    A refutation is a replayed violation, while UNKNOWN only says that none was
+    found in time, so a run with both is refuted (the command line's exit status
+    and a sweep's verdict are the worst status of their checks). The members are
+    listed in report order (proved, refuted, unknown), which is not this order.
+    """
 
     PROVED = "proved"
     REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    # str's own comparisons would order the values alphabetically.
+    def __lt__(self, other):
+        return self.rank < other.rank if isinstance(other, Status) else NotImplemented
+
+    def __le__(self, other):
+        return self.rank <= other.rank if isinstance(other, Status) else NotImplemented
+
+    def __gt__(self, other):
+        return self.rank > other.rank if isinstance(other, Status) else NotImplemented
+
+    def __ge__(self, other):
+        return self.rank >= other.rank if isinstance(other, Status) else NotImplemented
+
+    @classmethod
+    def worst(cls, statuses) -> "Status":
+        """The worst of `statuses`; PROVED when there are none."""
+        return max(statuses, default=cls.PROVED)
+
+
+_RANK = {Status.PROVED: 0, Status.UNKNOWN: 1, Status.REFUTED: 2}
+
+
+class SearchStatus(str, Enum):
+    """What the solver answered about one formula (before it means a verdict)."""
+
+    SAT = "sat"
+    UNSAT = "unsat"
     UNKNOWN = "unknown"
 
 
@@ -53,7 +92,7 @@ class Budget:
 
 @dataclass
 class Search:
-    status: str                     # "sat", "unsat" or "unknown"
+    status: SearchStatus
     model: z3.ModelRef | None = None
     reason: str = ""
 
@@ -68,28 +107,32 @@ def search(solver: z3.Solver, budget: Budget) -> Search:
     (benchmarks/results/slow_cases_z3.md, case 305216)."""
     remaining = budget.remaining_ms()
     if remaining <= 0:
-        return Search("unknown", reason=f"timeout after {budget.seconds:g} s")
+        return Search(SearchStatus.UNKNOWN, reason=f"timeout after {budget.seconds:g} s")
     solver.set("timeout", remaining)
     started = time.monotonic()
     try:
         answer = solver.check()
     except z3.Z3Exception as e:  # resource limits surface as exceptions
-        return Search("unknown", reason=f"solver error: {e}")
+        return Search(SearchStatus.UNKNOWN, reason=f"solver error: {e}")
     finally:
         budget.solver_seconds += time.monotonic() - started
     if answer == z3.sat:
-        return Search("sat", solver.model())
+        return Search(SearchStatus.SAT, solver.model())
     if answer == z3.unsat:
-        return Search("unsat")
+        return Search(SearchStatus.UNSAT)
     reason = solver.reason_unknown()
     if reason in ("timeout", "canceled"):
         reason = f"timeout after {budget.seconds:g} s"
-    return Search("unknown", reason=f"solver gave up: {reason}")
+    return Search(SearchStatus.UNKNOWN, reason=f"solver gave up: {reason}")
 
 
 def violation_status(result: Search) -> Status:
     """Verdict of a query that searches for a violation."""
-    return {"unsat": Status.PROVED, "sat": Status.REFUTED}.get(result.status, Status.UNKNOWN)
+    return _VIOLATION_VERDICT[result.status]
+
+
+_VIOLATION_VERDICT = {SearchStatus.UNSAT: Status.PROVED, SearchStatus.SAT: Status.REFUTED,
+                      SearchStatus.UNKNOWN: Status.UNKNOWN}
 
 
 def new_solver(ctx: "bv.Context") -> z3.Solver:
@@ -132,10 +175,10 @@ def maximize(query: Callable[[], z3.Solver], at_least: Callable[[int], z3.BoolRe
         solver.add(at_least(threshold))
         result = search(solver, budget)
         best.queries += 1
-        if result.status == "unknown":
+        if result.status == SearchStatus.UNKNOWN:
             best.reason = result.reason
             return best
-        if result.status == "unsat":
+        if result.status == SearchStatus.UNSAT:
             high = threshold - 1
             continue
         witness = decode(result.model)

@@ -125,7 +125,7 @@ class CuteThreads:
         thread = add(Var("lane"), mul(Const(WARP), Var("warp"))) if "warp" in loops \
             else Var("lane")
         value = mul(Const(per_thread), Var("r")) if "r" in loops else Const(0)
-        index = self.tv.apply([thread, add(value, Const(v))])
+        index = self.tv.crd2idx([thread, add(value, Const(v))])
         crd = idx2crd(index, [Range(0, n) for n in tile])
         return [add(c, mul(Const(t), Var(f"s{k}"))) if f"s{k}" in loops else c
                 for k, (c, t) in enumerate(zip(crd, tile))]

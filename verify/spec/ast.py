@@ -27,7 +27,7 @@ class LayoutDef:
 
     def value(self, coords: list[Expr]) -> Expr:
         """The layout's own offset: elements, or bytes at base 0 for a pointer swizzle."""
-        value = self.function.apply(coords)
+        value = self.function.crd2idx(coords)
         if self.pointer_swizzle is None:
             return value
         return self.pointer_swizzle.apply_expr(mul(Const(self.pointer_bits // 8), value))

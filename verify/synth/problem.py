@@ -33,7 +33,6 @@ import numpy as np
 
 from verify.errors import SpecError
 from verify.instructions import Instruction
-from verify.layout import index_to_coords
 from verify.program import Access, Program
 from verify.spec.ast import Spec, UnknownLayout
 
@@ -140,7 +139,7 @@ def _two_d(program: Program, coord: tuple[int, ...]) -> tuple[int, int]:
     if len(coord) == 2:
         return coord
     layout = next(iter(program.spec.unknown_layouts.values()))
-    return tuple(index_to_coords(program.spec.layouts[layout.name].function, coord[0]))
+    return program.spec.layouts[layout.name].function.index_to_coords(coord[0])
 
 
 def _requirements(spec: Spec, accesses) -> tuple[Requirement, ...]:
