@@ -90,7 +90,7 @@ def test_tile_to_shape_orders_repeats_column_major_by_default():
      "CTAsPerCGA = [2, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0]}>", "splits the tensor over CTAs"),
     ("#ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = false, elementBitWidth = 16}>",
      "expected 32, 64 or 128"),
-    ("#ttg.blocked<{sizePerThread = [1, 8]}>", "expected swizzled_shared or nvmma_shared"),
+    ("#ttg.blocked<{sizePerThread = [1, 8]}>", "expected one of swizzled_shared, nvmma_shared, padded_shared, shared_linear"),
 ])
 def test_triton_encoding_errors_say_what_was_expected(text, message):
     with pytest.raises(SpecError, match=message):

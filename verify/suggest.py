@@ -103,7 +103,6 @@ def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
     there is no cheap one."""
     from verify.synth.certificate import spec_with
     from verify.synth.problem import problem_of
-    from verify.synth.search import synthesize
     adef = spec.accesses[check.target]
     ldef = spec.layouts[adef.layout]
     here = place_of(ldef)
@@ -116,22 +115,37 @@ def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
     except SpecError:
         return ""
     started = time.monotonic()
-    answer = synthesize(problem, here.family, seconds)
-    fixes = [row for row in answer.rows if row.score.feasible and place_of_notation(row.notation)]
+    scored, fixes = _fixes(problem, here.family, seconds)
     if not fixes:
         return ""
-    best = min(fixes, key=lambda row: (here.distance(place_of_notation(row.notation)),
-                                       row.score.objective.key()))
-    recheck = _recheck(spec_with(problem, best.notation, []), spec.file, check)
+    best = min(fixes, key=lambda fix: (here.distance(place_of_notation(fix[0])), fix[1].key()))
+    recheck = _recheck(spec_with(problem, best[0], []), spec.file, check)
     if recheck is None:
         return ""
     waves = f"{recheck.wavefronts} wavefront{'s' if recheck.wavefronts > 1 else ''}"
-    return (f"layout {ldef.name} = {best.notation}\n"
+    return (f"layout {ldef.name} = {best[0]}\n"
             f"would make this access {recheck.max_ways}-way, {waves}: '{check.text}' "
-            f"re-checked, proved. {len(fixes)} of the {len(answer.rows)} "
+            f"re-checked, proved. {len(fixes)} of the {scored} "
             f"{_family_name(here)} layouts of this tile {'fix' if len(fixes) > 1 else 'fixes'} "
             f"it; this is the nearest "
             f"({time.monotonic() - started:.1f} s; the spec's other accesses not considered)")
+
+
+def _fixes(problem, family: str, seconds: float) -> tuple[int, list]:
+    """(members scored, [(notation, objective)] of those that meet every constraint
+    and the check), listing the family with synthesis's own scoring until `seconds`."""
+    from verify.synth.cost import score
+    from verify.synth.families import members
+    deadline = time.monotonic() + seconds
+    scored, fixes = 0, []
+    for member in members(family, *problem.shape, problem.elem_bytes):
+        if time.monotonic() >= deadline:
+            break
+        result = score(problem, member.build(), member.xor_terms)
+        scored += 1
+        if result.feasible and place_of_notation(member.notation):
+            fixes.append((member.notation, result.objective))
+    return scored, fixes
 
 
 def _family_name(place: Place) -> str:

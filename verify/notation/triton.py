@@ -45,16 +45,26 @@ verify checks (`base_aligned`).
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Range, Var
 from verify.layout import CuteLayout, Formula, Swizzle
+from verify.notation import triton_linear
 
-ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<\{(?P<body>[^}]*)\}>$")
+ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<(?P<inner>.*)>$")
+# What follows the kind inside <...>: {fields} for most; padded_shared puts its
+# [interval:+padding, ...] list first, shared_linear its alignment after.
+_INNER = {"padded_shared": re.compile(r"\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}$"),
+          "shared_linear": re.compile(r"\{(?P<body>.*)\}(?:\s*,\s*alignment\s*=\s*"
+                                      r"(?P<alignment>\d+))?$")}
+_FIELDS_ONLY = re.compile(r"\{(?P<body>[^{}]*)\}$")
 _ENTRY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
-                    r"(?P<value>\[[^\]]*\]|true|false|-?\d+)\s*(,|$)")
+                    r"(?P<value>\[(?:[^\[\]]|\[[^\[\]]*\])*\]|true|false|-?\d+)\s*(,|$)")
+_PAIR = re.compile(r"\s*(\d+)\s*:\s*\+\s*(\d+)\s*$")
+SHARED_KINDS = ("swizzled_shared", "nvmma_shared", "padded_shared", "shared_linear")
 # CTA-layout fields describe how a tensor is split over a cluster; one CTA's
 # layout is what the banks see, so they are accepted when they split nothing.
 _CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
@@ -62,35 +72,66 @@ _CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
 
 @dataclass(frozen=True)
 class Encoding:
-    kind: str                 # "swizzled_shared" or "nvmma_shared"
+    kind: str                 # one of SHARED_KINDS
     fields: dict
     text: str
 
 
 def parse_encoding(text: str, pos: Pos = Pos()) -> Encoding:
-    """The fields of one ``#ttg.<kind><{...}>`` attribute."""
+    """The fields of one ``#ttg.<kind><...>`` attribute, as Triton 3.9 prints it."""
     m = ENCODING.match(text.strip())
     if not m:
         raise SpecError(f"expected a Triton shared encoding like "
                         f"'#ttg.swizzled_shared<{{vec = 8, ...}}>', found {text!r}", pos)
     kind = {"shared": "swizzled_shared"}.get(m["kind"], m["kind"])
-    if kind not in ("swizzled_shared", "nvmma_shared"):
-        raise SpecError(f"Triton encoding '{m['kind']}': expected swizzled_shared or "
-                        "nvmma_shared (older spelling: triton_gpu.shared)", pos)
-    fields, rest = {}, m["body"]
+    if kind not in SHARED_KINDS:
+        raise SpecError(f"Triton encoding '{m['kind']}': expected one of "
+                        f"{', '.join(SHARED_KINDS)} (older spelling: triton_gpu.shared)", pos)
+    inner = (_INNER.get(kind) or _FIELDS_ONLY).match(m["inner"].strip())
+    if not inner:
+        raise SpecError(f"{kind}: expected {_SYNTAX[kind]}, found {text.strip()!r}", pos)
+    fields = _fields(inner["body"], m["kind"], pos)
+    if kind == "padded_shared":
+        fields["intervals"] = _pairs(inner["pairs"], pos)
+    if kind == "shared_linear" and inner["alignment"]:
+        fields["alignment"] = int(inner["alignment"])
+    return Encoding(kind, fields, text.strip())
+
+
+_SYNTAX = {"swizzled_shared": "<{vec = V, perPhase = P, maxPhase = M, order = [...]}>",
+           "nvmma_shared": "<{swizzlingByteWidth = S, transposed = T, elementBitWidth = N}>",
+           "padded_shared": "<[interval:+padding, ...] {order = [...], shape = [...]}> or "
+                            "<[interval:+padding, ...] {offset = [[...], ...], block = []}>",
+           "shared_linear": "<{offset = [[...], ...]}, alignment = N>"}
+
+
+def _fields(body: str, kind: str, pos: Pos) -> dict:
+    fields, rest = {}, body
     while rest.strip():
         e = _ENTRY.match(rest)
         if not e:
-            raise SpecError(f"in {m['kind']}: expected 'name = value' entries, found "
+            raise SpecError(f"in {kind}: expected 'name = value' entries, found "
                             f"{rest.strip()[:40]!r}", pos)
         fields[e["key"]] = _value(e["value"])
         rest = rest[e.end():]
-    return Encoding(kind, fields, text.strip())
+    return fields
+
+
+def _pairs(text: str, pos: Pos) -> list[tuple[int, int]]:
+    """``32:+8, 64:+4`` -> [(32, 8), (64, 4)]."""
+    pairs = []
+    for item in text.split(","):
+        m = _PAIR.match(item)
+        if not m:
+            raise SpecError(f"padded_shared: expected 'interval:+padding' pairs like '32:+8', "
+                            f"found {item.strip()!r}", pos)
+        pairs.append((int(m[1]), int(m[2])))
+    return pairs
 
 
 def _value(text: str):
     if text.startswith("["):
-        return [int(v) for v in text[1:-1].split(",") if v.strip()]
+        return json.loads(text)
     if text in ("true", "false"):
         return text == "true"
     return int(text)
@@ -238,6 +279,11 @@ def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
                         pos)
     for n in shape:
         _power_of_two(n, f"{enc.kind} shape {list(shape)}", pos)
-    body = (swizzled_formula if enc.kind == "swizzled_shared" else nvmma_formula)(enc, shape, pos)
+    if enc.kind in ("padded_shared", "shared_linear"):
+        _check_fields(enc, triton_linear.FIELDS[enc.kind], pos)
+        body = triton_linear.formula(enc.kind, enc.fields, shape, pos)
+    else:
+        body = (swizzled_formula if enc.kind == "swizzled_shared" else nvmma_formula)(
+            enc, shape, pos)
     params = tuple((n, Range(0, s)) for n, s in zip(coordinate_names(len(shape)), shape))
     return EncodedFormula(params, body, enc, tuple(shape))

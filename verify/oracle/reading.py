@@ -183,7 +183,20 @@ def _check_stmt(spec: Spec, tree: Tree, text: str):
     spec.checks.append(check)
 
 
+def _refuse_ttgir(tree):
+    """TTGIR alias lines and memdesc types are read by verify alone (its reading is
+    compared with Triton's in tests/test_ttgir_pasted.py): the oracle answers no
+    spec that uses them."""
+    raise OracleRefusal(f"{where(tree)}: TTGIR alias lines and !ttg.memdesc types are not "
+                        "read by the oracle")
+
+
+def _encoding_alias_stmt(spec: Spec, tree: Tree, text: str):
+    _refuse_ttgir(tree)
+
+
 _STATEMENTS = {"dtype_stmt": _dtype, "buffer_stmt": _buffer,
+               "encoding_alias_stmt": _encoding_alias_stmt,
                "cute_layout_stmt": _cute_layout_stmt,
                "formula_layout_stmt": _formula_layout_stmt,
                "access_stmt": _access_stmt, "mapped_access_stmt": _mapped_access_stmt,
@@ -371,4 +384,5 @@ def _type_bits(tok: Token, allowed) -> int:
 
 _BUILDERS = {"layout_ref": _layout_ref, "tile_to_shape": _tile_to_shape,
              "composition_call": _composition_call, "gmma_atom": _gmma_atom,
-             "tma_box": _tma_box, "triton_encoding": _triton_encoding}
+             "tma_box": _tma_box, "triton_encoding": _triton_encoding,
+             "memdesc": lambda tree, spec: _refuse_ttgir(tree)}
