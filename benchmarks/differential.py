@@ -4,13 +4,17 @@
     python benchmarks/differential.py --start 0 --cases 50000 --jobs 16 --budget 3000 \
         --out benchmarks/results/differential_independent/runs/part1
     python benchmarks/differential.py --numbers part1/differential_stopped.txt --out part2
+    python benchmarks/differential.py --cases 50000 --dask tcp://scheduler:8786 --out part3
     python benchmarks/differential.py --merge part1 part2          # one summary of all
     python benchmarks/differential.py --replay 123                 # one case, both answers
 
 Rows are written as cases finish, so a run stopped by --budget, SIGINT or SIGTERM
 keeps its results; the cases it stopped mid-run are listed in
 differential_stopped.txt (slow ones are thereby not silently dropped: rerun them
-with --numbers). Results go to results/differential_independent/ (each run in a
+with --numbers). Cases run where `verify sweep` runs them (`verify.sweep.engine`):
+--jobs local processes (1: in this process, where a stop waits for the Z3 call in
+progress), or the Dask cluster at --dask ADDRESS, whose workers must import this
+script's directory (start them with PYTHONPATH=benchmarks). Results go to results/differential_independent/ (each run in a
 directory of its own under runs/, merged into the summary above them); the
 earlier campaign against verify's own enumeration stays in results/differential*.
 
@@ -36,7 +40,6 @@ differential_disagreements.txt; zero is the bar.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import gzip
 import inspect
@@ -47,6 +50,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -57,6 +61,7 @@ from verify.oracle import OracleRefusal, OracleUnavailable, answers
 from verify.runner import run_spec
 from verify.solve import Status
 from verify.spec.parser import parse_text
+from verify.sweep.engine import Engine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results", "differential_independent")
@@ -241,6 +246,8 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0, help="number of the first case")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--dask", metavar="ADDRESS",
+                    help="run the cases on the Dask cluster whose scheduler is at ADDRESS")
     ap.add_argument("--out", default=RESULTS)
     ap.add_argument("--budget", type=float,
                     help="seconds; then the cases still running are stopped and not counted")
@@ -264,8 +271,17 @@ def main(argv=None) -> int:
     return 1 if any(r["disagreements"] for r in rows) else 0
 
 
-def _run_one(number_and_seed: tuple[int, int]) -> dict:
-    return run_case(*number_and_seed)
+def _run_one(case: tuple[int, int]) -> dict:
+    _leave_interrupts_to_the_campaign()
+    return run_case(*case)
+
+
+def _leave_interrupts_to_the_campaign():
+    """In a local worker: a terminal's ^C reaches every process of its group, and
+    the campaign, not the worker, decides what a stop keeps."""
+    if multiprocessing.parent_process() is not None and \
+            threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def run_cases(numbers, args) -> list[dict]:
@@ -273,69 +289,79 @@ def run_cases(numbers, args) -> list[dict]:
 
     Each row is appended to the CSV at once and the summary is rewritten every
     SUMMARY_EVERY seconds, so a run killed from outside leaves its results behind.
-    With --budget the workers are terminated at the deadline, and likewise on an
-    interrupt (SIGINT or SIGTERM to this process): cases still running then are not
-    counted, and are listed.
+    With --budget the run is stopped at the deadline, and likewise on an interrupt
+    (SIGINT or SIGTERM to this process): local workers are killed, cases still
+    running then are not counted, and are listed.
     """
     started = time.monotonic()
-    deadline = None if args.budget is None else started + args.budget
     rows, last_summary = [], started
-    with CampaignFiles(args) as out, multiprocessing.Pool(args.jobs, _default_signals) as pool, \
-            _signals_stop_the_run():
-        pending = pool.imap_unordered(_run_one, ((n, args.seed) for n in numbers))
-        while len(rows) < len(numbers):
-            try:
-                row = pending.next(timeout=_left(deadline))
-            except (multiprocessing.TimeoutError, Interrupted):
-                pool.terminate()
-                break
-            rows.append(row)
-            out.append(row)
-            if time.monotonic() - last_summary > SUMMARY_EVERY:
-                out.summarise(rows, time.monotonic() - started, [])
-                last_summary = time.monotonic()
-        stopped = running_when_stopped(numbers, rows, args.jobs)
+    engine = Engine(args.jobs, getattr(args, "dask", None))
+    cases = ((n, args.seed) for n in numbers)
+    with CampaignFiles(args) as out:
+        with StopSwitch(args.budget) as switch, \
+                engine.run(_run_one, cases, one_per_worker=True) as run:
+            for _, row in switch.until_stopped(run):
+                rows.append(row)
+                out.append(row)
+                if time.monotonic() - last_summary > SUMMARY_EVERY:
+                    out.summarise(rows, time.monotonic() - started, [])
+                    last_summary = time.monotonic()
+        # Cases joblib had read but not started are not part of the run.
+        stopped = [number for number, _ in run.unfinished()[:run.workers]]
         out.write_stopped(stopped)
         out.summarise(rows, time.monotonic() - started, stopped, echo=True)
     return rows
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM during a run: stop as at the budget, keep what finished."""
+class Interrupted(BaseException):
+    """The budget ran out, or SIGINT or SIGTERM came: stop, keep what finished. A
+    BaseException, as KeyboardInterrupt is, so that no `except Exception` on the
+    way (the campaign's own, around verify and the oracle) takes it for a crash."""
 
 
-def _interrupted(signum, frame):
-    raise Interrupted
+class StopSwitch:
+    """Stops a run at the budget's deadline (SIGALRM) or on SIGINT or SIGTERM.
 
+    A signal raises Interrupted only while the campaign waits for the next case,
+    and joblib, interrupted there, stops its workers; one that comes while a row
+    is being written is noted, and the run stops after that row. The previous
+    handlers are restored afterwards.
+    """
 
-def _default_signals():
-    """In each worker: pool.terminate()'s SIGTERM must end it, whatever the parent set."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # a terminal's ^C is the parent's to handle
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
 
+    def __init__(self, budget: float | None):
+        self.budget = budget
+        self.waiting = self.stopped = False
 
-@contextlib.contextmanager
-def _signals_stop_the_run():
-    """SIGINT and SIGTERM raise Interrupted in this process while the run lasts;
-    the previous handlers are restored afterwards."""
-    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
+    def __enter__(self):
+        self.previous = {sig: signal.signal(sig, self._stop) for sig in self.SIGNALS}
+        if self.budget is not None:
+            # A zero timer is no timer: a budget of 0 still stops at once.
+            signal.setitimer(signal.ITIMER_REAL, max(self.budget, 1e-6))
+        return self
+
+    def __exit__(self, *exc):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig, handler in self.previous.items():
             signal.signal(sig, handler)
 
+    def _stop(self, signum, frame):
+        self.stopped = True
+        if self.waiting:
+            raise Interrupted
 
-def running_when_stopped(numbers, rows: list[dict], jobs: int) -> list[int]:
-    """Cases the budget stopped mid-run: the pool hands out cases in order, one per
-    free worker, so at the deadline each busy worker holds one of the first `jobs`
-    cases not finished. (Cases never started are not part of the run.)"""
-    finished = {r["case"] for r in rows}
-    return [n for n in numbers if n not in finished][:jobs]
-
-
-def _left(deadline: float | None) -> float | None:
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
+    def until_stopped(self, run):
+        """The run's results until it ends or is stopped."""
+        while not self.stopped:
+            self.waiting = True
+            try:
+                result = next(run)
+            except (StopIteration, Interrupted):
+                return
+            finally:
+                self.waiting = False
+            yield result
 
 
 class CampaignFiles:

@@ -7,6 +7,7 @@ benchmarks/results/differential_independent/differential.md. Here a fixed slice
 of it runs on every commit, the generator is checked to produce each construct
 it promises, and each disagreement ever found is kept as a regression test.
 """
+import csv
 import os
 import random
 import re
@@ -257,3 +258,24 @@ def test_merging_runs_that_share_case_numbers_is_refused(tmp_path):
 
 def test_case_numbers_are_summarised_as_blocks_with_their_gaps():
     assert differential._spans([5, 1, 2, 3, 9000]) == "1-5 (less 1), 9000-9000"
+
+
+def _finished_and_stopped(out: str) -> tuple[set[int], list[int]]:
+    with open(os.path.join(out, "differential.csv")) as f:
+        finished = {int(row["case"]) for row in csv.DictReader(f)}
+    with open(os.path.join(out, differential.STOPPED_FILE)) as f:
+        return finished, [int(line) for line in f]
+
+
+# Local workers start by importing verify and the oracle's Triton: seconds on a busy box.
+@pytest.mark.parametrize("jobs, budget", [(1, 2), (2, 8)])
+def test_a_budget_stops_the_run_and_lists_the_cases_it_stopped(tmp_path, jobs, budget):
+    """Local workers (or this process) stopped at the deadline: what finished is kept,
+    what was running is listed, and no case before the last one handed out is lost."""
+    out = str(tmp_path / "run")
+    differential.main(["--cases", "5000", "--jobs", str(jobs), "--budget", str(budget),
+                       "--out", out])
+    finished, stopped = _finished_and_stopped(out)
+    assert 0 < len(finished) < 5000
+    assert len(stopped) <= jobs and not finished & set(stopped)
+    assert finished | set(stopped) == set(range(max(finished | set(stopped)) + 1))

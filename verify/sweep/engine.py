@@ -34,15 +34,16 @@ class Engine:
     def run(self, task, items, one_per_worker: bool = False):
         """A `Run` of task(item) for every item; leaving the block stops it.
 
-        With `one_per_worker`, each worker holds one item at a time and none wait
-        in a queue, so the items handed out and not finished are those running
-        (what the campaign lists when stopped); otherwise joblib batches items as
-        it sees fit, which pays for short tasks."""
+        With `one_per_worker`, each worker holds one item at a time and joblib
+        dispatches them in the order given, so the first `Run.workers` items not
+        finished are those running (what the campaign lists when stopped);
+        otherwise joblib batches items as it sees fit, which pays for short tasks."""
         batching = {"batch_size": 1, "pre_dispatch": "n_jobs"} if one_per_worker else {}
+        n_jobs = -1 if self.dask else self.jobs
         with self._backend():
-            parallel = joblib.Parallel(n_jobs=-1 if self.dask else self.jobs,
-                                       return_as="generator_unordered", **batching)
-            found = Run(parallel, task, items)
+            parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered",
+                                       **batching)
+            found = Run(parallel, task, items, joblib.effective_n_jobs(n_jobs))
             try:
                 yield found
             finally:
@@ -63,13 +64,14 @@ class Run:
     """Iterates (item, task(item)) in the order the tasks finish, and knows which
     items were handed out and have not come back."""
 
-    def __init__(self, parallel: joblib.Parallel, task, items):
+    def __init__(self, parallel: joblib.Parallel, task, items, workers: int):
+        self.workers = workers
         self.handed_out: list = []
         self._finished: set[int] = set()
         self._results = parallel(self._tasks(task, items))
 
     def _tasks(self, task, items):
-        """Read lazily by joblib as workers free up: what it has read is handed out."""
+        """Read lazily by joblib, a few items ahead of the workers."""
         for item in items:
             self.handed_out.append(item)
             yield joblib.delayed(_numbered)(task, len(self.handed_out) - 1, item)
@@ -83,7 +85,8 @@ class Run:
         return self.handed_out[number], result
 
     def unfinished(self) -> list:
-        """Items handed out whose result has not come back, in the order handed out."""
+        """Items handed out whose result has not come back, in the order handed out
+        (running, or waiting in joblib's queue for a worker)."""
         return [item for n, item in enumerate(self.handed_out) if n not in self._finished]
 
     def stop(self):

@@ -55,6 +55,11 @@ def _why(path: str, row: Row, check_expect: bool) -> list[str]:
 
 def summary(sweep: Sweep, check_expect: bool = False) -> str:
     failing = sum(row.outcome.fails(check_expect) for row in sweep.rows)
-    return (f"{len(sweep.rows)} configurations, {sweep.distinct} distinct questions "
+    return (f"{_count(len(sweep.rows), 'configuration')}, "
+            f"{_count(sweep.distinct, 'distinct question')} "
             f"({sweep.cached} from the cache, {len(sweep.to_ask)} checked): "
             f"{len(sweep.rows) - failing} pass, {failing} fail")
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'s' if n != 1 else ''}"
