@@ -13,7 +13,8 @@ from verify.instructions import parse_instruction
 from verify.report import Report
 from verify.runner import run_spec
 from verify.spec.ast import LayoutDef
-from verify.spec.names import canonical_dtype, unknown_dtype_message
+from verify.dtypes import canonical_dtype
+from verify.spec.names import unknown_dtype_message
 from verify.spec.parser import parse_file, parse_text
 
 MAX_MAP_SIZE = 1 << 22

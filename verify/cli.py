@@ -21,9 +21,9 @@ from verify.formula import formula
 from verify.layout import coordinate_vars, domain_shape
 from verify.formats import FORMATS, render
 from verify.report import ErrorRecord, json_report, text_report
-from verify.program import DTYPE_BYTES, Program
+from verify.dtypes import DTYPE_BYTES, canonical_dtype
+from verify.program import Program
 from verify.solve import Status
-from verify.spec.names import canonical_dtype
 from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from verify.dtypes import PTX_TYPE_BITS
 from verify.errors import SpecError
 
 WARP = 32
 
-_TYPE_BITS = {f"{p}{n}": n for p in "bsuf" for n in (8, 16, 32, 64)}
-_TYPE_BITS.update({"b128": 128, "bf16": 16, "f16x2": 32, "bf16x2": 32})
 
 # CuTe copy atoms: name -> (PTX family, matrices, trans).
 _CUTE_MATRIX_ATOMS = {
@@ -120,8 +119,8 @@ def _vector_access(family: str, quals: list[str], text: str) -> Instruction:
     for q in quals:
         if q in ("v2", "v4", "v8"):
             vec = int(q[1:])
-        elif q in _TYPE_BITS:
-            elem_bits = _TYPE_BITS[q]
+        elif q in PTX_TYPE_BITS:
+            elem_bits = PTX_TYPE_BITS[q]
         elif q not in _IGNORED_QUALIFIERS:
             raise SpecError(f"instruction '{text}': unknown qualifier '.{q}'")
     bits = vec * elem_bits

@@ -28,7 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from verify.bank import SHARED_WINDOW
+from verify.bank import BANKS, SHARED_WINDOW, WORD_BYTES
+from verify.dtypes import DTYPE_BYTES
 from verify.errors import Pos, SpecError
 from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, mul
 from verify.instructions import Instruction, parse_instruction
@@ -38,17 +39,9 @@ from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
 
-DTYPE_BYTES = {
-    **{t: 1 for t in ("i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
-    **{t: 2 for t in ("f16", "bf16", "i16", "u16", "s16", "b16")},
-    **{t: 4 for t in ("f32", "tf32", "i32", "u32", "s32", "b32")},
-    **{t: 8 for t in ("f64", "i64", "u64", "s64", "b64")},
-}
-
-
 def base_period(ldef: LayoutDef) -> int:
     """2^t such that base and base + K*2^t behave identically (see module doc)."""
-    top = 128
+    top = BANKS * WORD_BYTES                    # the bank pattern's period
     if ldef.pointer_swizzle is not None:
         masks = ldef.pointer_swizzle.source_mask | ldef.pointer_swizzle.target_mask
         top = max(top, 1 << masks.bit_length())

@@ -25,6 +25,7 @@ from verify.layout import coordinate_vars
 from verify.program import BASE, STAGE, Access, Program, base_period
 from verify.properties import BankQuery
 from verify.solve import Budget
+from verify.witness import shown_instance
 
 
 @dataclass
@@ -130,10 +131,7 @@ def spot_check(program: Program, probe: Probe, limit=64, samples=16, seed=0, tim
         access = program.access(name, None)
         for values in instances(access, limit, samples, seed, timeout):
             case, env, note = spot_case(program, access, values, probe.smem_base)
-            shown = {k: v for k, v in env.items() if k not in (BASE, STAGE)}
-            if program.spec.buffer.stages > 1:
-                shown["stage"] = env[STAGE]
-            shown["base"] = env[BASE] * program.spec.buffer.align
+            shown = shown_instance(program, env)
             if case is None:
                 rows.append(SpotRow(name, shown, None, note))
                 continue

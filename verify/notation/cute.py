@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from math import prod
 
+from verify.dtypes import CUTE_TYPE_BITS
 from verify.errors import Pos, SpecError
 from verify.layout import Composed, CuteLayout, IntTuple, Layout, Swizzle, flatten
 
@@ -33,24 +34,14 @@ _SWIZZLE_BITS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 GMMA_ATOM = re.compile(r"(GMMA::)?Layout_(?P<major>K|MN)_(?P<mode>INTER|SW32|SW64|SW128)_Atom$")
 TMA_MODE = re.compile(r"(CU_TENSOR_MAP_)?SWIZZLE_(?P<bytes>32|64|128)B$")
 
-TYPE_BITS = {
-    **{t: 8 for t in ("int8_t", "uint8_t", "i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2",
-                      "float_e4m3_t", "float_e5m2_t")},
-    **{t: 16 for t in ("half_t", "bfloat16_t", "f16", "bf16", "i16", "u16", "b16")},
-    **{t: 32 for t in ("float", "tfloat32_t", "f32", "tf32", "int32_t", "uint32_t", "i32",
-                       "u32", "b32")},
-    # 64-bit elements: TMA boxes only (CU_TENSOR_MAP_DATA_TYPE_FLOAT64, INT64, UINT64);
-    # GMMA atoms take 8-, 16- and 32-bit types.
-    **{t: 64 for t in ("double", "f64", "int64_t", "uint64_t", "i64", "u64", "s64", "b64")},
-}
-
-
 def type_bits(name: str, pos: Pos, allowed=(8, 16, 32)) -> int:
-    bits = TYPE_BITS.get(name)
+    """Bits of element type `name`; GMMA atoms take 8-, 16- and 32-bit types, TMA
+    boxes 64-bit ones too (CU_TENSOR_MAP_DATA_TYPE_FLOAT64, INT64, UINT64)."""
+    bits = CUTE_TYPE_BITS.get(name)
     if bits not in allowed:
         found = f"found a {bits}-bit type" if bits else "found an unknown type"
         raise SpecError(f"element type '{name}': expected one of "
-                        f"{', '.join(sorted(t for t, b in TYPE_BITS.items() if b in allowed))}"
+                        f"{', '.join(sorted(t for t, b in CUTE_TYPE_BITS.items() if b in allowed))}"
                         f" ({'/'.join(map(str, allowed))} bits), {found}", pos)
     return bits
 
