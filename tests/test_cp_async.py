@@ -84,3 +84,111 @@ def test_cp_async_cg_is_labelled_a_bound():
 def test_wavefronts_command_refuses_a_cp_async_without_sources():
     code, out = run("wavefronts", "cp.async.ca.4", *map(str, CONTIGUOUS_WORDS))
     assert code == 2 and "expected sources (one per lane)" in out
+
+
+# -- cp.async in specs ----------------------------------------------------------------
+
+import numpy as np  # noqa: E402
+
+from verify import copies  # noqa: E402
+from verify.bank import copy_cost  # noqa: E402
+from verify.program import Program  # noqa: E402
+from verify.runner import run_spec  # noqa: E402
+from verify.solve import Status  # noqa: E402
+from verify.spec.parser import parse_text  # noqa: E402
+
+TILES = """\
+dtype f32
+layout S = (32,32):(32,1)
+layout G = (32,32):(1024,1)
+layout Gs = (32,32):(4096,4)
+"""
+
+
+def results(body: str, engine: str = "auto"):
+    return {r.property: r for r in run_spec(parse_text(TILES + body, "t.spec"), engine=engine)}
+
+
+def test_the_source_decides_a_copy_in_a_spec():
+    got = results("access cp = cp.async.ca.shared.global.4 S(r, lane) from G(r, lane) "
+                  "for r in 0..32\n"
+                  "access st = cp.async.ca.4 S(r, lane) from Gs(r, lane) for r in 0..32\n"
+                  "check conflict_free cp\ncheck wavefronts == 4 st\ncheck conflict_free st\n")
+    assert got["conflict_free cp"].status == Status.PROVED
+    assert (got["wavefronts == 4 st"].status, got["wavefronts == 4 st"].wavefronts) == \
+        (Status.PROVED, 4)
+    refuted = got["conflict_free st"]
+    assert refuted.status == Status.REFUTED and refuted.engine == "enumeration"
+    assert "read source bank 0 and write shared bank 0" in refuted.counterexample.summary
+    assert refuted.fidelity.startswith("exact (rule C")
+    assert {"in_bounds cp from G", "aligned 4 cp from G"} <= set(got)
+
+
+def test_the_global_side_is_checked_like_an_access():
+    got = results("access cp = cp.async.ca.4 S(r, lane) from G(r + 1, lane) for r in 0..32\n")
+    assert got["in_bounds cp from G"].status == Status.REFUTED
+    got = results("access cp = cp.async.ca.8 S(r, 2 * (lane % 16)) from G(r, lane) "
+                  "for r in 0..32\ncheck wavefronts <= 2 cp\n")
+    assert got["aligned 8 cp from G"].status == Status.REFUTED
+    assert got["wavefronts <= 2 cp"].status == Status.REFUTED      # figures undefined
+
+
+def test_cp_async_cg_is_a_bound_that_never_refutes():
+    got = results("access cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8)) "
+                  "for r in 0..32\ncheck wavefronts <= 4 cg\ncheck wavefronts <= 8 cg\n"
+                  "check wavefronts == 9 cg\n")
+    assert got["wavefronts <= 4 cg"].status == Status.UNKNOWN
+    assert "bound G gives 8" in got["wavefronts <= 4 cg"].reason
+    assert got["wavefronts <= 8 cg"].status == Status.PROVED
+    assert got["wavefronts == 9 cg"].status == Status.REFUTED        # at most 8
+    assert got["wavefronts <= 8 cg"].fidelity.startswith("upper bound (bound G")
+
+
+@pytest.mark.parametrize("body,message", [
+    ("access cp = cp.async.ca.4 S(r, lane) for r in 0..32\n", "expected 'from G"),
+    ("access cp = ld.shared.b32 S(r, lane) from G(r, lane) for r in 0..32\n",
+     "only cp.async has one"),
+    ("global align 8\naccess cp = cp.async.ca.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8))"
+     " for r in 0..32\n", "expected 'global align N' with N a multiple of 16, found 8"),
+    ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
+     "check max_ways <= 1 cp\n", "max_ways is not defined for cp.async.ca.4"),
+    ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32, k in 0..4096\n"
+     "check wavefronts <= 1 cp\n", "above the 4194304 that enumeration decides"),
+])
+def test_copies_verify_cannot_decide_are_located_errors(body, message):
+    with pytest.raises(SpecError, match=message) as caught:
+        results(body)
+    assert caught.value.pos.line >= 5
+
+
+def test_the_solver_engine_refuses_copies():
+    with pytest.raises(SpecError, match="decided by enumeration only"):
+        results("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
+                "check conflict_free cp\n", engine="z3")
+
+
+@pytest.mark.parametrize("instr", ["cp.async.ca.4", "cp.async.ca.8", "cp.async.ca.16",
+                                   "cp.async.cg.16"])
+def test_vectorised_rule_c_equals_verify_bank(instr):
+    """The enumeration engine's numpy rule C / bound G against `copy_cost`, on random
+    destinations and sources with many repeats (broadcasts, collisions)."""
+    access = Program(parse_text(TILES + f"access cp = {instr} S(0, 0) from G(0, 0)\n")) \
+        .access("cp", None)
+    size = access.instruction.bytes_per_address
+    rng = np.random.default_rng(18)
+    dst = rng.integers(0, 64, size=(300, 32)) * size
+    src = rng.integers(0, 64, size=(300, 32)) * size
+    dst[:100] %= 4 * size
+    src[100:200] %= 8 * size
+    got = copies._costs(access.instruction, dst, src)
+    for d, s, cost in zip(dst, src, got):
+        assert cost == copy_cost(access.instruction, list(d), list(s)).wavefronts
+
+
+def test_the_oracle_refuses_copies_explicitly():
+    from verify.oracle import answers
+    from verify.oracle.errors import OracleRefusal
+    for body in ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n",
+                 "global align 16\n"):
+        with pytest.raises(OracleRefusal, match="not read by the oracle"):
+            answers(TILES + body)

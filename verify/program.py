@@ -25,7 +25,7 @@ non-power of two at that width made some queries 20x slower).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from verify.bank import BANKS, SHARED_WINDOW, WORD_BYTES
@@ -57,6 +57,7 @@ class Access:
     layout: LayoutDef
     address: Expr                 # byte address, over lane, loops, $stage, $base
     ranges: dict[str, Range]      # every variable of `address`
+    source: "Access | None" = None   # cp.async: the global side (`Program.copy_source`)
 
     @property
     def name(self) -> str:
@@ -201,4 +202,46 @@ class Program:
         for c in adef.coords:
             bounds(c, ranges)          # names unknown variables and negative terms early
         self.check_window(address, ranges, adef.pos)
-        return Access(adef, instr, ldef, address, ranges)
+        access = Access(adef, instr, ldef, address, ranges)
+        if instr.is_copy or adef.source is not None:
+            return replace(access, source=self.copy_source(access))
+        return access
+
+    def copy_source(self, access: Access) -> "Access":
+        """A cp.async's global side, as an access of the global tile at base 0.
+
+        Global base: bank = (address / 4) mod 32 for global addresses too, and every
+        figure of a cp.async depends on a source only through its alignment and its
+        banks. Moving every source by the same number of words (any base that keeps
+        the copy aligned) relabels the source banks by one rotation, which leaves
+        rule C's out(a) + in(b) - both(a, b) and bound G unchanged; a base that is a
+        multiple of `global align N` keeps each source's alignment modulo the copy
+        size when N is a multiple of that size. So with N a multiple of the copy size
+        base 0 stands for every base (the one-period argument of the module doc, with
+        the period down to one word), and a smaller N is refused.
+        """
+        adef, instr = access.definition, access.instruction
+        if adef.source is None:
+            raise SpecError(f"{instr.name} copies from global memory and its cost depends on "
+                            "the sources: expected 'from G(coords)' after the destination, G a "
+                            "layout of the global tile", adef.instr_pos)
+        if not instr.is_copy:
+            raise SpecError(f"'from' names a global source: only cp.async has one, not "
+                            f"{instr.name}", adef.source.pos)
+        align = self.spec.global_align
+        if align <= 0 or align % instr.bytes_per_address:
+            raise SpecError(f"{instr.name} copies {instr.bytes_per_address}-byte aligned global "
+                            f"memory: expected 'global align N' with N a multiple of "
+                            f"{instr.bytes_per_address}, found {align}",
+                            self.spec.global_pos if self.spec.global_pos.line else adef.instr_pos)
+        gdef = self.layout(adef.source.layout, adef.source.pos)
+        if gdef.pointer_swizzle is not None:
+            raise SpecError(f"layout '{gdef.name}' swizzles shared-memory addresses: a global "
+                            "tile's layout maps coordinates to element offsets", adef.source.pos)
+        coords = list(adef.source.coords)
+        for c in coords:
+            bounds(c, access.ranges)
+        address = mul(Const(self.elem_bytes(adef.source.pos, gdef)), gdef.function.apply(coords))
+        definition = replace(adef, layout=gdef.name, coords=tuple(coords), source=None,
+                             layout_pos=adef.source.pos)
+        return Access(definition, instr, gdef, address, access.ranges)

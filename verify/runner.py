@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from verify import decide, witness
+from verify import copies, decide, witness
 from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
 from verify.program import BASE, STAGE, Access, Program
@@ -67,7 +67,17 @@ class Runner:
                          self.program, access, b)))]
         if not self._explicitly_aligned(adef.name, n):
             implicit.append((f"aligned {n} {adef.name}", lambda: self._natural_alignment(access)))
+        if access.source is not None:
+            implicit += self._source_checks(access, points)
         return [self._implicit_result(adef.pos.line, prop, fn) for prop, fn in implicit]
+
+    def _source_checks(self, access: Access, points: int) -> list:
+        """A cp.async's global side: in bounds of its tile, aligned to the copy size."""
+        source, n = access.source, access.instruction.bytes_per_address
+        where = f"{access.name} from {source.layout.name}"
+        return [(f"in_bounds {where}", lambda: self._decide(points, lambda engine, b: (
+                     engine.in_bounds(self.program, source, b)))),
+                (f"aligned {n} {where}", lambda: self._natural_alignment(source))]
 
     def _base_alignment(self, ldef: LayoutDef) -> CheckResult:
         return self._implicit_result(ldef.pos.line, f"base_aligned {ldef.name}", lambda: (
@@ -87,14 +97,17 @@ class Runner:
                    for c in self.spec.checks)
 
     def _natural_alignment(self, access: Access) -> "Decided":
-        """Searched once per access: the implicit check and every bank check read it."""
-        if access.name not in self._alignment:
+        """Searched once per access (and once per cp.async's global side): the implicit
+        check and every bank check read it."""
+        # A cp.async's global side is an Access of the same name without a source.
+        key = (access.name, access.instruction.is_copy and access.definition.source is None)
+        if key not in self._alignment:
             n = access.instruction.bytes_per_address
-            self._alignment[access.name] = self._decide(
+            self._alignment[key] = self._decide(
                 decide.access_points(self.program, access, n),
                 lambda engine, b: engine.aligned(self.program, access, n, b))
-            return self._alignment[access.name]
-        return replace(self._alignment[access.name], solver_seconds=0.0)
+            return self._alignment[key]
+        return replace(self._alignment[key], solver_seconds=0.0)
 
     # -- explicit checks -----------------------------------------------------
 
@@ -158,10 +171,16 @@ class Runner:
         access = self.program.access(check.target, check.pos)
         instr = access.instruction
         result.ideal_wavefronts, result.fidelity = instr.ideal_wavefronts, instr.fidelity
+        if instr.is_copy:
+            copies.refuse_undecidable(self.program, access, check, self.engine)
         alignment = self._charged(result, self._natural_alignment(access))
+        if alignment.status == Status.PROVED and access.source is not None:
+            alignment = self._charged(result, self._natural_alignment(access.source))
         if alignment.status != Status.PROVED:
             return replace(alignment, reason=alignment.reason or (
                 "bank figures are undefined: the access is not naturally aligned"))
+        if instr.is_copy:
+            return self._copy_check(check, result, access)
         figures: BankFigures = self._charged(result, self._bank_figures(access))
         result.max_ways = figures.ways.value
         result.wavefronts = figures.wavefronts.value
@@ -178,6 +197,14 @@ class Runner:
         if verdict.status == Status.UNKNOWN:
             return replace(verdict, reason=best.reason)
         return verdict
+
+    def _copy_check(self, check: CheckDef, result: CheckResult, access: Access) -> Verdict:
+        """cp.async: rule C or bound G, by enumeration (`verify.copies`)."""
+        budget = Budget(self.timeout)
+        answer = copies.decide_copy(self.program, access, check, budget)
+        result.wavefronts = answer.wavefronts
+        self._charged(result, Decided(answer, decide.ENUMERATION, budget.solver_seconds))
+        return Verdict(answer.status, answer.counterexample, answer.reason)
 
     def _bank_figures(self, access: Access) -> "Decided":
         """Max-ways and wavefronts of an access, searched once under one timeout

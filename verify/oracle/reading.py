@@ -145,6 +145,8 @@ def _access_stmt(spec: Spec, tree: Tree, text: str):
     loops = []
     if rest and isinstance(rest[-1], Tree) and rest[-1].data == "for_clause":
         loops = read_ranges(rest.pop().children, spec)
+    if rest and isinstance(rest[-1], Tree) and rest[-1].data == "copy_source":
+        _refuse_copy(name)
     if str(name) in spec.accesses:
         raise OracleRefusal(f"{where(name)}: access '{name}' is defined twice")
     scope = Scope(spec.layouts, ["lane"] + [n for n, _, _ in loops])
@@ -158,6 +160,18 @@ def _mapped_access_stmt(spec: Spec, tree: Tree, text: str):
     if str(name) in spec.accesses or str(name) in spec.unread_accesses:
         raise OracleRefusal(f"{where(name)}: access '{name}' is defined twice")
     spec.unread_accesses.add(str(name))
+
+
+def _refuse_copy(tree):
+    """cp.async's source clause and its global tile: the oracle has no rule C of its
+    own yet, so it answers no spec that copies (verify's rule C is tested against
+    every H200 measurement in tests/test_hw_rules.py instead)."""
+    raise OracleRefusal(f"{where(tree)}: cp.async's global source ('from G(...)', "
+                        "'global align') is not read by the oracle")
+
+
+def _global_stmt(spec: Spec, tree: Tree, text: str):
+    _refuse_copy(tree)
 
 
 def _check_stmt(spec: Spec, tree: Tree, text: str):
@@ -200,7 +214,7 @@ _STATEMENTS = {"dtype_stmt": _dtype, "buffer_stmt": _buffer,
                "cute_layout_stmt": _cute_layout_stmt,
                "formula_layout_stmt": _formula_layout_stmt,
                "access_stmt": _access_stmt, "mapped_access_stmt": _mapped_access_stmt,
-               "check_stmt": _check_stmt}
+               "check_stmt": _check_stmt, "global_stmt": _global_stmt}
 
 
 def read_ranges(params, spec: Spec) -> Loops:

@@ -54,6 +54,16 @@ class AccessDef:
     instr_pos: Pos = Pos()
     layout_pos: Pos = Pos()
     weight: int = 1              # how much its wavefronts count in `verify synth`
+    source: "SourceDef | None" = None   # cp.async's ``from G(coords)``
+
+
+@dataclass(frozen=True)
+class SourceDef:
+    """``from G(coords)``: where in the global tile G each lane of a cp.async reads."""
+
+    layout: str
+    coords: tuple[Expr, ...]
+    pos: Pos
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,8 @@ class Spec:
     dtype: str | None = None
     dtype_pos: Pos = Pos()
     buffer: Buffer = field(default_factory=Buffer)
+    global_align: int = 16       # ``global align N``: the base of cp.async's global tile
+    global_pos: Pos = Pos()
     layouts: dict[str, LayoutDef] = field(default_factory=dict)
     accesses: dict[str, AccessDef] = field(default_factory=dict)
     checks: list[CheckDef] = field(default_factory=list)

@@ -25,7 +25,7 @@ from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
 from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
 from verify.notation import cute, cute_tv, threads, triton, ttgir_types
 from verify.dtypes import DTYPE_BYTES
-from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, Spec, UnknownLayout
+from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec, UnknownLayout
 from verify.spec.names import canonical_dtype, did_you_mean, unknown_dtype_message
 from verify.spec.resolve import first_var, resolution_errors
 
@@ -354,11 +354,21 @@ class _ToSpec(Transformer):
         name, instr, layout, *rest = children
         weight = rest.pop().value if rest and isinstance(rest[-1], _Weight) else 1
         loops = rest.pop() if rest and isinstance(rest[-1], tuple) else ()
+        source = rest.pop() if rest and isinstance(rest[-1], SourceDef) else None
         if str(name) in self.spec.accesses:
             raise SpecError(f"access '{name}' is defined twice", _pos(name))
         self.spec.accesses[str(name)] = AccessDef(
             str(name), str(instr), str(layout), tuple(rest), loops, _pos(name),
-            _pos(instr), _pos(layout), weight)
+            _pos(instr), _pos(layout), weight, source)
+
+    def copy_source(self, children):
+        layout, *coords = children
+        return SourceDef(str(layout), tuple(coords), _pos(layout))
+
+    @v_args(meta=True)
+    def global_stmt(self, meta, children):
+        _, value = children
+        self.spec.global_align, self.spec.global_pos = _int(value), Pos(meta.line, meta.column)
 
     @v_args(meta=True)
     def check_stmt(self, meta, children):
