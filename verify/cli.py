@@ -15,15 +15,15 @@ import sys
 import click
 
 from verify import api
-from verify.errors import InternalError, SpecError, each_error
+from verify.errors import InternalError, SpecError
 from verify.expr import Var
 from verify.formula import formula
 from verify.layout import coordinate_vars, domain_shape
 from verify.formats import FORMATS, render
-from verify.report import ErrorRecord, json_report, text_report
-from verify.dtypes import DTYPE_BYTES, canonical_dtype
-from verify.program import Program
+from verify.report import json_report, results_text, summary_line, text_report
+from verify.program import DTYPE_BYTES, Program
 from verify.solve import Status
+from verify.spec.names import canonical_dtype
 from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -87,14 +87,11 @@ def check_cmd(paths, fmt, as_json, quiet, timeout, check_expect, jobs, engine, b
     files = api.spec_paths(list(paths))
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
-    results, errors = [], []
-    for found, file_errors in _check_all(files, timeout, jobs, engine):
-        results += found
-        errors += file_errors
-        if file_errors and fmt == "text":
-            click.echo("\n".join(e.text for e in file_errors), err=True)
-    if fmt != "text" or results or not errors:
+    results, errors = _check_streaming(files, timeout, jobs, engine, fmt, quiet)
+    if fmt != "text":
         click.echo(render(fmt, results, errors, quiet))
+    elif results or not errors:
+        click.echo(summary_line(results, len(errors)))
     if update_baseline:
         sys.exit(_update_baseline(baseline_path, results, errors, files))
     if recorded is not None:
@@ -155,72 +152,27 @@ def _output_format(fmt: str | None, as_json: bool) -> str:
     return "json" if as_json else fmt or "text"
 
 
-def _check_one(path: str, timeout: float, engine: str):
-    """(results, errors): every error of the file, each with its source line, as
-    plain data that crosses process boundaries."""
-    try:
-        return api.check(path, timeout, engine), []
-    except SpecError as e:
-        return [], [ErrorRecord.of(error) for error in each_error(e)]
-
-
-def _check_all(files: list[str], timeout: float, jobs: int, engine: str):
-    if jobs == 1 or len(files) == 1:
-        return [_check_one(f, timeout, engine) for f in files]
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-        return list(pool.map(_check_one, files, [timeout] * len(files),
-                             [engine] * len(files)))
-
-
-@main.command("sweep")
-@click.argument("template", metavar="TEMPLATE.spec")
-@click.option("--param", "params", multiple=True, required=True, metavar="NAME=V1,V2,...",
-              help="Values of the template's ${NAME} (repeatable); every combination is checked.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
-              help="Seconds per check; a check that runs out is UNKNOWN.")
-@click.option("--engine", default="auto", show_default=True,
-              type=click.Choice(["auto", "z3", "enumeration"]),
-              help="Who decides each check, as for verify SPEC.")
-@click.option("--check-expect", is_flag=True,
-              help="A configuration fails when a check does not end as its 'expect' says.")
-@click.option("-j", "--jobs", default=None, type=click.IntRange(min=1),
-              help="Local worker processes  [default: one per core]")
-@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
-              help="Ask the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) "
-                   "instead of local processes (needs the dask extra).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write cached answers.")
-@click.option("--cache-dir", default=None, metavar="DIR",
-              help="Where answers are cached  [default: $VERIFY_CACHE_DIR, else "
-                   "~/.cache/verify/sweep]")
-def sweep_cmd(template, params, timeout, engine, check_expect, jobs, dask_address, no_cache,
-              cache_dir):
-    """Check every combination of a spec template's parameters: one table row per
-    combination (worst verdict, max-ways/wavefronts per access), then the failing
-    configurations. Exit codes as for verify SPEC, over all combinations."""
-    from verify.sweep import command
-    from verify.sweep.engine import Engine
-    pool = Engine(jobs or command.default_jobs(), dask_address)
-    try:
-        done = command.run(template, list(params), timeout, engine, pool, not no_cache,
-                           cache_dir, check_expect)
-    except SpecError as e:
-        _fail(str(e))
-    sys.exit(_sweep_exit_code([row.outcome for row in done.rows], check_expect))
-
-
-EXIT_INTERNAL = 4
-
-
-def _sweep_exit_code(outcomes, check_expect: bool) -> int:
-    """As `_exit_code`, over every combination; a bug in verify for any exits 4."""
-    if any(o.internal for o in outcomes):
-        return EXIT_INTERNAL
-    if any(o.errors for o in outcomes):
-        return EXIT_ERROR
-    if check_expect:
-        return EXIT_REFUTED if any(o.fails(True) for o in outcomes) else EXIT_OK
-    return EXIT_FOR_STATUS[Status.worst(Status(o.verdict) for o in outcomes)]
+def _check_streaming(files: list[str], timeout: float, jobs: int, engine: str, fmt: str,
+                     quiet: bool):
+    """Every file's results and errors; in text, each file's lines are printed as
+    soon as it (and every file before it) is checked, with a progress line on a
+    terminal. The other formats are whole documents, printed at the end."""
+    from verify.stream import Progress, outcomes
+    results, errors = [], []
+    progress = Progress(len(files))
+    progress.show(0, files[0])
+    for done, (path, found, file_errors) in enumerate(outcomes(files, timeout, jobs, engine), 1):
+        results += found
+        errors += file_errors
+        progress.clear()
+        if fmt == "text":
+            if file_errors:
+                click.echo("\n".join(e.text for e in file_errors), err=True)
+            if results_text(found, quiet):
+                click.echo(results_text(found, quiet))
+        if done < len(files):
+            progress.show(done, files[done])
+    return results, errors
 
 
 @main.command("synth")
@@ -544,7 +496,9 @@ def _fail(message: str):
 
 def run():
     """Entry point: a bug in verify is reported as one clear line (exit 4);
-    VERIFY_DEBUG=1 shows the traceback."""
+    VERIFY_DEBUG=1 shows the traceback. Triton's leak report at exit is hidden."""
+    from verify.triton_exit import hide_leak_report_at_exit
+    hide_leak_report_at_exit()
     try:
         main()
     except (InternalError, Exception) as e:  # noqa: BLE001 -- last line of defence

@@ -144,12 +144,17 @@ def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
     return line
 
 
+def results_text(results: list[CheckResult], quiet: bool = False) -> str:
+    """Every check's lines (with `quiet`, only those that did not pass)."""
+    shown = [r for r in results if not (quiet and r.passed)]
+    return "\n".join(line for r in shown for line in result_text(r))
+
+
 def text_report(results: list[CheckResult], spec_errors: int = 0, quiet: bool = False) -> str:
     """Every check's lines (with `quiet`, only those that did not pass) and the summary."""
-    shown = [r for r in results if not (quiet and r.passed)]
-    lines = [line for r in shown for line in result_text(r)]
-    lines.append(summary_line(results, spec_errors))
-    return "\n".join(lines)
+    checks = results_text(results, quiet)
+    summary = summary_line(results, spec_errors)
+    return f"{checks}\n{summary}" if checks else summary
 
 
 class Report(list):
