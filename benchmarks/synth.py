@@ -1,10 +1,12 @@
-"""Benchmark of `verify synth` on specs/synth/: each problem in each family, timed,
+"""Benchmark of `verify synth` on specs/synth/: each problem in each family and by
+each method (the solver over the family's parameters; listing every member),
+timed; the curve as tiles grow (8x64 up to 256x256, the sw and xor families);
 and the optimum compared with what CUTLASS and Triton choose for the same tile.
 
-Writes benchmarks/results/synth.csv and synth.md. Times are wall-clock on the
-machine named in the output (a shared 2-core box: noisy).
+Writes benchmarks/results/synth.csv, synth_curve.csv and synth.md. Times are
+wall-clock on the machine named in the output (a shared 2-core box: noisy).
 
-    python benchmarks/synth.py [--timeout 60]
+    python benchmarks/synth.py [--timeout 60] [--curve-timeout 120]
 """
 from __future__ import annotations
 
@@ -24,7 +26,14 @@ from verify.synth import synthesize_file               # noqa: E402
 from verify.synth.certificate import spec_with         # noqa: E402
 from verify.synth.problem import problem_of            # noqa: E402
 
-FAMILIES = ("sw", "triton", "pad", "pad+sw", "xor")
+# (family, method): the solver where the family has one, listing as the cross-check.
+RUNS = (("sw", "solver"), ("sw", "list"), ("tile", "solver"), ("tile", "list"),
+        ("triton", "solver"), ("triton", "list"), ("pad", "list"), ("pad+sw", "list"),
+        ("xor", "solver"))
+# The growing tiles: fp16, 16-byte stores along rows, ldmatrix.x4 of 8x32 blocks.
+CURVE = ((8, 64), (16, 64), (32, 64), (64, 64), (64, 128), (128, 128), (128, 256),
+         (256, 256))
+CURVE_FAMILIES = ("sw", "xor")
 TRITON_FP16 = "#ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}> shape ({}, {})"
 # What the libraries choose for each problem (sources in the specs' comments and
 # specs/cutlass_sm80, specs/triton): CuTe text, or None where the library has no
@@ -59,48 +68,118 @@ def figures_of(path: str, layout: str) -> str:
                      for r in banks)
 
 
+def grown_spec(rows: int, cols: int) -> str:
+    """The curve's problem on an R x C fp16 tile: each warp's 32 lanes store 16
+    bytes each along rows (C/8 lanes a row), ldmatrix.x4 reads 8x32 blocks."""
+    per_row = cols // 8
+    return (f"dtype f16\nbuffer align 128\nlayout A = ?({rows}, {cols})\n"
+            f"access fill = st.shared.v4.b32 A({32 // per_row} * i + lane / {per_row}, "
+            f"8 * (lane % {per_row})) for i in 0..{rows * per_row // 32}\n"
+            f"access read = ldmatrix.x4 A(8 * m + lane % 8, 32 * k + 8 * (lane / 8)) "
+            f"for m in 0..{rows // 8}, k in 0..{cols // 32}\ncheck bijective A\n")
+
+
+def timed(path: str, family: str, method: str, timeout: float) -> dict:
+    started = time.monotonic()
+    _, answer, cert = synthesize_file(path, family, timeout, method)
+    seconds = time.monotonic() - started
+    o = answer.objective
+    return {"family": family, "method": method,
+            "layout": cert.layout if cert else "-",
+            "max_ways": o.max_ways if o else "-", "wavefronts": o.wavefronts if o else "-",
+            "footprint": o.footprint if o else "-", "xor_terms": o.xor_terms if o else "-",
+            "optimal": answer.optimal and o is not None,
+            "queries": len(answer.steps) if method == "solver" else len(answer.rows),
+            "seconds": round(seconds, 2)}
+
+
+def curve(timeout: float, scratch: str) -> list[dict]:
+    rows = []
+    for r, c in CURVE:
+        path = os.path.join(scratch, f"grown_{r}x{c}.synth")
+        with open(path, "w") as f:
+            f.write(grown_spec(r, c))
+        for family in CURVE_FAMILIES:
+            row = {"tile": f"{r}x{c}", **timed(path, family, "solver", timeout)}
+            rows.append(row)
+            print(row, flush=True)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--curve-timeout", type=float, default=120.0)
+    parser.add_argument("--scratch", default="/tmp")
     args = parser.parse_args()
     rows = []
     for name in CHOICES:
         path = os.path.join(ROOT, "specs", "synth", f"{name}.synth")
-        for family in FAMILIES:
-            started = time.monotonic()
-            _, answer, cert = synthesize_file(path, family, args.timeout)
-            seconds = time.monotonic() - started
-            o = answer.objective
-            rows.append({"problem": name, "family": family,
-                         "layout": cert.layout if cert else "-",
-                         "max_ways": o.max_ways if o else "-",
-                         "wavefronts": o.wavefronts if o else "-",
-                         "footprint": o.footprint if o else "-",
-                         "xor_terms": o.xor_terms if o else "-",
-                         "optimal": answer.optimal and o is not None,
-                         "seconds": round(seconds, 2)})
+        for family, method in RUNS:
+            rows.append({"problem": name, **timed(path, family, method, args.timeout)})
             print(rows[-1], flush=True)
-    write(rows)
+    write(rows, curve(args.curve_timeout, args.scratch))
 
 
-def write(rows):
+def _table(rows: list[dict]) -> list[str]:
+    keys = list(rows[0])
+    return ["| " + " | ".join(keys) + " |", "| " + " | ".join("---" for _ in keys) + " |",
+            *["| " + " | ".join(str(v) for v in r.values()) + " |" for r in rows]]
+
+
+def _agreement(rows: list[dict]) -> list[str]:
+    """Solver against listing, family by family: the same optimum, and the times."""
+    out = []
+    for family in ("sw", "tile", "triton"):
+        pairs = [(a, b) for a in rows for b in rows
+                 if a["problem"] == b["problem"] and a["family"] == b["family"] == family
+                 and (a["method"], b["method"]) == ("solver", "list")]
+        same = sum((a["max_ways"], a["wavefronts"], a["footprint"], a["xor_terms"]) ==
+                   (b["max_ways"], b["wavefronts"], b["footprint"], b["xor_terms"])
+                   for a, b in pairs)
+        out.append(f"- `{family}`: the same optimum on {same} of {len(pairs)} problems; "
+                   f"solver {sum(a['seconds'] for a, _ in pairs):.1f} s in all (max "
+                   f"{max(a['seconds'] for a, _ in pairs):.1f} s), listing "
+                   f"{sum(b['seconds'] for _, b in pairs):.1f} s (max "
+                   f"{max(b['seconds'] for _, b in pairs):.1f} s).")
+    return out
+
+
+def _targets(rows: list[dict], grown: list[dict]) -> list[str]:
+    sw = max(r["seconds"] for r in rows if (r["family"], r["method"]) == ("sw", "solver"))
+    xor64 = [r["seconds"] for r in rows if r["family"] == "xor" and "64x64" in r["problem"]]
+    xor64 += [r["seconds"] for r in grown if r["family"] == "xor" and r["tile"] == "64x64"]
+    unproved = [f"{r['tile']} {r['family']}" for r in grown if not r["optimal"]]
+    met = lambda ok: "met" if ok else "NOT met"                       # noqa: E731
+    return [f"- Sw family, each catalog problem synthesised and certified under 10 s: "
+            f"{met(sw < 10)} (slowest {sw:.1f} s).",
+            f"- xor family on 64x64 tiles under 60 s: {met(max(xor64) < 60)} (slowest "
+            f"{max(xor64):.1f} s).",
+            "- Curve: " + (f"not proved optimal within the timeout: {', '.join(unproved)}."
+                           if unproved else "every tile proved optimal.")]
+
+
+def write(rows: list[dict], grown: list[dict]):
     out = os.path.join(ROOT, "benchmarks", "results")
-    with open(os.path.join(out, "synth.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    for name, table in (("synth.csv", rows), ("synth_curve.csv", grown)):
+        with open(os.path.join(out, name), "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(table[0]))
+            writer.writeheader()
+            writer.writerows(table)
     machine = (f"{platform.node() and 'dev box'}: {os.cpu_count()} cores "
                f"({platform.processor() or platform.machine()}), Python "
-               f"{platform.python_version()}, shared with other agents: times are noisy")
+               f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the "
+               "end, shared with other agents: times are noisy")
     lines = ["# verify synth on specs/synth/", "", f"Machine: {machine}.", "",
-             "Synthesis and certificate (search, re-check of the whole spec) per family; "
-             "wall seconds.", "",
-             "| problem | family | layout | max-ways | weighted wavefronts | footprint | "
-             "xor terms | optimal | s |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in rows:
-        lines.append("| " + " | ".join(str(v) for v in r.values()) + " |")
-    lines += ["", "## What the libraries choose, by the ordinary checks", "",
-              "| problem | library | layout | per access |", "| --- | --- | --- | --- |"]
+             "Synthesis and certificate (search, re-check of the whole spec) per family "
+             "and method; wall seconds. `queries`: the solver's queries, or the members "
+             "listed.", "", *_table(rows), "", "## The solver against listing", "",
+             *_agreement(rows), "", "## The curve as tiles grow", "",
+             "fp16, 16-byte stores along rows and ldmatrix.x4 of 8x32 blocks "
+             "(`grown_spec`), by the solver.", "", *_table(grown), "",
+             "## Speed targets (issue 14), on this machine", "", *_targets(rows, grown), "",
+             "## What the libraries choose, by the ordinary checks", "",
+             "| problem | library | layout | per access |", "| --- | --- | --- | --- |"]
     for name, choices in CHOICES.items():
         path = os.path.join(ROOT, "specs", "synth", f"{name}.synth")
         for library, layout in choices.items():

@@ -66,6 +66,7 @@ def _members(family, rows, cols, eb, every):
 
 @pytest.mark.parametrize("family,rows,cols,eb,every", [
     ("sw", 8, 64, 2, 7), ("sw", 32, 32, 4, 11), ("triton", 16, 64, 2, 3),
+    ("tile", 8, 64, 2, 13), ("tile", 16, 16, 4, 7),
     ("pad", 8, 64, 2, 5), ("pad+sw", 8, 32, 4, 97)])
 def test_member_tables_equal_verify_offsets(family, rows, cols, eb, every):
     from verify.api import offsets, parse_layout
@@ -93,12 +94,12 @@ def test_xor_formula_and_linear_tables():
 
 # -- the catalog's optima, pinned ----------------------------------------------
 
-OPTIMA = {   # spec: (family, layout, max_ways, weighted wavefronts)
-    "ldmatrix_x1_8x64": ("sw", "Sw<3,3,3> o (8,64):(64,1)", 1, 1),
-    "cutlass_sm80_f16_kmajor_64x64": ("sw", "Sw<3,3,3> o (64,64):(64,1)", 1, 8),
-    "b_operand_trans_32x64": ("sw", "Sw<3,3,3> o (32,64):(64,1)", 1, 8),
-    "f32_transpose_32x32": ("sw", "Sw<5,0,5> o (32,32):(32,1)", 1, 2),
-    "two_consumers_64x64": ("sw", "Sw<3,3,3> o (64,64):(64,1)", 4, 24),
+OPTIMA = {   # spec: (max_ways, weighted wavefronts, xor terms) in the sw family
+    "ldmatrix_x1_8x64": (1, 1, 3),
+    "cutlass_sm80_f16_kmajor_64x64": (1, 8, 3),
+    "b_operand_trans_32x64": (1, 8, 3),
+    "f32_transpose_32x32": (1, 2, 5),
+    "two_consumers_64x64": (4, 24, 3),
 }
 
 
@@ -109,19 +110,48 @@ def _synth(name, *args):
 
 @pytest.mark.parametrize("name", sorted(OPTIMA))
 def test_catalog_optimum_in_the_sw_family(name):
-    family, layout, ways, waves = OPTIMA[name]
-    code, doc = _synth(name, "--family", family)
+    code, doc = _synth(name, "--family", "sw")
     assert code == 0
-    assert (doc["layout"], doc["max_ways"], doc["wavefronts"], doc["optimal"]) == \
-        (layout, ways, waves, True)
+    assert (doc["max_ways"], doc["wavefronts"], doc["xor_terms"], doc["optimal"]) == \
+        (*OPTIMA[name], True)
     assert all(c["status"] == "proved" for c in doc["checks"])
-    assert doc["proof"]["kind"] == "exhaustive"
+    assert doc["proof"]["kind"] == "solver"
+    assert any(q["answer"] == "unsat" for q in doc["proof"]["queries"])
+
+
+def _problem(name):
+    from verify.synth.problem import problem_of
+    path = os.path.join(SYNTH, f"{name}.synth")
+    source = open(path).read()
+    return problem_of(parse_text(source, path), source)
+
+
+@pytest.mark.parametrize("family", ["sw", "triton", "tile"])
+@pytest.mark.parametrize("name", sorted(OPTIMA))
+def test_solver_and_listing_find_the_same_optimum(name, family):
+    """The cross-check: the parameters searched by the solver, and every member
+    of the family listed and scored, give one objective."""
+    from verify.synth.search import synthesize
+    problem = _problem(name)
+    solved = synthesize(problem, family, 60.0, "solver")
+    listed = synthesize(problem, family, 60.0, "list")
+    assert solved.method == "solver" and listed.method == "list"
+    assert solved.optimal and listed.optimal
+    assert solved.objective.key() == listed.objective.key()
+
+
+def test_tile_family_finds_an_unswizzled_blocked_layout():
+    """8x64 read by ldmatrix.x1 down rows: 2x8 atoms tiled down the rows put the
+    eight rows' 16-byte pieces side by side, conflict-free with no XOR at all."""
+    code, doc = _synth("ldmatrix_x1_8x64", "--family", "tile")
+    assert code == 0 and (doc["max_ways"], doc["wavefronts"], doc["xor_terms"]) == (1, 1, 0)
+    assert doc["layout"].startswith("tile_to_shape(") and doc["optimal"]
 
 
 @pytest.mark.parametrize("name", ["ldmatrix_x1_8x64", "b_operand_trans_32x64",
                                   "two_consumers_64x64"])
 def test_xor_family_proves_the_same_optimum(name):
-    _, layout, ways, waves = OPTIMA[name]
+    ways, waves, _ = OPTIMA[name]
     code, doc = _synth(name, "--family", "xor")
     assert code == 0 and doc["optimal"] and (doc["max_ways"], doc["wavefronts"]) == (ways, waves)
     queries = doc["proof"]["queries"]
@@ -131,7 +161,7 @@ def test_xor_family_proves_the_same_optimum(name):
 
 
 def test_json_layout_is_accepted_by_verify_map():
-    _, doc = _synth("ldmatrix_x1_8x64")
+    _, doc = _synth("ldmatrix_x1_8x64", "--method", "list")
     code, out = run("map", doc["layout"], "--json")
     assert code == 0 and json.loads(out)["offsets"][:2] == [0, 72]
     assert doc["notations"]["triton"].startswith("#ttg.swizzled_shared<{vec = 8, perPhase = 1")
@@ -146,10 +176,11 @@ def test_infeasible_requirement_names_the_clashing_accesses(tmp_path):
     text = open(os.path.join(SYNTH, "two_consumers_64x64.synth")).read()
     path = tmp_path / "clash.synth"
     path.write_text(text + "check conflict_free copy\n")
-    for family, core in (("sw", ["'conflict_free copy' (line 13)",
-                                 "vectors of 8 elements whole in fill"]),
-                         ("xor", ["'conflict_free copy' (line 13)", "aligned 16 gemm"])):
-        code, out = run("synth", str(path), "--family", family, "--json")
+    lemma = ["'conflict_free copy' (line 13)", "aligned 16 gemm"]
+    for family, method, core in (("sw", "list", ["'conflict_free copy' (line 13)",
+                                                 "vectors of 8 elements whole in fill"]),
+                                 ("sw", "solver", lemma), ("xor", "solver", lemma)):
+        code, out = run("synth", str(path), "--family", family, "--method", method, "--json")
         assert code == 1 and json.loads(out)["infeasible"] == core
 
 

@@ -178,20 +178,24 @@ def _check_streaming(files: list[str], timeout: float, jobs: int, engine: str, f
 @main.command("synth")
 @click.argument("spec")
 @click.option("--family", default="sw", show_default=True,
-              type=click.Choice(["sw", "triton", "pad", "pad+sw", "xor"]),
-              help="Layouts searched: CuTe Sw<B,M,S> (row- or column-major), Triton "
-                   "swizzled_shared, a padded row pitch, both, or every invertible XOR map.")
+              type=click.Choice(["sw", "tile", "triton", "pad", "pad+sw", "xor"]),
+              help="Layouts searched: CuTe Sw<B,M,S> (row- or column-major), tile_to_shape "
+                   "of an Sw atom, Triton swizzled_shared, a padded row pitch, both, or "
+                   "every invertible XOR map.")
+@click.option("--method", default="solver", show_default=True,
+              type=click.Choice(["solver", "list"]),
+              help="Search the family's parameters in the solver, or evaluate every member.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
               help="Seconds for the search; past it the best layout found is printed, "
                    "not proved optimal (exit 3).")
-def synth_cmd(spec, family, as_json, timeout):
+def synth_cmd(spec, family, method, as_json, timeout):
     """Find the best layout for a spec's unknown layout (layout A = ?(R, C)), with
     its certificate. Exit 0 optimal and re-checked; 1 no layout of the family meets
     the spec's bounds (the ones that clash are named); 3 not proved optimal."""
     from verify.synth import output, synthesize_file
     try:
-        problem, answer, cert = synthesize_file(spec, family, timeout)
+        problem, answer, cert = synthesize_file(spec, family, timeout, method)
     except SpecError as e:
         _fail(str(e.located(spec)))
     click.echo(output.json_doc(problem, answer, cert) if as_json

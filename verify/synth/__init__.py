@@ -7,7 +7,8 @@ max-ways, the weighted sum of wavefronts, the footprint and the XOR terms; then
 re-checks it with the ordinary engines (`verify.synth.certificate`).
 
 Modules: `problem` (the spec as arrays), `cost` (a table scored), `families`
-(the enumerated families), `gf2` (XOR maps by the solver), `search`,
+(the families listed), `gf2` (XOR maps by the solver), `params` (the CuTe and
+Triton families by the solver, their parameters as unknowns), `search`,
 `certificate`, `output`.
 """
 from __future__ import annotations
@@ -18,12 +19,13 @@ from verify.synth.problem import problem_of
 from verify.synth.search import FAMILIES, Answer, synthesize
 
 
-def synthesize_file(path: str, family: str = "sw", timeout: float = 60.0):
+def synthesize_file(path: str, family: str = "sw", timeout: float = 60.0,
+                    method: str = "solver"):
     """(problem, answer, certificate or None) for the spec at `path`."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
     problem = problem_of(parse_file(path), source)
-    answer = synthesize(problem, family, timeout)
+    answer = synthesize(problem, family, timeout, method)
     cert = certify(problem, answer, timeout) if answer.objective is not None else None
     return problem, answer, cert
 

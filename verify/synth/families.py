@@ -1,15 +1,19 @@
-"""The layout families `verify synth` searches by listing their members.
+"""The layout families of `verify synth`, listed member by member.
 
 Overview
 --------
-Each family here is tiny (tens to a few thousand members on the tiles people
-use), so it is searched exhaustively: every member's offset table is built with
-numpy and scored (`verify.synth.cost`); the table of all members is the
-certificate that none does better. The general family, invertible XOR maps on
-the offset's bits, is searched by the solver instead (`verify.synth.gf2`).
+Every member's offset table is built with numpy and scored
+(`verify.synth.cost`); the table of all members is then the certificate that
+none does better. The padding families are searched this way (they are tiny);
+the others are searched by the solver (`verify.synth.params`) on power-of-two
+tiles, and listed here only on other tiles and as the cross-check of the
+solver (`tests/test_synth.py`: the same optimum both ways on every catalog
+problem).
 
 * ``sw``: CuTe ``Sw<B,M,S> o (R,C):(C,1)`` (row-major) and ``o (R,C):(1,R)``
   (column-major), every B, M and S (either sign) whose bits stay inside the tile.
+* ``tile``: ``tile_to_shape(Sw<B,M,S> o atom, (R, C))`` for every power-of-two
+  atom, row- or column-major, and every swizzle inside the atom's bits.
 * ``triton``: ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` with
   powers of two, vec * maxPhase <= the contiguous extent, both orders.
 * ``pad``: ``(R,C):(P,1)`` for every row pitch P from C to C + 128 bytes.
@@ -34,7 +38,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-ENUMERATED = ("sw", "triton", "pad", "pad+sw")
+ENUMERATED = ("sw", "tile", "triton", "pad", "pad+sw")
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,28 @@ def sw_members(rows: int, cols: int) -> Iterator[Member]:
         for b, m, s in swizzles(bits):
             yield Member("sw", f"Sw<{b},{m},{s}> o {inner}", b,
                          lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s))
+
+
+def tile_members(rows: int, cols: int) -> Iterator[Member]:
+    """tile_to_shape(Sw o atom, (R, C)) for every power-of-two atom (row- or
+    column-major) dividing the tile and every swizzle inside the atom's bits;
+    atoms go down the rows first, then across (CuTe's default order)."""
+    r, c = grid(rows, cols)
+    for ar in _powers(rows):
+        for ac in _powers(cols):
+            if rows % ar or cols % ac:
+                continue
+            tile = ar * ac * (r // ar + (rows // ar) * (c // ac))
+            for major, local, stride in (("row", (r % ar) * ac + c % ac, f"({ac},1)"),
+                                         ("column", r % ar + (c % ac) * ar, f"(1,{ar})")):
+                inner = f"({ar},{ac}):{stride}"
+                plain = tile + local
+                yield Member("tile", f"tile_to_shape({inner}, ({rows}, {cols}))", 0,
+                             lambda p=plain: p)
+                for b, m, s in swizzles(max(1, (ar * ac - 1).bit_length())):
+                    yield Member("tile", f"tile_to_shape(Sw<{b},{m},{s}> o {inner}, "
+                                 f"({rows}, {cols}))", b,
+                                 lambda t=tile, l=local, b=b, m=m, s=s: t + swizzle(l, b, m, s))
 
 
 def _powers(limit: int) -> list[int]:
@@ -137,6 +163,8 @@ def pad_sw_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
 def members(family: str, rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
     if family == "sw":
         return sw_members(rows, cols)
+    if family == "tile":
+        return tile_members(rows, cols)
     if family == "triton":
         return triton_members(rows, cols)
     if family == "pad":

@@ -151,10 +151,29 @@ class Encoding:
             return z3.BoolVal(False, self.ctx)
         return z3.AtMost(*ladder, bound - phases) if ladder else z3.BoolVal(True, self.ctx)
 
-    def terms_at_most(self, total: int) -> list:
-        differs = [self.m[i][j] if i != j else z3.Not(self.m[i][i])
-                   for i in range(self.n) for j in range(self.n)]
-        return [z3.AtMost(*differs, total)]
+
+class AnyLinear:
+    """The xor family itself: every invertible M; an XOR term is an entry of M
+    that differs from the identity. A parametric family (`verify.synth.params`)
+    offers the same four methods over its own unknowns."""
+
+    name = "xor"
+    invertible = True
+
+    def constrain(self, enc: Encoding) -> list:
+        return []
+
+    def terms(self, enc: Encoding) -> list:
+        return [enc.m[i][j] if i != j else z3.Not(enc.m[i][i])
+                for i in range(enc.n) for j in range(enc.n)]
+
+    def decode(self, enc: Encoding, model: z3.ModelRef, bits: np.ndarray) -> tuple[None, int]:
+        """(notation, XOR terms) of a model: the formula is written by the caller."""
+        return None, differing(bits)
+
+
+def differing(bits: np.ndarray) -> int:
+    return int((bits != np.eye(bits.shape[0], dtype=np.int64)).sum())
 
 
 def table_of(bits: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
@@ -180,7 +199,9 @@ def bits_of(table: np.ndarray) -> np.ndarray | None:
     return bits if np.array_equal(table_of(bits, table.shape), table) else None
 
 
-def encode(problem: Problem) -> Encoding:
+def encode(problem: Problem, invertible: bool = True) -> Encoding:
+    """The bank and hard constraints over M; `invertible` adds M W = I (a family whose
+    members are invertible by construction, `verify.synth.params`, leaves it out)."""
     rows, cols = problem.shape
     if rows & (rows - 1) or cols & (cols - 1):
         raise SpecError(f"the xor family needs power-of-two extents: found ?({rows}, {cols})",
@@ -189,7 +210,8 @@ def encode(problem: Problem) -> Encoding:
     ctx = z3.Context()
     m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
     enc = Encoding(problem, n, ctx, m)
-    _invertible(enc)
+    if invertible:
+        _invertible(enc)
     phase_ids: dict = {}
     for access in problem.accesses:
         _access_hard(enc, access)
@@ -338,6 +360,7 @@ class Found:
     table: np.ndarray
     objective: Objective
     per_access: dict
+    notation: str | None = None       # the family's own notation (None: a formula)
 
 
 @dataclass
@@ -361,17 +384,18 @@ def _requirements(enc: Encoding) -> dict:
     return out
 
 
-def _ask(enc: Encoding, label: str, extra: list, budget: Budget, steps: list[Step]):
+def _ask(enc: Encoding, family, label: str, extra: list, budget: Budget, steps: list[Step]):
     started = time.monotonic()
     result = search(enc.solver(extra), budget)
     steps.append(Step(label, result.status, time.monotonic() - started))
     if result.status != "sat":
         return result.status, None
     bits, table = enc.table(result.model)
-    figures = score(enc.problem, table, int((bits != np.eye(enc.n, dtype=np.int64)).sum()))
+    notation, terms = family.decode(enc, result.model, bits)
+    figures = score(enc.problem, table, terms)
     if not figures.feasible:
-        raise InternalError(f"xor model breaks {figures.broken} on replay ({label})")
-    return "sat", Found(bits, table, figures.objective, figures.per_access)
+        raise InternalError(f"{family.name} model breaks {figures.broken} on replay ({label})")
+    return "sat", Found(bits, table, figures.objective, figures.per_access, notation)
 
 
 def _replayed(found: Found, label: str, value: int, bound: int) -> Found:
@@ -380,8 +404,10 @@ def _replayed(found: Found, label: str, value: int, bound: int) -> Found:
     return found
 
 
-def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None) -> XorResult:
-    """The lexicographic minimum over invertible M: max-ways, then weighted
+def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None,
+             family=None) -> XorResult:
+    """The lexicographic minimum over invertible M (or over the members of a
+    parametric `family`, default `AnyLinear`): max-ways, then weighted
     wavefronts, then XOR terms (the footprint is always R*C). Each figure is
     found by bisection between a lower bound and the best layout found; the
     certificate is the UNSAT query just below each final figure.
@@ -390,7 +416,9 @@ def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None) 
     the search for a first layout: on 64x64 tiles that search is the slowest
     query (about 45 s here), while the UNSAT proofs below a good start take
     well under a second each."""
-    enc = encode(problem)
+    family = family or AnyLinear()
+    enc = encode(problem, family.invertible)
+    enc.hard += family.constrain(enc)
     requirements = _requirements(enc)
     enc.tracked.update(requirements)
     steps: list[Step] = []
@@ -400,8 +428,8 @@ def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None) 
         return XorResult(None, True, [Step(lemma, "proved", 0.0)], core=core)
     best = _start(enc, start)
     if best is None:
-        status, best = _ask(enc, "a layout meeting every hard constraint and requirement", [],
-                            budget, steps)
+        status, best = _ask(enc, family, "a layout meeting every hard constraint and "
+                            "requirement", [], budget, steps)
         if status == "unsat":
             return XorResult(None, True, steps, core=_core(enc, budget))
         if best is None:
@@ -416,11 +444,12 @@ def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None) 
               ("weighted wavefronts", waves_low, lambda f: f.objective.wavefronts,
                lambda k: enc.extra_at_most(k - phases)),
               ("xor terms", 0, lambda f: f.objective.xor_terms,
-               lambda k: enc.terms_at_most(k))]
+               lambda k: [z3.AtMost(*family.terms(enc), k)])]
     fixed: list = []
     optimal = True
     for name, low, figure, constraint in stages:
-        best, proved = _descend(enc, name, low, figure, constraint, fixed, best, budget, steps)
+        best, proved = _descend(enc, family, name, low, figure, constraint, fixed, best,
+                                budget, steps)
         optimal &= proved
         if not proved:
             break
@@ -458,16 +487,17 @@ def _start(enc: Encoding, table: np.ndarray | None) -> Found | None:
     bits = None if table is None else bits_of(table)
     if bits is None:
         return None
-    figures = score(enc.problem, table, int((bits != np.eye(enc.n, dtype=np.int64)).sum()))
+    figures = score(enc.problem, table, differing(bits))
     return Found(bits, table, figures.objective, figures.per_access) if figures.feasible else None
 
 
-def _descend(enc, name, low, figure, constraint, fixed, best, budget, steps):
+def _descend(enc, family, name, low, figure, constraint, fixed, best, budget, steps):
     """Bisect `figure` between `low` and the best found: SAT lowers the top to the
     replayed figure, UNSAT raises the bottom. Proved when the bottom meets it."""
     while low < figure(best):
         probe = (low + figure(best) - 1) // 2 if figure(best) - low > 2 else low
-        status, found = _ask(enc, f"{name} <= {probe}", fixed + constraint(probe), budget, steps)
+        status, found = _ask(enc, family, f"{name} <= {probe}", fixed + constraint(probe),
+                             budget, steps)
         if status == "unknown":
             return best, False
         if status == "unsat":

@@ -33,7 +33,7 @@ def _ranked(answer: Answer) -> list:
 
 
 def _evidence_lines(answer: Answer) -> list[str]:
-    if answer.family == "xor":
+    if answer.method == "solver":
         return [f"  {s.query}: {s.answer.upper()} [{1000 * s.seconds:.0f} ms]"
                 for s in answer.steps]
     ranked = _ranked(answer)
@@ -63,7 +63,7 @@ def text(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
             lines.append(f"UNKNOWN: no layout found ({answer.reason})")
         return "\n".join(lines + _evidence_lines(answer))
     o = answer.objective
-    how = ("exhaustive: every member evaluated" if answer.family != "xor"
+    how = ("exhaustive: every member evaluated" if answer.method == "list"
            else "the solver: UNSAT just below each figure")
     lines += [f"best: {cert.layout}",
               f"  max_ways {o.max_ways}; wavefronts {o.wavefronts} (weighted sum over "
@@ -99,7 +99,7 @@ def json_doc(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
 
 
 def _proof(answer: Answer) -> dict:
-    if answer.family == "xor":
+    if answer.method == "solver":
         return {"kind": "solver", "queries": [
             {"query": s.query, "answer": s.answer, "seconds": round(s.seconds, 4)}
             for s in answer.steps]}

@@ -2,19 +2,25 @@
 
 Overview
 --------
-`synthesize` reads the problem (`verify.synth.problem`), searches the family --
-by listing its members for the tiny ones (`verify.synth.families`), by the
-solver for XOR maps (`verify.synth.gf2`) -- and returns an `Answer`: the best
-layout's notation, its figures, whether it is proved optimal, and the evidence
-(the table of every member, or the solver's queries with their UNSAT proofs).
-When no member meets the hard constraints and the spec's required bounds, the
-answer names a smallest set of them that no member meets together.
+`synthesize` reads the problem (`verify.synth.problem`) and searches the family:
+by the solver, its parameters as unknowns (`verify.synth.params`: ``sw``,
+``tile``, ``triton``) or M's entries as unknowns (`verify.synth.gf2`: ``xor``);
+by listing its members (`verify.synth.families`) for the padding families,
+which are tiny (one member per pitch, 128 bytes' worth; times the swizzles for
+``pad+sw``) and not linear over GF(2), for non-power-of-two tiles, and on
+request (``method="list"``, the cross-check the tests run on every catalog
+problem). It returns an `Answer`: the best layout's notation, its figures,
+whether it is proved optimal, and the evidence (the solver's queries with their
+UNSAT proofs, or the table of every member). When no member meets the hard
+constraints and the spec's required bounds, the answer names a smallest set of
+them that no member meets together.
 
 Worked example
 --------------
-The seed's 8x64 ldmatrix tile with ``--family sw``: 282 members (row- and
-column-major); the only one that is conflict-free with its 16-byte rows whole
-is ``Sw<3,3,3> o (8,64):(64,1)``, max-ways 1, 1 wavefront, 3 XOR terms.
+The seed's 8x64 ldmatrix tile with ``--family sw``: the solver finds B = 3,
+M = 3, S = 3, row-major (conflict-free, 1 wavefront) and proves "xor terms <= 2"
+UNSAT over every B, M, S and major; listing the family's 282 members gives the
+same figures, with ``Sw<3,3,3> o (8,64):(64,1)`` the only one with 3 terms.
 """
 from __future__ import annotations
 
@@ -24,11 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify.solve import Budget
-from verify.synth import families, gf2
+from verify.synth import families, gf2, params
 from verify.synth.cost import Objective, Score, score
 from verify.synth.problem import Problem
 
-FAMILIES = (*families.ENUMERATED, "xor")
+FAMILIES = ("sw", "tile", "triton", "pad", "pad+sw", "xor")
+# How a family is searched: "solver" (its parameters, or M's entries, as unknowns)
+# or "list" (every member evaluated: the cross-check, and the only way for
+# non-power-of-two tiles, where the members are not linear over GF(2)).
+METHODS = ("solver", "list")
 
 
 @dataclass
@@ -47,17 +57,37 @@ class Answer:
     objective: Objective | None
     per_access: dict
     optimal: bool
-    rows: list[Row] = field(default_factory=list)      # enumerated families
-    steps: list = field(default_factory=list)          # the solver's queries (xor)
+    rows: list[Row] = field(default_factory=list)      # listed families
+    steps: list = field(default_factory=list)          # the solver's queries
     core: list[str] | None = None                      # when nothing is feasible
     reason: str = ""
+    method: str = "list"                               # one of METHODS
 
 
-def synthesize(problem: Problem, family: str, timeout: float) -> Answer:
+def synthesize(problem: Problem, family: str, timeout: float, method: str = "solver") -> Answer:
+    """The best member of `family`, by the solver where the family's members are
+    GF(2)-linear (power-of-two tiles), else by listing them."""
     budget = Budget(timeout)
     if family == "xor":
         return _xor(problem, budget)
+    if method == "solver" and family in params.FAMILIES and _powers_of_two(problem):
+        return _parametric(problem, family, budget)
     return _enumerate(problem, family, budget)
+
+
+def _powers_of_two(problem: Problem) -> bool:
+    return all(x & (x - 1) == 0 for x in problem.shape)
+
+
+def _parametric(problem: Problem, family: str, budget: Budget) -> Answer:
+    """The family's parameters as the solver's unknowns (`verify.synth.params`)."""
+    result = gf2.minimise(problem, budget, family=params.FAMILIES[family](problem))
+    found = result.best
+    if found is None:
+        return Answer(family, None, None, None, {}, result.optimal, steps=result.steps,
+                      core=result.core, reason=result.reason, method="solver")
+    return Answer(family, found.notation, found.table, found.objective, found.per_access,
+                  result.optimal, steps=result.steps, reason=result.reason, method="solver")
 
 
 def _enumerate(problem: Problem, family: str, budget: Budget) -> Answer:
@@ -97,15 +127,18 @@ def smallest_core(broken: list[list[str]]) -> list[str]:
 
 def _xor(problem: Problem, budget: Budget) -> Answer:
     """The solver over XOR maps, started from the best CuTe swizzle (when one is
-    feasible): its figures are the first upper bounds to prove or beat."""
-    swizzles = _enumerate(problem, "sw", budget)
+    feasible; found by the solver too): its figures are the first upper bounds
+    to prove or beat."""
+    swizzles = (_parametric(problem, "sw", budget) if _powers_of_two(problem)
+                else _enumerate(problem, "sw", budget))
     result = gf2.minimise(problem, budget, swizzles.table)
     if result.best is None:
         return Answer("xor", None, None, None, {}, result.optimal, steps=result.steps,
-                      core=result.core, reason=result.reason)
+                      core=result.core, reason=result.reason, method="solver")
     found = result.best
     return Answer("xor", xor_formula(problem, found.bits), found.table, found.objective,
-                  found.per_access, result.optimal, steps=result.steps, reason=result.reason)
+                  found.per_access, result.optimal, steps=result.steps, reason=result.reason,
+                  method="solver")
 
 
 def xor_formula(problem: Problem, bits: np.ndarray) -> str:
