@@ -54,7 +54,8 @@ def test_a_malformed_param_is_an_args_error(text, message):
 
 
 def test_an_unknown_parameter_is_reported_at_its_place_in_the_template():
-    template = Template("t.spec", "dtype f16\nlayout A = (${BLOKC_M},64):(64,1)\n")
+    template = Template("t.spec", "dtype f16\nlayout A = (${BLOKC_M},64):(64,1)\n"
+                                  "# ${BLOKC_M} rows: reported once, at its first place\n")
     with pytest.raises(SpecErrors) as found:
         template.check([parse_param("BLOCK_M=64,128")])
     unknown, unused = found.value.errors

@@ -175,6 +175,59 @@ def _check_streaming(files: list[str], timeout: float, jobs: int, engine: str, f
     return results, errors
 
 
+@main.command("sweep")
+@click.argument("template", metavar="TEMPLATE.spec")
+@click.option("--param", "params", multiple=True, required=True, metavar="NAME=V1,V2,...",
+              help="Values of the template's ${NAME} (repeatable); every combination is checked.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Seconds per check; a check that runs out is UNKNOWN.")
+@click.option("--engine", default="auto", show_default=True,
+              type=click.Choice(["auto", "z3", "enumeration"]),
+              help="Who decides each check, as for verify SPEC.")
+@click.option("--check-expect", is_flag=True,
+              help="A configuration fails when a check does not end as its 'expect' says.")
+@click.option("-j", "--jobs", default=None, type=click.IntRange(min=1),
+              help="Local worker processes  [default: one per core]")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Ask the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) "
+                   "instead of local processes (needs the dask extra).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write cached answers.")
+@click.option("--cache-dir", default=None, metavar="DIR",
+              help="Where answers are cached  [default: $VERIFY_CACHE_DIR, else "
+                   "~/.cache/verify/sweep]")
+def sweep_cmd(template, params, timeout, engine, check_expect, jobs, dask_address, no_cache,
+              cache_dir):
+    """Check every combination of a spec template's parameters: one table row per
+    combination (worst verdict, max-ways/wavefronts per access), then the failing
+    configurations. Exit codes as for verify SPEC, over all combinations."""
+    from verify.sweep import command
+    from verify.sweep.engine import Engine
+    pool = Engine(jobs or command.default_jobs(), dask_address)
+    try:
+        done = command.run(template, list(params), timeout, engine, pool, not no_cache,
+                           cache_dir, check_expect)
+    except SpecError as e:
+        _fail(str(e))
+    sys.exit(_sweep_exit_code([row.outcome for row in done.rows], check_expect))
+
+
+EXIT_INTERNAL = 4
+
+
+def _sweep_exit_code(outcomes, check_expect: bool) -> int:
+    """As `_exit_code`, over every combination; a bug in verify for any exits 4."""
+    if any(o.internal for o in outcomes):
+        return EXIT_INTERNAL
+    if any(o.errors for o in outcomes):
+        return EXIT_ERROR
+    if check_expect:
+        return EXIT_REFUTED if any(o.fails(True) for o in outcomes) else EXIT_OK
+    verdicts = {o.verdict for o in outcomes}
+    if Status.REFUTED.value in verdicts:
+        return EXIT_REFUTED
+    return EXIT_UNKNOWN if Status.UNKNOWN.value in verdicts else EXIT_OK
+
+
 @main.command("synth")
 @click.argument("spec")
 @click.option("--family", default="sw", show_default=True,

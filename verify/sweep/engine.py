@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 import joblib
 
+from verify.errors import SpecError
+
+ARGS = "<args>"
+CONNECT_SECONDS = 10
+
 
 @dataclass(frozen=True)
 class Engine:
@@ -55,9 +60,22 @@ class Engine:
             with joblib.parallel_config(backend="loky"):
                 yield
             return
-        from distributed import Client      # the dask extra; only a cluster run needs it
-        with Client(self.dask), joblib.parallel_config(backend="dask"):
+        with _client(self.dask), joblib.parallel_config(backend="dask"):
             yield
+
+
+def _client(address: str):
+    """A client of the cluster at `address`; a missing extra or an unreachable
+    scheduler is the command line's mistake, said as such."""
+    try:
+        from distributed import Client      # the dask extra; only a cluster run needs it
+    except ImportError:
+        raise SpecError("--dask needs the dask extra: pip install 'verify[dask]'",
+                        file=ARGS) from None
+    try:
+        return Client(address, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise SpecError(f"--dask {address}: cannot reach the scheduler: {e}", file=ARGS) from None
 
 
 class Run:

@@ -78,16 +78,19 @@ class Template:
         return found
 
     def check(self, params: list[Param]):
-        """Raises every mistake at once: a malformed or unknown placeholder (at its
-        place in the template), a parameter given twice or never used (<args>)."""
+        """Raises every mistake at once: a malformed placeholder or an unknown
+        parameter (at its first place in the template), a parameter given twice or
+        never used (<args>)."""
         given = [p.name for p in params]
         errors = [self._error(f"expected ${{NAME}}, found '$' without '{{'", pos)
                   for pos in self._dangling_dollars()]
+        unknown = set()
         for name, pos in self.placeholders():
             if not NAME.fullmatch(name):
                 errors.append(self._error(f"expected ${{NAME}} with NAME a letter or '_' followed "
                                           f"by letters, digits or '_', found '${{{name}}}'", pos))
-            elif name not in given:
+            elif name not in given and name not in unknown:
+                unknown.add(name)          # once, at its first place, as gcc does
                 errors.append(self._error(
                     f"unknown parameter '${{{name}}}': expected one given by --param "
                     f"({', '.join(given)}){did_you_mean(name, given)}", pos))
