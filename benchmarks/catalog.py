@@ -1,6 +1,6 @@
 """Per-check time on the bundled specs, and the wall time of the whole run.
 
-    python benchmarks/catalog.py            # writes benchmarks/results/catalog.{csv,md}
+    python -m benchmarks.catalog            # writes benchmarks/results/catalog.{csv,md}
 
 Each spec is checked REPEAT times in this process with the default engine (auto);
 the CSV keeps every check's median wall time and the engine that decided it. The

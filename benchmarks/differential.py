@@ -1,12 +1,12 @@
 """Differential campaign: every verdict and figure of verify against an independent oracle.
 
-    python benchmarks/differential.py --cases 200 --seed 7        # a quick look
-    python benchmarks/differential.py --start 0 --cases 50000 --jobs 16 --budget 3000 \
+    python -m benchmarks.differential --cases 200 --seed 7        # a quick look
+    python -m benchmarks.differential --start 0 --cases 50000 --jobs 16 --budget 3000 \
         --out benchmarks/results/differential_independent/runs/part1
-    python benchmarks/differential.py --numbers part1/differential_stopped.txt --out part2
-    python benchmarks/differential.py --cases 50000 --dask tcp://scheduler:8786 --out part3
-    python benchmarks/differential.py --merge part1 part2          # one summary of all
-    python benchmarks/differential.py --replay 123                 # one case, both answers
+    python -m benchmarks.differential --numbers part1/differential_stopped.txt --out part2
+    python -m benchmarks.differential --cases 50000 --dask tcp://scheduler:8786 --out part3
+    python -m benchmarks.differential --merge part1 part2          # one summary of all
+    python -m benchmarks.differential --replay 123                 # one case, both answers
 
 Rows are written as cases finish, so a run stopped by --budget, SIGINT or SIGTERM
 keeps its results; the cases it stopped mid-run are listed in
@@ -54,8 +54,8 @@ import threading
 import time
 from collections import Counter
 
-from catalog import machine
-from spec_generator import random_case
+from benchmarks.catalog import machine
+from benchmarks.spec_generator import random_case
 from verify.errors import SpecError
 from verify.oracle import OracleRefusal, OracleUnavailable, answers
 from verify.runner import run_spec
@@ -530,7 +530,7 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         f"Oracle: {OUR_ORACLE}.", "",
         f"Machine: {getattr(args, 'machine', None) or _this_run(args)}; "
         f"seed {args.seed}; wall {wall:.0f} s.", "",
-        "Reproduce: `python benchmarks/differential.py --cases N --seed S`; replay one case "
+        "Reproduce: `python -m benchmarks.differential --cases N --seed S`; replay one case "
         "with `--replay CASE`. The generator's families are described in "
         "`benchmarks/spec_generator.py`.", "",
         "| figure | value |", "|---|---|",

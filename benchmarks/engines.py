@@ -1,6 +1,6 @@
 """Both engines on one question as its domain grows: where the threshold comes from.
 
-    python benchmarks/engines.py [--max-seconds 20]
+    python -m benchmarks.engines [--max-seconds 20]
         -> benchmarks/results/engines.csv and engines.md
 
 Two tile families, each at sizes whose domains run from about 2^10 to 2^24 points:
@@ -21,7 +21,7 @@ import csv
 import os
 import sys
 
-from catalog import machine
+from benchmarks.catalog import machine
 from verify import decide
 from verify.program import Program
 from verify.runner import run_spec

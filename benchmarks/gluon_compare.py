@@ -1,6 +1,6 @@
 """verify against Triton's Gluon `bank_conflicts`, on patterns both can express.
 
-    python benchmarks/gluon_compare.py      # writes benchmarks/results/gluon_compare.{csv,md}
+    python -m benchmarks.gluon_compare      # writes benchmarks/results/gluon_compare.{csv,md}
 
 A pattern is a 2-D fp16 tensor held in registers by a Gluon BlockedLayout
 (sizePerThread [1, v], threadsPerWarp [32/t, t], one warp) and stored to (or
@@ -133,7 +133,7 @@ def fastest(answer, pattern, timing: str) -> dict:
 
 
 def summary(rows) -> str:
-    from catalog import machine
+    from benchmarks.catalog import machine
     import statistics
     misaligned = [r for r in rows if r["verify_excess"] == "misaligned"]
     rows = [r for r in rows if r["verify_excess"] != "misaligned"]

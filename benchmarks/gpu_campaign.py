@@ -1,6 +1,6 @@
 """Fidelity campaign: the bank model and the fragment model against a real GPU.
 
-    python benchmarks/gpu_campaign.py [--per-class 1200] [--seed 0]
+    python -m benchmarks.gpu_campaign [--per-class 1200] [--seed 0]
         -> benchmarks/results/gpu_campaign.csv and gpu_campaign.md
 
 For every instruction class (ld.shared and st.shared of 8..128 bits,

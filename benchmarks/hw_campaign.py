@@ -1,7 +1,7 @@
 """Designed experiments for issue 18: cp.async with chosen global sources, and the
 64/128-bit shared loads that the hardware sometimes serves in fewer wavefronts.
 
-    python benchmarks/hw_campaign.py --out DIR [--budget-s 420]
+    python -m benchmarks.hw_campaign --out DIR [--budget-s 420]
         -> DIR/hw_cases.csv (every planned case, written before anything runs)
            DIR/hw_campaign.csv (each case run: measured wavefronts, data check)
 

@@ -1,6 +1,6 @@
 """Issue 18: the rules behind cp.async's and the 64/128-bit loads' wavefronts on the H200.
 
-    python benchmarks/hw_rules.py [--out benchmarks/results/hw_rules.md]
+    python -m benchmarks.hw_rules [--out benchmarks/results/hw_rules.md]
 
 Loads every measurement the project holds of these instructions:
   earlier  benchmarks/results/gpu_campaign.csv (cp.async from global 16*lane only)

@@ -1,6 +1,6 @@
 """The real-world class against plain-Python enumeration of the same questions.
 
-    python benchmarks/plain_python.py      # writes benchmarks/results/plain_python.md
+    python -m benchmarks.plain_python      # writes benchmarks/results/plain_python.md
 
 For every access of every bundled spec (seed tiles, CUTLASS operand tiles, GMMA/TMA,
 FlashAttention-2, Triton encodings, thread maps), the question "max-ways and
@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 
-from catalog import machine
+from benchmarks.catalog import machine
 from verify.api import spec_paths
 from verify.bank import bank_cost
 from verify.program import BASE, Program

@@ -1,4 +1,4 @@
-"""Every benchmark, one command: `python benchmarks/run_all.py [--quick]`
+"""Every benchmark, one command: `python -m benchmarks.run_all [--quick]`
 (after `pip install -e '.[test,bench]'`).
 
 Runs, in order, each writing its CSV and summary under benchmarks/results/:
@@ -19,24 +19,26 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 
 
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
-    steps = [["catalog.py"],
-             ["slow_cases.py", "--engine", "auto"],
-             ["slow_cases.py", "--engine", "z3"],
-             ["engines.py", "--max-seconds", "2" if quick else "15"],
-             ["scaling.py", "--quick"] if quick else ["scaling.py"],
-             ["solver_backends.py"],
-             ["gluon_compare.py"],
-             ["differential.py", "--cases", "200" if quick else "2000",
+    steps = [["catalog"],
+             ["slow_cases", "--engine", "auto"],
+             ["slow_cases", "--engine", "z3"],
+             ["engines", "--max-seconds", "2" if quick else "15"],
+             ["scaling", "--quick"] if quick else ["scaling"],
+             ["solver_backends"],
+             ["gluon_compare"],
+             ["differential", "--cases", "200" if quick else "2000",
               "--out", os.path.join(HERE, "results", "differential_quick")]]
     failed = []
     for step in steps:
         print(f"== {' '.join(step)}", flush=True)
-        if subprocess.run([sys.executable, os.path.join(HERE, step[0]), *step[1:]],
-                          cwd=HERE).returncode:
+        # Each script is a module of the benchmarks package, run from the root.
+        if subprocess.run([sys.executable, "-m", f"benchmarks.{step[0]}", *step[1:]],
+                          cwd=ROOT).returncode:
             failed.append(step[0])
     if failed:
         print("failed:", ", ".join(failed))

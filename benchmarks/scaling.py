@@ -1,8 +1,8 @@
 """Proof time against vectorised enumeration as tiles grow.
 
-    python benchmarks/scaling.py [--max-enumeration-seconds 60]
+    python -m benchmarks.scaling [--max-enumeration-seconds 60]
         -> benchmarks/results/scaling.csv and scaling.md
-    python benchmarks/scaling.py --quick      # enumeration capped at 5 s
+    python -m benchmarks.scaling --quick      # enumeration capped at 5 s
         -> benchmarks/results/scaling_quick.csv and scaling_quick.md
 
 The same three questions at every size, for a Sw<3,3,3> fp16 tile R x C with S
@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from catalog import machine
+from benchmarks.catalog import machine
 from verify.runner import run_spec
 from verify.spec.parser import parse_text
 

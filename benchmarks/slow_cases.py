@@ -1,7 +1,7 @@
 """The campaign's slowest cases, rerun: does every one end decided, and quickly?
 
-    python benchmarks/slow_cases.py --extract       # writes benchmarks/slow_cases.txt once
-    python benchmarks/slow_cases.py [--engine auto] [--timeout 60]
+    python -m benchmarks.slow_cases --extract       # writes benchmarks/slow_cases.txt once
+    python -m benchmarks.slow_cases [--engine auto] [--timeout 60]
         -> benchmarks/results/slow_cases_<engine>.{csv,md}
 
 `--extract` takes the COUNT slowest rows of the earlier campaign's runs
@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections import Counter
 
-from catalog import machine
+from benchmarks.catalog import machine
 from verify.errors import SpecError
 from verify.runner import run_spec
 from verify.solve import Status

@@ -1,6 +1,6 @@
 """z3 against bitwuzla on verify's own queries: does a second backend pay?
 
-    python benchmarks/solver_backends.py    # writes benchmarks/results/solver_backends.{csv,md}
+    python -m benchmarks.solver_backends    # writes benchmarks/results/solver_backends.{csv,md}
 
 For every layout of the bundled specs, the bijectivity (overlap) query; for every
 access, the per-phase "max-ways >= 2" query of its first phase -- the two queries
@@ -103,7 +103,7 @@ def queries():
 
 
 def main() -> int:
-    from catalog import machine
+    from benchmarks.catalog import machine
     rows = []
     for spec, query, solver in queries():
         z_answer, z_time = solve_z3(solver)

@@ -1,7 +1,7 @@
 """verify against Triton's own ``bank_conflicts`` (Gluon) on every op of the
 catalog kernels (specs/triton_kernels/*.ttgir) that Gluon can answer.
 
-    python benchmarks/triton_gluon_compare.py   # writes benchmarks/results/triton_gluon_compare.md
+    python -m benchmarks.triton_gluon_compare   # writes benchmarks/results/triton_gluon_compare.md
 
 Gluon's figure is ``GluonOpBuilder.get_shared_bank_conflicts(register layout,
 shared layout, shape, bitwidth)``, the call behind ``gl.bank_conflicts``
@@ -130,7 +130,7 @@ def main() -> int:
     same = [r for r in answered if r["gluon"] == r["max_ways"] - 1]
     with open(RESULTS, "w") as f:
         f.write(f"# verify against Gluon's bank_conflicts on the catalog kernels\n\n"
-                f"Triton {triton.__version__}; `python benchmarks/triton_gluon_compare.py`. "
+                f"Triton {triton.__version__}; `python -m benchmarks.triton_gluon_compare`. "
                 f"Every local_alloc (with a value), local_store and local_load of "
                 f"specs/triton_kernels/*.ttgir: {len(rows)} ops, of which Gluon answers "
                 f"and verify models {len(answered)}; Gluon's count equals verify's "

@@ -4,9 +4,9 @@ every op it models.
 
 Three steps:
 
-    python3 benchmarks/triton_h200.py device "$OUT"      # on the H200
-    python benchmarks/triton_h200.py table MEASURED.csv   # here: benchmarks/results/triton_h200.md
-    python benchmarks/triton_h200.py table                # here, predictions only
+    python -m benchmarks.triton_h200 device "$OUT"      # on the H200
+    python -m benchmarks.triton_h200 table MEASURED.csv   # here: benchmarks/results/triton_h200.md
+    python -m benchmarks.triton_h200 table                # here, predictions only
 
 **device** (Python 3.12, cupy, ncu; no verify and no Triton 3.9 needed) loads
 each sm_90 cubin Triton 3.9 compiled here (benchmarks/triton_h200/, written by
@@ -385,7 +385,7 @@ def table(measured_path: str | None) -> int:
     with open(RESULTS, "w") as f:
         f.write("# The catalog kernels on the H200: predicted and measured shared-memory "
                 "wavefronts\n\n"
-                "`python benchmarks/triton_h200.py table [MEASURED.csv]` (see its module doc "
+                "`python -m benchmarks.triton_h200 table [MEASURED.csv]` (see its module doc "
                 f"for the method and the trip-count assumption); {source}. Predicted: "
                 "verify's exact wavefronts of every warp instruction of the ops it models, "
                 "summed over their executions (loop trips x CTAs); measured: Nsight "

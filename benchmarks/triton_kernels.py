@@ -1,7 +1,7 @@
 """Compile the kernels of specs/triton_kernels/ with the installed Triton on a CPU
 and keep their TTGIR, then count the shared-memory instructions in their PTX.
 
-    python benchmarks/triton_kernels.py          # from the repository root
+    python -m benchmarks.triton_kernels          # from the repository root
 
 For each kernel of `CATALOG` and target (sm_80, sm_90) writes
 specs/triton_kernels/<kernel>.sm<NN>.ttgir; for sm_90 also the cubin and its
@@ -250,7 +250,7 @@ def main() -> int:
     with open(RESULTS, "w") as f:
         f.write(f"# Shared-memory instructions in the PTX of the catalog kernels\n\n"
                 f"Triton {triton.__version__}, compiled on a CPU by "
-                f"`python benchmarks/triton_kernels.py` (static instruction counts).\n\n"
+                f"`python -m benchmarks.triton_kernels` (static instruction counts).\n\n"
                 "| TTGIR | PTX shared-memory instructions |\n| --- | --- |\n"
                 + "\n".join(rows) + "\n\n"
                 "## verify's lowering against the PTX, per Python line\n\n"

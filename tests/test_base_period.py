@@ -11,13 +11,12 @@ import sys
 
 import pytest
 
+from benchmarks import spec_generator
 from verify.bank import bank_cost
 from verify.errors import SpecError
 from verify.program import BASE, Program, base_period
 from verify.spec.parser import parse_text
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import spec_generator  # noqa: E402
 
 
 def valid_access(rng: random.Random):

@@ -19,13 +19,11 @@ from itertools import combinations
 import lark
 import pytest
 
+from benchmarks import differential, spec_generator
 from verify import bv
 from verify.errors import InternalError
 from verify.expr import Range
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import differential  # noqa: E402  -- the campaign script, not an installed module
-import spec_generator  # noqa: E402
 
 FAST_SLICE = 40
 GENERATED = 2000          # cases the generator tests look at (about 3 s to generate)

@@ -5,26 +5,18 @@ hw_campaign.csv.gz and hw_campaign_heldout.csv.gz (a second run, measured after
 the rules were fixed), read by benchmarks/hw_rules.py; the rules must reproduce each one
 exactly, the .cg bound must never fall below one.
 """
-import importlib.util
 import os
 
 import pytest
 
+from benchmarks import hw_rules
 from verify.bank import bank_cost, cp_async_cost, hardware_wavefronts
 from verify.instructions import parse_instruction
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _measurements():
-    spec = importlib.util.spec_from_file_location(
-        "hw_rules", os.path.join(ROOT, "benchmarks", "hw_rules.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.load()
-
-
-DATA = _measurements()
+DATA = hw_rules.load()
 LOADS = {"ld64": "ld.shared.v2.b32", "ld128": "ld.shared.v4.b32"}
 
 

@@ -389,12 +389,8 @@ def test_each_op_knows_the_loops_around_it():
 # -- benchmarks/triton_h200.py: launch marshalling and the prediction ------------------
 
 def h200():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("triton_h200", "benchmarks/triton_h200.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module          # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks import triton_h200
+    return triton_h200
 
 
 def committed_launches() -> dict:
