@@ -66,7 +66,8 @@ def _members(family, rows, cols, eb, every):
 
 @pytest.mark.parametrize("family,rows,cols,eb,every", [
     ("sw", 8, 64, 2, 7), ("sw", 32, 32, 4, 11), ("triton", 16, 64, 2, 3),
-    ("tile", 8, 64, 2, 13), ("tile", 16, 16, 4, 7),
+    ("tile", 8, 64, 2, 13), ("tile", 16, 16, 4, 7), ("nvmma", 64, 64, 2, 1),
+    ("nvmma", 32, 64, 4, 1), ("nvmma", 16, 128, 1, 1),
     ("pad", 8, 64, 2, 5), ("pad+sw", 8, 32, 4, 97)])
 def test_member_tables_equal_verify_offsets(family, rows, cols, eb, every):
     from verify.api import offsets, parse_layout
@@ -146,6 +147,27 @@ def test_tile_family_finds_an_unswizzled_blocked_layout():
     code, doc = _synth("ldmatrix_x1_8x64", "--family", "tile")
     assert code == 0 and (doc["max_ways"], doc["wavefronts"], doc["xor_terms"]) == (1, 1, 0)
     assert doc["layout"].startswith("tile_to_shape(") and doc["optimal"]
+
+
+def test_family_all_names_the_winner_and_every_contender():
+    code, doc = _synth("ldmatrix_x1_8x64", "--family", "all")
+    assert code == 0 and doc["optimal"] and doc["family"] == "tile"
+    contenders = doc["contenders"]
+    assert list(contenders) == ["sw", "triton", "tile", "nvmma", "pad", "pad+sw", "xor"]
+    assert min(c["objective"] for c in contenders.values()) == \
+        contenders["tile"]["objective"] == [1, 1, 512, 0]
+    assert contenders["pad"]["objective"][2] > 512          # padding costs footprint
+
+
+def test_nvmma_family_ranks_the_three_swizzle_widths():
+    code, doc = _synth("cutlass_sm80_f16_kmajor_64x64", "--family", "nvmma")
+    assert code == 0 and doc["optimal"] and doc["max_ways"] == 1
+    assert "swizzlingByteWidth = 128, transposed = false" in doc["notations"]["triton"]
+    ways = {r["layout"].split(",")[0][-3:].strip("= "): r["objective"][0]
+            for r in doc["proof"]["table"] if "transposed = false" in r["layout"]}
+    assert ways == {"128": 1, "64": 2, "32": 4}
+    transposed = [r for r in doc["proof"]["table"] if "transposed = true" in r["layout"]]
+    assert transposed and all(r["broken"] for r in transposed)   # 16-byte rows split
 
 
 @pytest.mark.parametrize("name", ["ldmatrix_x1_8x64", "b_operand_trans_32x64",

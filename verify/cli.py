@@ -231,10 +231,12 @@ def _sweep_exit_code(outcomes, check_expect: bool) -> int:
 @main.command("synth")
 @click.argument("spec")
 @click.option("--family", default="sw", show_default=True,
-              type=click.Choice(["sw", "tile", "triton", "pad", "pad+sw", "xor"]),
+              type=click.Choice(["sw", "tile", "triton", "nvmma", "pad", "pad+sw", "xor",
+                                 "all"]),
               help="Layouts searched: CuTe Sw<B,M,S> (row- or column-major), tile_to_shape "
-                   "of an Sw atom, Triton swizzled_shared, a padded row pitch, both, or "
-                   "every invertible XOR map.")
+                   "of an Sw atom, Triton swizzled_shared or nvmma_shared (TMA modes), a "
+                   "padded row pitch, both, every invertible XOR map, or all of them (the "
+                   "best over families, naming the one that won).")
 @click.option("--method", default="solver", show_default=True,
               type=click.Choice(["solver", "list"]),
               help="Search the family's parameters in the solver, or evaluate every member.")

@@ -95,7 +95,7 @@ def equal_notations(problem: Problem, answer: Answer) -> dict:
     out = {}
     if answer.family != "xor" and not answer.notation.startswith("#"):
         out["cute"] = answer.notation
-    elif answer.family == "triton":
+    elif answer.notation.startswith("#"):
         out["triton"] = answer.notation
     rows, cols = problem.shape
     for family in ("sw", "triton"):

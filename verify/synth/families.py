@@ -16,6 +16,9 @@ problem).
   atom, row- or column-major, and every swizzle inside the atom's bits.
 * ``triton``: ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` with
   powers of two, vec * maxPhase <= the contiguous extent, both orders.
+* ``nvmma``: ``#ttg.nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>``,
+  the TMA / wgmma modes: 32-, 64- and 128-byte swizzles, either dimension
+  contiguous (six members at most: listed, the table is the proof).
 * ``pad``: ``(R,C):(P,1)`` for every row pitch P from C to C + 128 bytes.
 * ``pad+sw``: ``Sw<B,M,S> o (R,C):(P,1)``, every pitch from C (no padding) with
   every swizzle and none: the union of row-major ``sw`` and ``pad``.
@@ -38,7 +41,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-ENUMERATED = ("sw", "tile", "triton", "pad", "pad+sw")
+ENUMERATED = ("sw", "tile", "triton", "nvmma", "pad", "pad+sw")
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,29 @@ def triton_members(rows: int, cols: int) -> Iterator[Member]:
                                  x=max_phase: s * n + (f ^ ((((s // p) % x) * v) % n)))
 
 
+def nvmma_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
+    """nvmma_shared as `verify.notation.triton` reads it: the contiguous dimension
+    cut into blocks of S bytes (S = swizzlingByteWidth), each block all rows, row
+    after row; a row's 16-byte chunk XORed with (row / (128 / S)) % (S / 16).
+    Triton refuses fewer than 8 rows, or a contiguous extent not a whole block."""
+    r, c = grid(rows, cols)
+    bits, chunk = 8 * elem_bytes, max(1, 16 // elem_bytes)
+    for width in (32, 64, 128):
+        per_row = width // elem_bytes
+        for transposed, (fast, slow, fast_n, slow_n) in ((False, (c, r, cols, rows)),
+                                                          (True, (r, c, rows, cols))):
+            if fast_n % per_row or slow_n < 8:
+                continue
+            phase = (slow // (128 // width)) % (width // 16)
+            swizzled = (fast % per_row) ^ (phase * chunk)
+            notation = (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
+                        f"{str(transposed).lower()}, elementBitWidth = {bits}}}> shape "
+                        f"({rows}, {cols})")
+            yield Member("nvmma", notation, (width // 16).bit_length() - 1,
+                         lambda s=swizzled, sl=slow, f=fast, n=slow_n, p=per_row:
+                         s + p * (sl + n * (f // p)))
+
+
 def pitches(cols: int, elem_bytes: int) -> range:
     """Row pitches worth trying: C up to one bank turn (128 bytes) more; a longer
     pitch repeats a shorter one's banks with a larger footprint."""
@@ -167,6 +193,8 @@ def members(family: str, rows: int, cols: int, elem_bytes: int) -> Iterator[Memb
         return tile_members(rows, cols)
     if family == "triton":
         return triton_members(rows, cols)
+    if family == "nvmma":
+        return nvmma_members(rows, cols, elem_bytes)
     if family == "pad":
         return pad_members(rows, cols, elem_bytes)
     if family == "pad+sw":

@@ -493,9 +493,16 @@ def _start(enc: Encoding, table: np.ndarray | None) -> Found | None:
 
 def _descend(enc, family, name, low, figure, constraint, fixed, best, budget, steps):
     """Bisect `figure` between `low` and the best found: SAT lowers the top to the
-    replayed figure, UNSAT raises the bottom. Proved when the bottom meets it."""
+    replayed figure, UNSAT raises the bottom. Proved when the bottom meets it.
+    The first probe is the lower bound itself (the optimum often meets a lemma's
+    bound: 1-way, and one SAT ends the stage where bisection took four), the
+    second just below the best found (often already optimal: one UNSAT ends it),
+    then bisection."""
+    asked = 0
     while low < figure(best):
-        probe = (low + figure(best) - 1) // 2 if figure(best) - low > 2 else low
+        top = figure(best)
+        probe = (low, top - 1)[asked] if asked < 2 else (low + top - 1) // 2
+        asked += 1
         status, found = _ask(enc, family, f"{name} <= {probe}", fixed + constraint(probe),
                              budget, steps)
         if status == "unknown":

@@ -44,6 +44,18 @@ def _evidence_lines(answer: Answer) -> list[str]:
     return lines
 
 
+def _contender_lines(answer: Answer) -> list[str]:
+    """--family all: each family's best figures, the winner marked."""
+    if not answer.contenders:
+        return []
+    lines = [f"won by family {answer.family} over (max_ways, wavefronts, footprint, "
+             "xor terms; * proved optimal in its family):"]
+    for family, a in answer.contenders.items():
+        figures = a.objective.key() if a.objective else "no feasible member"
+        lines.append(f"  {family}: {figures}{' *' if a.optimal else ''}")
+    return lines
+
+
 def _problem_line(problem: Problem, answer: Answer) -> str:
     u = problem.unknown
     accesses = ", ".join(f"{a.name} ({a.instruction.name}"
@@ -73,6 +85,7 @@ def text(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
               f"optimal in family {answer.family}: "
               + (f"yes ({how})" if answer.optimal else f"NOT PROVED ({answer.reason})"),
               *_evidence_lines(answer),
+              *_contender_lines(answer),
               "notations:",
               *[f"  {k}: {v}" for k, v in cert.notations.items()],
               "the spec with it, and the figures claimed:",
@@ -94,7 +107,10 @@ def json_doc(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
            "notations": cert.notations if cert else {},
            "proof": _proof(answer),
            "rechecked_spec": cert.spec_text if cert else None,
-           "checks": [result_json(r) for r in cert.results] if cert else []}
+           "checks": [result_json(r) for r in cert.results] if cert else [],
+           "contenders": {f: {"objective": a.objective and list(a.objective.key()),
+                              "optimal": a.optimal, "layout": a.notation}
+                          for f, a in answer.contenders.items()} or None}
     return json.dumps(doc, indent=2)
 
 

@@ -34,7 +34,11 @@ from verify.synth import families, gf2, params
 from verify.synth.cost import Objective, Score, score
 from verify.synth.problem import Problem
 
-FAMILIES = ("sw", "tile", "triton", "pad", "pad+sw", "xor")
+FAMILIES = ("sw", "tile", "triton", "nvmma", "pad", "pad+sw", "xor", "all")
+# The families "all" searches, in the order that breaks ties: the first family
+# reaching the best figures wins, so the answer is written in the most common
+# notation that attains them.
+ALL = ("sw", "triton", "tile", "nvmma", "pad", "pad+sw", "xor")
 # How a family is searched: "solver" (its parameters, or M's entries, as unknowns)
 # or "list" (every member evaluated: the cross-check, and the only way for
 # non-power-of-two tiles, where the members are not linear over GF(2)).
@@ -62,17 +66,40 @@ class Answer:
     core: list[str] | None = None                      # when nothing is feasible
     reason: str = ""
     method: str = "list"                               # one of METHODS
+    contenders: dict = field(default_factory=dict)     # "all": family -> its own Answer
 
 
 def synthesize(problem: Problem, family: str, timeout: float, method: str = "solver") -> Answer:
-    """The best member of `family`, by the solver where the family's members are
-    GF(2)-linear (power-of-two tiles), else by listing them."""
+    """The best member of `family` ("all": of every family), by the solver where
+    the family's members are GF(2)-linear (power-of-two tiles), else by listing."""
     budget = Budget(timeout)
+    if family == "all":
+        return _best_of_all(problem, budget, method)
+    return _one(problem, family, budget, method)
+
+
+def _one(problem: Problem, family: str, budget: Budget, method: str) -> Answer:
     if family == "xor":
         return _xor(problem, budget)
     if method == "solver" and family in params.FAMILIES and _powers_of_two(problem):
         return _parametric(problem, family, budget)
     return _enumerate(problem, family, budget)
+
+
+def _best_of_all(problem: Problem, budget: Budget, method: str) -> Answer:
+    """Every family in turn (`ALL`; xor only on power-of-two tiles), the
+    lexicographically best answer winning (ties: the earlier family); optimal
+    over the union when each family's answer is proved optimal in it. With no
+    feasible member anywhere, the first family's diagnosis is the answer's."""
+    contenders = {family: _one(problem, family, budget, method) for family in ALL
+                  if family != "xor" or _powers_of_two(problem)}
+    found = [a for a in contenders.values() if a.objective is not None]
+    best = (min(found, key=lambda a: a.objective.key()) if found
+            else next(iter(contenders.values())))
+    best.optimal = all(a.optimal for a in contenders.values())
+    best.reason = "; ".join(f"{f}: {a.reason}" for f, a in contenders.items() if a.reason)
+    best.contenders = contenders
+    return best
 
 
 def _powers_of_two(problem: Problem) -> bool:
