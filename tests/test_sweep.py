@@ -206,7 +206,7 @@ def dask_cluster():
     start one (`dask scheduler`, `dask worker --nthreads 1`)."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         yield cluster.scheduler_address
 
 

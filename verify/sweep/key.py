@@ -7,7 +7,8 @@ checks read. The key is a digest of that canonical form.
 
 A cached answer is valid for the code that computed it, the engine choice and the
 per-check timeout. The code is fingerprinted by the bytes of verify's own source
-(not the commit, which says nothing of uncommitted edits nor of an installed copy).
+(not the commit or the version number, which say nothing of uncommitted edits)
+and Z3's version (which model, hence which counterexample, the solver finds).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import hashlib
 import json
 import os
 from functools import lru_cache
-from importlib.metadata import version
+
+import z3
 
 from verify.errors import InternalError, Pos
 from verify.spec.ast import Spec
@@ -56,8 +58,8 @@ def answer_key(question: str, engine: str, timeout: float) -> str:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """verify's version and a digest of every source file of the package."""
-    digest = hashlib.sha256(version("verify").encode())
+    """A digest of Z3's version and of every source file of the package."""
+    digest = hashlib.sha256(z3.get_version_string().encode())
     for root, dirs, files in os.walk(PACKAGE_ROOT):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(f for f in files if f.endswith(SOURCE_SUFFIXES)):
