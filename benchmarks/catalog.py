@@ -31,7 +31,8 @@ def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+            cpu = next(line.split(":", 1)[1].strip() for line in f
+                       if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "

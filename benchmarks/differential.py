@@ -14,8 +14,9 @@ differential_stopped.txt (slow ones are thereby not silently dropped: rerun them
 with --numbers). Cases run where `verify sweep` runs them (`verify.sweep.engine`):
 --jobs local processes (1: in this process, where a stop waits for the Z3 call in
 progress), or the Dask cluster at --dask ADDRESS, whose workers must import this
-script's directory (start them with PYTHONPATH=benchmarks). Results go to results/differential_independent/ (each run in a
-directory of its own under runs/, merged into the summary above them); the
+script's directory (start them with PYTHONPATH=benchmarks). Results go to
+results/differential_independent/ (each run in a directory of its own under runs/,
+merged into the summary above them); the
 earlier campaign against verify's own enumeration stays in results/differential*.
 
 Each case is one random spec from `spec_generator` (its families and shares are
@@ -372,7 +373,8 @@ class CampaignFiles:
     def __init__(self, args):
         os.makedirs(args.out, exist_ok=True)
         self.args = args
-        self.csv = open(os.path.join(args.out, "differential.csv"), "w", newline="")
+        # Open for the whole run, closed by close(): rows stream out as cases finish.
+        self.csv = open(os.path.join(args.out, "differential.csv"), "w", newline="")  # noqa: SIM115
         self.writer = csv.DictWriter(self.csv, CSV_FIELDS, extrasaction="ignore")
         self.writer.writeheader()
         self.found, self.one_sided = [], []
@@ -540,10 +542,12 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         f"| **{sum(bool(r['one_sided']) for r in rows)}** |",
         f"| cases stopped while running, by the budget or a signal (not counted; {STOPPED_FILE}) "
         f"| {len(stopped)} |",
-        f"| comparisons (verdicts and figures, all engines) | {sum(r['comparisons'] for r in rows)} |",
+        f"| comparisons (verdicts and figures, all engines) "
+        f"| {sum(r['comparisons'] for r in rows)} |",
         f"| refuted verdicts among them | {sum(r['refuted'] for r in rows)} |",
         "| checks of accesses leaving the layout's domain, which the oracle does not answer "
-        f"(in_bounds refuted by both; not compared) | {sum(r.get('out_of_domain') or 0 for r in rows)} |",
+        f"(in_bounds refuted by both; not compared) "
+        f"| {sum(r.get('out_of_domain') or 0 for r in rows)} |",
         f"| unknown (timeouts; never counted as agreement) | {sum(r['unknown'] for r in rows)} |",
         f"| **disagreements** | **{sum(r['disagreements'] for r in rows)}** "
         f"(in {len(flagged)} cases) |",

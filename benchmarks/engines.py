@@ -40,12 +40,15 @@ def spec_text(family: str, rows: int, cols: int, stages: int, check: str) -> str
     if family == "element":
         buffer, layout = "buffer align 128", f"Sw<3,3,3> o ({rows},{cols}):({cols},1)"
     else:
-        buffer, layout = "buffer align 16", f"Sw<3,4,3> o smem_ptr[16b](unset) o ({rows},{cols}):({cols},1)"
+        buffer = "buffer align 16"
+        layout = f"Sw<3,4,3> o smem_ptr[16b](unset) o ({rows},{cols}):({cols},1)"
+    frag_loops = f"for m in 0..{rows // 16}, k in 0..{cols // 16}"
+    fill_loops = f"for i in 0..{rows // 4}, j in 0..{cols // 64}"
     return f"""dtype f16
 {buffer} stages {stages} stage_bytes {rows * cols * 2}
 layout T = {layout}
-access frag = ldmatrix.x4 T(16 * m + lane % 16, 8 * (lane / 16) + 16 * k) for m in 0..{rows // 16}, k in 0..{cols // 16}
-access fill = st.shared.v4.b32 T(4 * i + lane / 8, 8 * (lane % 8) + 64 * j) for i in 0..{rows // 4}, j in 0..{cols // 64}
+access frag = ldmatrix.x4 T(16 * m + lane % 16, 8 * (lane / 16) + 16 * k) {frag_loops}
+access fill = st.shared.v4.b32 T(4 * i + lane / 8, 8 * (lane % 8) + 64 * j) {fill_loops}
 check {check}
 """
 

@@ -71,11 +71,11 @@ class Gluon:
     """Traces one kernel per pattern for an sm_90 target and reads the count."""
 
     def __init__(self):
+        from triton._C.libtriton import ir
         from triton.backends.compiler import GPUTarget
         from triton.compiler.compiler import make_backend
         from triton.experimental import gluon
         from triton.experimental.gluon import language as gl
-        from triton._C.libtriton import ir
         self.gl, self.gluon, self.ir = gl, gluon, ir
         self.target = GPUTarget("cuda", 90, 32)
         self.backend = make_backend(self.target)
@@ -133,8 +133,9 @@ def fastest(answer, pattern, timing: str) -> dict:
 
 
 def summary(rows) -> str:
-    from benchmarks.catalog import machine
     import statistics
+
+    from benchmarks.catalog import machine
     misaligned = [r for r in rows if r["verify_excess"] == "misaligned"]
     rows = [r for r in rows if r["verify_excess"] != "misaligned"]
     same_excess = sum(r["gluon"] == r["verify_excess"] for r in rows)
@@ -146,7 +147,8 @@ def summary(rows) -> str:
              f"- {len(misaligned)} more patterns split a thread's vector across a swizzle "
              f"(vec smaller than the access): verify refutes their alignment; Gluon counts them "
              f"(its lowering would split the vector).",
-             f"- Median time per query: verify {statistics.median(r['verify_ms'] for r in rows):.1f} ms, "
+             "- Median time per query: verify "
+             f"{statistics.median(r['verify_ms'] for r in rows):.1f} ms, "
              f"Gluon trace {statistics.median(r['gluon_ms'] for r in rows):.1f} ms.", "",
              "Patterns where the two differ (v: halves per thread, t: threads along a row):", "",
              "| op | v | t | swizzle (vec,per,max) | gluon | verify excess | verify ways-1 |",

@@ -39,11 +39,13 @@ SIZES = [(16, 64, 1), (64, 64, 1), (128, 128, 2), (256, 256, 4), (1024, 1024, 8)
 
 def spec_text(rows: int, cols: int, stages: int) -> str:
     stage_bytes = rows * cols * 2
+    frag_loops = f"for m in 0..{rows // 16}, k in 0..{cols // 16}"
+    fill_loops = f"for i in 0..{rows // 4}, j in 0..{cols // 64}"
     return f"""dtype f16
 buffer align 128 stages {stages} stage_bytes {stage_bytes}
 layout T = Sw<3,3,3> o ({rows},{cols}):({cols},1)
-access frag = ldmatrix.x4 T(16 * m + lane % 16, 8 * (lane / 16) + 16 * k) for m in 0..{rows // 16}, k in 0..{cols // 16}
-access fill = st.shared.v4.b32 T(4 * i + lane / 8, 8 * (lane % 8) + 64 * j) for i in 0..{rows // 4}, j in 0..{cols // 64}
+access frag = ldmatrix.x4 T(16 * m + lane % 16, 8 * (lane / 16) + 16 * k) {frag_loops}
+access fill = st.shared.v4.b32 T(4 * i + lane / 8, 8 * (lane % 8) + 64 * j) {fill_loops}
 check bijective T
 check conflict_free frag
 check conflict_free fill

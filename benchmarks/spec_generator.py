@@ -176,9 +176,11 @@ def _mode(rng: random.Random) -> tuple:
     """(shape, stride) of one top-level mode: an extent, or a nested pair."""
     # Mostly small strides; now and then one past 2^20 or 2^31, where a too-narrow
     # bit-vector would wrap.
-    stride = lambda: rng.choice([0, 1, 2, 4, 8, 16, 32, 64, rng.randint(0, 80),
-                                 rng.randint(0, 80), rng.randint(0, 80),
-                                 rng.choice([(1 << 20) + 4, (1 << 31) + 64])])
+    def stride():
+        return rng.choice([0, 1, 2, 4, 8, 16, 32, 64, rng.randint(0, 80),
+                           rng.randint(0, 80), rng.randint(0, 80),
+                           rng.choice([(1 << 20) + 4, (1 << 31) + 64])])
+
     if rng.random() < 0.6:
         return rng.choice([1, 2, 3, 4, 8, 16]), stride()
     return (rng.choice([1, 2, 4]), rng.choice([2, 4, 8])), (stride(), stride())

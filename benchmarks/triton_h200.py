@@ -248,7 +248,8 @@ def device(out: str) -> int:
     if done.returncode:
         print(done.stderr[-4000:], file=sys.stderr)
         return done.returncode
-    rows = measured_rows(open(raw).read(), metrics)
+    with open(raw) as f:
+        rows = measured_rows(f.read(), metrics)
     with open(os.path.join(out, "triton_h200.csv"), "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["kernel", "metric", "value"])
@@ -293,6 +294,7 @@ def per_execution(spec_text: str, access_name: str) -> tuple[float, float]:
     sum over the access's register groups and warps, averaged over its stages
     and subslice positions (one of which each execution takes), base 0."""
     import itertools
+
     from verify.bank import bank_cost
     from verify.program import BASE, LANE, STAGE, Program
     from verify.spec.parser import parse_text

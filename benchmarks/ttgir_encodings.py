@@ -14,12 +14,17 @@ ptxas runs on the host) and prints the shared encodings of its TTGIR. Printed on
     90 fp16 128x128x64  nvmma_shared, swizzlingByteWidth 128, elementBitWidth 16
 """
 import re
-import triton, triton.language as tl
+
+import triton
+import triton.language as tl
 from triton.backends.compiler import GPUTarget
+
 
 @triton.jit
 def mm(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM); rn = tl.arange(0, BN); rk = tl.arange(0, BK)
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, 4):
         x = tl.load(a + rm[:, None] * BK + rk[None, :] + k * BM * BK)

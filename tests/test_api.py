@@ -5,10 +5,10 @@ import os
 
 import pytest
 from click.testing import CliRunner
-
-import verify
 from conftest import ROOT, SPECS
 from test_cli import normalise
+
+import verify
 from verify.cli import main
 from verify.testing import assert_bijective, assert_conflict_free
 

@@ -5,9 +5,7 @@ Solver and oracle both quantify `$base` over the aligned bases below
 by plain evaluation: moving the base by K periods, anywhere in the window, moves
 every lane's address by exactly K periods and leaves the bank cost unchanged.
 """
-import os
 import random
-import sys
 
 import pytest
 
@@ -16,7 +14,6 @@ from verify.bank import bank_cost
 from verify.errors import SpecError
 from verify.program import BASE, Program, base_period
 from verify.spec.parser import parse_text
-
 
 
 def valid_access(rng: random.Random):

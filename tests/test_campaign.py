@@ -11,7 +11,6 @@ import csv
 import os
 import random
 import re
-import sys
 from collections import Counter
 from importlib import resources
 from itertools import combinations
@@ -23,7 +22,6 @@ from benchmarks import differential, spec_generator
 from verify import bv
 from verify.errors import InternalError
 from verify.expr import Range
-
 
 FAST_SLICE = 40
 GENERATED = 2000          # cases the generator tests look at (about 3 s to generate)

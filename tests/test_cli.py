@@ -10,8 +10,8 @@ import re
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import ROOT, SPECS
+
 from verify.cli import main
 
 GOLDEN = os.path.join(ROOT, "tests", "golden")
@@ -92,7 +92,7 @@ def test_wavefronts_command_prints_count_last():
     code, out = run("wavefronts", "ldmatrix.x1", *[str(128 * r) for r in range(8)])
     assert code == 0
     assert out.strip().splitlines()[-1] == "8"
-    code, out = run("wavefronts", "--json", "ld.shared.v4", *[str(16 * l) for l in range(32)])
+    code, out = run("wavefronts", "--json", "ld.shared.v4", *[str(16 * lane) for lane in range(32)])
     doc = json.loads(out)
     assert (doc["wavefronts"], doc["ideal"], doc["max_ways"], doc["exact"]) == (4, 4, 1, True)
     assert len(doc["phases"]) == 4
@@ -132,8 +132,9 @@ def test_parallel_jobs_give_the_same_report_as_one_process():
 
 
 @pytest.mark.parametrize("args,message", [
-    (["ld.shared.b32", "4294967296", *[str(4 * l) for l in range(1, 32)]],
-     "<args>: error: ld.shared.b32: lane 0 address 4294967296 is past the 32-bit shared window"),
+    (["ld.shared.b32", "4294967296", *[str(4 * lane) for lane in range(1, 32)]],
+     "<args>: error: ld.shared.b32: lane 0 address 4294967296 is past the 32-bit shared "
+     "window"),
     (["ldmatrix.x1", *[str(128 * r) for r in range(8)], "3"],
      "<args>: error: ldmatrix.x1 takes 8 lane addresses (lanes 0-7): expected 8, found 9"),
     (["ldmatrix.x1", *[str(128 * r) for r in range(7)], "8"],

@@ -148,8 +148,8 @@ def test_cp_async_cg_is_a_bound_that_never_refutes():
     ("access cp = cp.async.ca.4 S(r, lane) for r in 0..32\n", "expected 'from G"),
     ("access cp = ld.shared.b32 S(r, lane) from G(r, lane) for r in 0..32\n",
      "only cp.async has one"),
-    ("global align 8\naccess cp = cp.async.ca.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8))"
-     " for r in 0..32\n", "expected 'global align N' with N a multiple of 16, found 8"),
+    ("global align 8\naccess cp = cp.async.ca.16 S(r, 4 * (lane % 8)) "
+     "from G(r, 4 * (lane % 8)) for r in 0..32\n", "expected 'global align N' with N a multiple of 16, found 8"),
     ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
      "check max_ways <= 1 cp\n", "max_ways is not defined for cp.async.ca.4"),
     ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32, k in 0..4096\n"

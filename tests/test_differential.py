@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify import enumerate as enumeration_engine
-from verify.properties import BankQuery
 from verify.program import Program
+from verify.properties import BankQuery
 from verify.runner import run_spec
 from verify.solve import Budget, Status
 from verify.spec.parser import parse_text

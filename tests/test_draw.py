@@ -5,8 +5,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import SPECS
+
 from verify.cli import main
 from verify.draw.access import draw_access
 from verify.draw.grid import latex_grid, layout_grid, text_grid

@@ -10,10 +10,10 @@ import os
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import SPECS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SPECS
 from verify import decide
 from verify import enumerate as enumeration
 from verify.bank import bank_cost

@@ -1,7 +1,6 @@
 """Counterexamples that explain (verify.explain) and suggest a fix (verify.suggest):
 each sentence is computed from the colliding lanes' addresses and the layout's
 swizzle, and a suggested layout must really prove the check."""
-import pytest
 
 import verify
 from verify import suggest
@@ -28,7 +27,7 @@ def refuted(text: str):
 
 
 def sentences(result, label: str) -> str:
-    return " ".join(t for l, t in result.counterexample.explanation if l == label)
+    return " ".join(t for kind, t in result.counterexample.explanation if kind == label)
 
 
 def test_a_swizzle_that_does_not_read_the_differing_bit_is_named_with_the_bit():

@@ -7,9 +7,9 @@ import os
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 from junitparser import Error, Failure, JUnitXml
 
-from conftest import ROOT
 from verify.cli import main
 
 SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")

@@ -64,13 +64,14 @@ HOSTILE = {
     "zero_extent": b"dtype f16\nlayout A = (0,8):(1,8)\ncheck bijective A\n",
     "negative_extent": b"dtype f16\nlayout A = (-8,8):(1,8)\n",
     "stride_2_40": b"dtype f16\nlayout A = (8,8):(1099511627776,1)\ncheck bijective A\n",
-    "unknown_instruction": b"dtype f16\nlayout A = (8,8):(8,1)\naccess a = ld.global.b32 A(lane % 8, 0)\n",
+    "unknown_instruction": b"dtype f16\nlayout A = (8,8):(8,1)\n"
+                           b"access a = ld.global.b32 A(lane % 8, 0)\n",
     "python_in_a_spec": b"dtype f16\nlayout A = __import__('os').system('true')\n",
     "huge": b"# padding\n" * 120_000,
     "bad_triton_field": b"dtype f16\nlayout A = #ttg.swizzled_shared<{vec = 8, perPhase = 1, "
                         b"maxPhase = 8, order = [1, 0], bogus = 3}> shape (8, 64)\ncheck bijective A\n",
-    "triton_not_power_of_two": b"dtype f16\nlayout A = #ttg.swizzled_shared<{vec = 8, perPhase = 1, "
-                               b"maxPhase = 8, order = [1, 0]}> shape (8, 60)\ncheck bijective A\n",
+    "triton_not_power_of_two": b"dtype f16\nlayout A = #ttg.swizzled_shared<{vec = 8, "
+                               b"perPhase = 1, maxPhase = 8, order = [1, 0]}> shape (8, 60)\ncheck bijective A\n",
     "gmma_fp64": b"dtype f64\nlayout A = GMMA::Layout_K_SW128_Atom<double>\ncheck bijective A\n",
     "tile_not_multiple": b"dtype f16\nlayout A = tile_to_shape((8,64):(64,1), (12, 64))\n"
                          b"check bijective A\n",

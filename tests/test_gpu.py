@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import SPECS
+
 from verify.cli import main
 from verify.gpu import fragments
 from verify.gpu.probe import Probe, op_name

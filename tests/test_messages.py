@@ -41,8 +41,8 @@ def run(*args):
 def test_every_statement_and_every_name_gets_its_own_error_in_source_order():
     headers = [e.header for e in errors_of(MANY_ERRORS)]
     assert headers == [
-        "t.spec:3:1: error: expected one of 'access', 'buffer', 'check', 'dtype', 'global', 'layout', "
-        "end of line, found 'layuot'; did you mean 'layout'?",
+        "t.spec:3:1: error: expected one of 'access', 'buffer', 'check', 'dtype', 'global', "
+        "'layout', end of line, found 'layuot'; did you mean 'layout'?",
         "t.spec:4:12: error: shape (8,64) and stride (64) are not congruent: expected the "
         "same nesting",
         "t.spec:5:13: error: instruction 'ldmatrix.x3': unknown qualifier '.x3' (only .m8n8 "

@@ -79,7 +79,8 @@ def test_tile_to_shape_orders_repeats_column_major_by_default():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], bogus = 1}>",
+    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], "
+     "bogus = 1}>",
      "unknown field 'bogus'"),
     ("#ttg.swizzled_shared<{vec = 3, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
      "vec: expected a power of two, found 3"),

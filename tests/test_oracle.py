@@ -11,8 +11,16 @@ import numpy as np
 import pytest
 
 import verify
-from verify.oracle import Answer, OracleRefusal, OracleUnavailable, answers
-from verify.oracle import cute, facts, hardware, triton_encodings
+from verify.oracle import (
+    Answer,
+    OracleRefusal,
+    OracleUnavailable,
+    answers,
+    cute,
+    facts,
+    hardware,
+    triton_encodings,
+)
 from verify.oracle.reading import read
 
 pycute = pytest.importorskip("pycute")

@@ -267,6 +267,7 @@ def test_nvmma_shared_matches_triton(triton_layouts, width, bits, transposed, sh
 
 
 def test_old_triton_gpu_spelling_is_the_swizzled_encoding():
-    old = "#triton_gpu.shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0], hasLeadingOffset = false}>"
+    old = ("#triton_gpu.shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0], "
+           "hasLeadingOffset = false}>")
     new = "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
     assert offsets(old, shape=(32, 32)) == offsets(new, shape=(32, 32))

@@ -7,8 +7,8 @@ import sys
 from importlib.metadata import entry_points
 
 import pytest
-
 from conftest import SPECS
+
 from verify.pytest_plugin import planned_checks
 from verify.runner import run_spec
 from verify.spec.parser import parse_file

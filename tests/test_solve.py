@@ -6,8 +6,18 @@ from verify.errors import InternalError, SpecError
 from verify.expr import Range, Var
 from verify.program import Program
 from verify.runner import run_spec
-from verify.solve import Budget, Maximum, Search, SearchStatus, Status, bound_status, maximize, \
-    new_solver, search, violation_status
+from verify.solve import (
+    Budget,
+    Maximum,
+    Search,
+    SearchStatus,
+    Status,
+    bound_status,
+    maximize,
+    new_solver,
+    search,
+    violation_status,
+)
 from verify.spec.parser import parse_text
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from conftest import ROOT, SPECS
+
 from verify import stream
 
 SEED = [os.path.join(SPECS, "seed", name) for name in

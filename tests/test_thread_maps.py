@@ -42,14 +42,14 @@ def triton_held(encoding, shape):
     enc = triton_threads.parse_encoding(encoding)
     bases = triton_threads.triton_bases(enc, tuple(shape))
     held = {}
-    for w, l, r in itertools.product(range(1 << len(bases["warp"])), range(32),
-                                     range(1 << len(bases["register"]))):
+    for w, lane, r in itertools.product(range(1 << len(bases["warp"])), range(32),
+                                        range(1 << len(bases["register"]))):
         coord = [0] * len(shape)
-        for var, name in ((r, "register"), (l, "lane"), (w, "warp")):
+        for var, name in ((r, "register"), (lane, "lane"), (w, "warp")):
             for bit, basis in enumerate(bases[name]):
                 if var >> bit & 1:
                     coord = [c ^ b for c, b in zip(coord, basis)]
-        held.setdefault((w, l), set()).add(tuple(coord))
+        held.setdefault((w, lane), set()).add(tuple(coord))
     return held
 
 

@@ -8,11 +8,13 @@ import pytest
 
 pytest.importorskip("triton")
 
-from verify.errors import SpecError                     # noqa: E402
-from verify.solve import Status                         # noqa: E402
-from verify.ttgir import check                          # noqa: E402
-from verify.ttgir import lowering                       # noqa: E402
-from verify.ttgir.module import EXTRA, require_triton, run_kernel   # noqa: E402
+from verify.errors import SpecError  # noqa: E402
+from verify.solve import Status  # noqa: E402
+from verify.ttgir import (
+    check,  # noqa: E402
+    lowering,  # noqa: E402
+)
+from verify.ttgir.module import EXTRA, require_triton, run_kernel  # noqa: E402
 
 KERNELS = "specs/triton_kernels"
 
@@ -458,6 +460,7 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
     threads, its shared bytes (opted in past 48 KiB) and one argument per PTX
     parameter; outputs are poisoned, then compared with numpy."""
     import types
+
     import numpy as np
     launched = []
 

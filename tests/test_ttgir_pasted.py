@@ -6,11 +6,11 @@ import itertools
 import random
 
 import pytest
+from test_oracles import colex, oracle
 
 import verify
 from verify import offsets
 from verify.errors import SpecError
-from test_oracles import colex, oracle
 
 SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 
@@ -165,19 +165,23 @@ def test_a_comment_is_still_a_comment():
      "encoding alias '#shared' is defined twice"),
     ("layout X = #ttg.shared_linear<{offset = [[0, 1], [1, 0], [1, 0]]}, alignment = 16> "
      "shape (2, 4)", "not invertible"),
-    ("layout X = #ttg.shared_linear<{offset = [[0, 1], [1, 0]], block = [[1, 0]]}> shape (2, 2)",
+    ("layout X = #ttg.shared_linear<{offset = [[0, 1], [1, 0]], block = [[1, 0]]}>"
+     " shape (2, 2)",
      "splits the tensor over CTAs"),
     ("layout X = #ttg.shared_linear<{offset = [[0, 1], [4, 0]]}> shape (2, 2)",
      "outside the tensor's shape"),
-    ("layout X = #ttg.padded_shared<[32:+3] {order = [1, 0], shape = [64, 64]}> shape (64, 64)",
+    ("layout X = #ttg.padded_shared<[32:+3] {order = [1, 0], shape = [64, 64]}>"
+     " shape (64, 64)",
      "padding: expected a power of two, found 3"),
     ("layout X = #ttg.padded_shared<[32:+8, 32:+4] {order = [1, 0], shape = [64, 64]}> "
      "shape (64, 64)", "expected distinct intervals"),
     ("layout X = #ttg.padded_shared<[32] {order = [1, 0], shape = [64, 64]}> shape (64, 64)",
      "expected 'interval:\\+padding' pairs"),
-    ("layout X = #ttg.padded_shared<[32:+8] {order = [1, 0], shape = [64, 32]}> shape (64, 64)",
+    ("layout X = #ttg.padded_shared<[32:+8] {order = [1, 0], shape = [64, 32]}>"
+     " shape (64, 64)",
      r"the encoding's shape \[64, 32\] is not the tensor's \[64, 64\]"),
-    ("layout X = #ttg.padded_shared<[32:+8] {order = [0, 0], shape = [64, 64]}> shape (64, 64)",
+    ("layout X = #ttg.padded_shared<[32:+8] {order = [0, 0], shape = [64, 64]}>"
+     " shape (64, 64)",
      "not a permutation"),
 ])
 def test_malformed_ttgir_is_a_located_error_before_triton_sees_it(line, message):
@@ -189,7 +193,8 @@ def test_malformed_ttgir_is_a_located_error_before_triton_sees_it(line, message)
 
 
 def test_an_alias_names_a_thread_map_too():
-    blocked = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    blocked = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], "
+               "warpsPerCTA = [4, 1], order = [1, 0]}>")
     inline = (f"dtype f16\nlayout A = {SWIZZLED} shape (64, 64)\n"
               f"access st = st.shared.v4.b32 A by {blocked} shape (64, 64)\ncheck conflict_free st\n")
     aliased = inline.replace(f"by {blocked}", "by #blocked").replace(

@@ -7,13 +7,13 @@ from collections.abc import Iterable, Mapping
 
 from verify import suggest
 from verify.bank import BankCost, CopyCost, bank_cost, copy_cost, hardware_wavefronts
+from verify.dtypes import canonical_dtype
 from verify.errors import Pos, SpecError
 from verify.expr import Var, compiled
 from verify.instructions import parse_instruction
 from verify.report import Report
 from verify.runner import run_spec
 from verify.spec.ast import LayoutDef
-from verify.dtypes import canonical_dtype
 from verify.spec.names import unknown_dtype_message
 from verify.spec.parser import parse_file, parse_text
 

@@ -21,7 +21,7 @@ its bit widths from there.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import z3
 

@@ -27,7 +27,7 @@ from verify.bank import BANKS, WORD_BYTES, copy_cost, copy_edges
 from verify.enumerate import Domain, Vectorised, _access_domain, _Best, _Clock
 from verify.errors import InternalError, SpecError
 from verify.instructions import Instruction
-from verify.program import BASE, LANE, Access, Program
+from verify.program import BASE, Access, Program
 from verify.results import Counterexample, LaneRow
 from verify.solve import Budget, Maximum, Status
 from verify.spec.ast import CheckDef

@@ -29,9 +29,9 @@ from __future__ import annotations
 import itertools
 import operator
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
-from typing import Callable
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class Domain:
     ranges: tuple[Range, ...]
 
     @classmethod
-    def of(cls, ranges: dict[str, Range]) -> "Domain":
+    def of(cls, ranges: dict[str, Range]) -> Domain:
         return cls(tuple(ranges), tuple(ranges.values()))
 
     @property

@@ -30,11 +30,11 @@ class SpecError(Exception):
         self.file = file
         self.source_line = source_line
 
-    def located(self, file: str) -> "SpecError":
+    def located(self, file: str) -> SpecError:
         """Return this error with the file name filled in (first one wins)."""
         return SpecError(self.message, self.pos, self.file or file, self.source_line)
 
-    def with_source(self, text: str) -> "SpecError":
+    def with_source(self, text: str) -> SpecError:
         """This error with its line of `text` (the whole source) to show under it."""
         lines = text.splitlines()
         if self.source_line is not None or not 0 < self.pos.line <= len(lines):
@@ -64,10 +64,10 @@ class SpecErrors(SpecError):
         super().__init__(first.message, first.pos, first.file, first.source_line)
         self.errors = list(errors)
 
-    def located(self, file: str) -> "SpecErrors":
+    def located(self, file: str) -> SpecErrors:
         return SpecErrors([e.located(file) for e in self.errors])
 
-    def with_source(self, text: str) -> "SpecErrors":
+    def with_source(self, text: str) -> SpecErrors:
         return SpecErrors([e.with_source(text) for e in self.errors])
 
     def __str__(self) -> str:

@@ -29,8 +29,8 @@ only above bit 6 keep their bank under the same XOR.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from verify.bank import BANKS, WORD_BYTES
 from verify.expr import Const, evaluate

@@ -16,9 +16,8 @@ the unsigned bit-vector operations are exact (no wrap-around).
 from __future__ import annotations
 
 import operator
-
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from verify.errors import Pos, SpecError
 
@@ -43,8 +42,8 @@ class Var:
 @dataclass(frozen=True)
 class BinOp:
     op: str
-    a: "Expr"
-    b: "Expr"
+    a: Expr
+    b: Expr
     pos: Pos = field(default=Pos(), compare=False)
 
 

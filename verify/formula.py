@@ -18,8 +18,8 @@ import itertools
 import math
 import operator
 import random
+from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Callable, Mapping
 
 import sympy
 

@@ -37,13 +37,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from math import prod
-from typing import Union
+from typing import TypeAlias
 
 from verify.errors import SpecError
-from verify.expr import BinOp, Const, Expr, Range, Var, add, compiled, mul, render, \
-    substitute
+from verify.expr import BinOp, Const, Expr, Range, Var, add, compiled, mul, render, substitute
 
-IntTuple = Union[int, tuple["IntTuple", ...]]
+IntTuple: TypeAlias = int | tuple["IntTuple", ...]
 
 
 def size(shape: IntTuple) -> int:
@@ -113,7 +112,7 @@ class LayoutBase:
     def domain(self) -> list[Range]:
         return [Range(0, n) for n in self.mode_sizes]
 
-    def outer_swizzle(self) -> "Swizzle | None":
+    def outer_swizzle(self) -> Swizzle | None:
         """The swizzle applied last to the offsets (`verify map` draws it), if any."""
         return None
 
@@ -214,7 +213,7 @@ class Swizzle(LayoutBase):
     def cosize(self) -> int:
         return self.size()
 
-    def outer_swizzle(self) -> "Swizzle":
+    def outer_swizzle(self) -> Swizzle:
         return self
 
     def crd2idx(self, coords: list[Expr]) -> Expr:
@@ -284,9 +283,9 @@ def idx2crd(index: Expr, ranges: list[Range]) -> list[Expr]:
 class Composed(LayoutBase):
     """CuTe's ComposedLayout ``outer o offset o inner``: outer(offset + inner(c))."""
 
-    outer: "Layout"
+    outer: Layout
     offset: int
-    inner: "Layout"
+    inner: Layout
 
     @property
     def mode_sizes(self) -> list[int]:
@@ -298,7 +297,7 @@ class Composed(LayoutBase):
     def crd2idx(self, coords: list[Expr]) -> Expr:
         return self.outer.crd2idx([add(Const(self.offset), self.inner.crd2idx(coords))])
 
-    def outer_swizzle(self) -> "Swizzle | None":
+    def outer_swizzle(self) -> Swizzle | None:
         return self.outer if isinstance(self.outer, Swizzle) else None
 
     def __str__(self) -> str:
@@ -306,7 +305,7 @@ class Composed(LayoutBase):
         return f"{self.outer}{mid} o {self.inner}"
 
 
-Layout = Union[CuteLayout, Swizzle, Formula, Composed]
+Layout: TypeAlias = CuteLayout | Swizzle | Formula | Composed
 
 
 def coordinate_vars(layout: Layout, prefix: str = "m") -> list[tuple[str, Range]]:

@@ -57,7 +57,7 @@ class Access:
     layout: LayoutDef
     address: Expr                 # byte address, over lane, loops, $stage, $base
     ranges: dict[str, Range]      # every variable of `address`
-    source: "Access | None" = None   # cp.async: the global side (`Program.copy_source`)
+    source: Access | None = None   # cp.async: the global side (`Program.copy_source`)
 
     @property
     def name(self) -> str:
@@ -207,7 +207,7 @@ class Program:
             return replace(access, source=self.copy_source(access))
         return access
 
-    def copy_source(self, access: Access) -> "Access":
+    def copy_source(self, access: Access) -> Access:
         """A cp.async's global side, as an access of the global tile at base 0.
 
         Global base: bank = (address / 4) mod 32 for global addresses too, and every

@@ -25,8 +25,8 @@ theirs: 1.5 s against 3.1 s on a 32-lane 8-bit store.)
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import z3
 
@@ -37,8 +37,16 @@ from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
-from verify.solve import (Budget, Maximum, SearchStatus, Status, maximize, new_solver, search,
-                          violation_status)
+from verify.solve import (
+    Budget,
+    Maximum,
+    SearchStatus,
+    Status,
+    maximize,
+    new_solver,
+    search,
+    violation_status,
+)
 from verify.spec.ast import LayoutDef
 
 COUNT_BITS = 16
@@ -309,7 +317,10 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
         return solver
     term = ctx.lower(value)
     scale = eb if ldef.pointer_swizzle else 1
-    score = lambda v: evaluate(value, v)
+
+    def score(v):
+        return evaluate(value, v)
+
     # Start from the highest corner of the domain: for a layout without a swizzle
     # that is the maximum, and the ascent needs one query to prove it.
     corners = [{n: (r.hi - 1 if high else r.lo) for n, r in coords} for high in (True, False)]

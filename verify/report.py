@@ -26,7 +26,7 @@ class ErrorRecord:
     text: str
 
     @classmethod
-    def of(cls, error: SpecError) -> "ErrorRecord":
+    def of(cls, error: SpecError) -> ErrorRecord:
         return cls(error.file or "<input>", error.pos.line, error.pos.col, error.message,
                    str(error))
 
@@ -136,7 +136,8 @@ def summary_counts(results: list[CheckResult], spec_errors: int = 0) -> dict[str
 
 def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
     c = summary_counts(results, spec_errors)
-    line = f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown"
+    line = (f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
+            f"{c['unknown']} unknown")
     if c["expectation_mismatches"]:
         line += f"; {c['expectation_mismatches']} not as expected"
     if spec_errors:

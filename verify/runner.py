@@ -36,8 +36,8 @@ class Runner:
     def run(self) -> list[CheckResult]:
         items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
         explicit = {c.target for c in self.spec.checks if c.kind == "base_aligned"}
-        items += [(l.pos.line, 0, l) for l in self.spec.layouts.values()
-                  if l.required_align > 1 and l.name not in explicit]
+        items += [(ld.pos.line, 0, ld) for ld in self.spec.layouts.values()
+                  if ld.required_align > 1 and ld.name not in explicit]
         items += [(c.pos.line, 1, c) for c in self.spec.checks]
         results = []
         for _, _, item in sorted(items, key=lambda t: (t[0], t[1])):
@@ -49,7 +49,7 @@ class Runner:
                 results.append(self._explicit(item))
         return results
 
-    def _decide(self, points: int, ask) -> "Decided":
+    def _decide(self, points: int, ask) -> Decided:
         """ask(engine module, budget) under a fresh budget, by the engine for `points`."""
         engine = decide.engine_for(self.engine, points)
         budget = Budget(self.timeout)
@@ -96,7 +96,7 @@ class Runner:
         return any(c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
                    for c in self.spec.checks)
 
-    def _natural_alignment(self, access: Access) -> "Decided":
+    def _natural_alignment(self, access: Access) -> Decided:
         """Searched once per access (and once per cp.async's global side): the implicit
         check and every bank check read it."""
         # A cp.async's global side is an Access of the same name without a source.
@@ -123,7 +123,7 @@ class Runner:
         return result
 
     @staticmethod
-    def _charged(result: CheckResult, decided: "Decided"):
+    def _charged(result: CheckResult, decided: Decided):
         """`decided`'s answer, after charging `result` with the engine that gave it
         and the time spent inside that engine."""
         result.engine = decided.engine
@@ -206,7 +206,7 @@ class Runner:
         self._charged(result, Decided(answer, decide.ENUMERATION, budget.solver_seconds))
         return Verdict(answer.status, answer.counterexample, answer.reason)
 
-    def _bank_figures(self, access: Access) -> "Decided":
+    def _bank_figures(self, access: Access) -> Decided:
         """Max-ways and wavefronts of an access, searched once under one timeout
         that both share; every bank check of the access reads them. A search that
         timed out is not repeated per check: it would get the same allowance again.

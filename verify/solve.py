@@ -11,9 +11,9 @@ counterexample.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
 
 import z3
 
@@ -54,7 +54,7 @@ class Status(str, Enum):
         return self.rank >= other.rank if isinstance(other, Status) else NotImplemented
 
     @classmethod
-    def worst(cls, statuses) -> "Status":
+    def worst(cls, statuses) -> Status:
         """The worst of `statuses`; PROVED when there are none."""
         return max(statuses, default=cls.PROVED)
 
@@ -135,7 +135,7 @@ _VIOLATION_VERDICT = {SearchStatus.UNSAT: Status.PROVED, SearchStatus.SAT: Statu
                       SearchStatus.UNKNOWN: Status.UNKNOWN}
 
 
-def new_solver(ctx: "bv.Context") -> z3.Solver:
+def new_solver(ctx: bv.Context) -> z3.Solver:
     """A fresh QF_BV solver in the query's own Z3 context, with the fixed seed."""
     solver = bv.solver_for(ctx)
     solver.set("random_seed", SEED)

@@ -10,7 +10,8 @@ terminal (a log or a pipe gets the results alone).
 from __future__ import annotations
 
 import sys
-from typing import Iterator, TextIO
+from collections.abc import Iterator
+from typing import TextIO
 
 from verify import api
 from verify.errors import SpecError, each_error

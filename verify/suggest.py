@@ -63,7 +63,7 @@ class Place:
     major: str                    # "row" / "column", or Triton's fastest dimension
     params: tuple[int, ...]       # (B, M, S); or log2 of (vec, perPhase, maxPhase)
 
-    def distance(self, other: "Place") -> tuple[int, int]:
+    def distance(self, other: Place) -> tuple[int, int]:
         steps = (sum(abs(a - b) for a, b in zip(self.params, other.params))
                  if self.family == "triton" or self.params[0] and other.params[0]
                  else self.params[0] + other.params[0])

@@ -12,6 +12,7 @@ stderr is pointed at /dev/null -- and only when Triton was loaded.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 
@@ -30,10 +31,8 @@ def _hide_if_triton_loaded():
     if "triton._C.libtriton" not in sys.modules:
         return
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):   # closed by the time of exit
             stream.flush()
-        except (OSError, ValueError):      # closed by the time the interpreter exits
-            pass
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     os.close(devnull)

@@ -131,7 +131,9 @@ def _lanes_label(lanes: tuple[int, ...]) -> str:
 
 
 def _wrap(text: str, inches: float) -> str:
-    """Lines that fit a figure `inches` wide at 9-point monospace (about 11 characters an inch, with margins)."""
+    """Lines that fit a figure `inches` wide at 9-point monospace.
+
+    About 11 characters an inch, with margins."""
     import textwrap
     return "\n".join(textwrap.wrap(text, max(40, int(inches * 11))))
 

@@ -126,7 +126,8 @@ class Probe:
         r = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
                            capture_output=True, text=True)
         if r.returncode != 0 or not r.stdout.strip():
-            raise GpuError(f"no NVIDIA GPU found: nvidia-smi says {r.stderr.strip() or r.stdout.strip()}")
+            said = r.stderr.strip() or r.stdout.strip()
+            raise GpuError(f"no NVIDIA GPU found: nvidia-smi says {said}")
         major, minor = r.stdout.split()[0].split(".")
         return int(major), int(minor)
 

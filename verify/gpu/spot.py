@@ -154,7 +154,7 @@ def fragment_lines(program: Program, access: Access) -> list[str]:
     owner = element_addresses(program, access, values.get(BASE, 0))
     eb = program.elem_bytes(access.layout.pos, access.layout)
     per_reg: dict[tuple[int, int], list[str]] = {}
-    for (lane, reg, byte), shared in sorted(fragments.pairs(access.instruction, addrs)):
+    for (lane, reg, _byte), shared in sorted(fragments.pairs(access.instruction, addrs)):
         start = shared - (shared - min(owner)) % eb if owner else shared
         stage, coord = owner.get(start, (None, None))
         label = f"{access.layout.name}{coord}" if coord is not None else f"byte {shared}"

@@ -73,7 +73,7 @@ class CuteThreads:
     pos: Pos
 
     @classmethod
-    def read(cls, tv: CuteLayout, tile, pos: Pos) -> "CuteThreads":
+    def read(cls, tv: CuteLayout, tile, pos: Pos) -> CuteThreads:
         if isinstance(tv.shape, int) or len(tv.shape) != 2:
             raise SpecError(f"a TV layout has two modes, (thread, value): found {tv}", pos)
         threads = _size(tv.shape[0])

@@ -34,8 +34,8 @@ from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, compiled
 from verify.instructions import Instruction
 from verify.layout import coordinate_vars
-from verify.spec.ast import AccessDef, LayoutDef
 from verify.notation import triton_threads
+from verify.spec.ast import AccessDef, LayoutDef
 
 MAX_POINTS = 1 << 20
 
@@ -75,7 +75,7 @@ def element_offsets(ldef: LayoutDef, rank: int, elem_bytes: int):
 def parse_coordinates(texts: list[str], pos: Pos):
     """Coordinate expressions written in the spec language, parsed as the parser
     parses an access's coordinates."""
-    from verify.spec.parser import parse_expr      # the parser imports this module
+    from verify.spec.parser import parse_expr  # the parser imports this module
     return [parse_expr(t, pos) for t in texts]
 
 
@@ -91,7 +91,7 @@ class TritonThreads:
     pos: Pos
 
     @classmethod
-    def read(cls, text: str, shape: tuple[int, ...], pos: Pos) -> "TritonThreads":
+    def read(cls, text: str, shape: tuple[int, ...], pos: Pos) -> TritonThreads:
         enc = triton_threads.parse_encoding(text, pos)
         return cls(enc, shape, triton_threads.bases(enc, shape, pos), pos)
 

@@ -37,7 +37,7 @@ j. The `block` bases (CTAs of a cluster) must be empty: verify models one CTA.
 `alignment` says how Triton aligns the allocation; offsets are relative to the
 buffer, so it places nothing (the spec's ``buffer align`` is the alignment the
 checks assume).
-"""
+"""  # noqa: E501 -- the padded_shared example above is quoted whole, as Triton prints it
 from __future__ import annotations
 
 from verify.errors import Pos, SpecError

@@ -304,7 +304,7 @@ def check_fields(enc: Encoding, pos: Pos):
         if name not in required + optional:
             raise SpecError(f"{enc.kind}: unknown field '{name}', expected one of "
                             f"{', '.join(required + optional)}", pos)
-    for name, value in enc.fields.items():
+    for value in enc.fields.values():
         if isinstance(value, Encoding):
             check_fields(value, pos)
     {"blocked": _check_blocked, "nvidia_mma": _check_mma, "dot_op": _check_dot,
@@ -335,7 +335,7 @@ def linear_bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
     if tuple(shape) != spanned:
         raise SpecError(f"#ttg.linear: its bases span a {'x'.join(map(str, spanned))} tensor; "
                         f"expected shape {spanned}, found {tuple(shape)}", pos)
-    from verify.ttgir.lowering import gf2_rank    # late: verify.ttgir imports the runner
+    from verify.ttgir.lowering import gf2_rank  # late: verify.ttgir imports the runner
     if gf2_rank([_pack(b, shape) for b in bases]) != sum(n.bit_length() - 1 for n in shape):
         raise SpecError(f"#ttg.linear: the bases do not reach every coordinate of the "
                         f"{'x'.join(map(str, shape))} tensor (Triton requires a surjective "

@@ -70,7 +70,7 @@ class Facts:
 
     def __init__(self, spec: Spec):
         self.spec = spec
-        self._access_cache: dict[str, "AccessFacts"] = {}
+        self._access_cache: dict[str, AccessFacts] = {}
 
     # -- names and units -------------------------------------------------------------
 
@@ -79,7 +79,7 @@ class Facts:
             raise OracleRefusal(f"{at}: unknown layout '{name}'")
         return self.spec.layouts[name]
 
-    def access(self, name: str, at: str) -> "AccessFacts":
+    def access(self, name: str, at: str) -> AccessFacts:
         if name not in self.spec.accesses:
             raise OracleRefusal(f"{at}: unknown access '{name}'")
         if name not in self._access_cache:

@@ -30,7 +30,8 @@ value ever wraps. ``Sw<B,M,S>(e)`` is CuTe's swizzle; ``L(args)`` asks the
 from __future__ import annotations
 
 import operator
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 from lark import Token, Tree

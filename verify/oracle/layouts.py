@@ -29,10 +29,10 @@ coordinate ``c_k = lo_k + (i / prod_{j<k} n_j) % n_k`` (the lower bounds count).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from math import prod
-from typing import Callable
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class Inner:
     what: str = ""
 
     @staticmethod
-    def of_cute(layout) -> "Inner":
+    def of_cute(layout) -> Inner:
         modes = cute.top_modes(layout)
         return Inner((0,) * len(modes), tuple(modes), layout, what=str(layout))
 
@@ -141,12 +141,12 @@ class Layout:
                                 f"{LIMIT.value}")
         return narrow(np.asarray(self.apply_index(np.arange(self.size, dtype=np.int64))))
 
-    def then(self, offset: int, fn) -> "Layout":
+    def then(self, offset: int, fn) -> Layout:
         """``fn o offset o self``: a swizzle or a CuTe layout applied to this one's value."""
         self._refuse_if_pointer()
         return replace(self, outers=self.outers + ((offset, fn),))
 
-    def under(self, offset: int, outer: "Layout") -> "Layout":
+    def under(self, offset: int, outer: Layout) -> Layout:
         """``outer o offset o self``, outer a whole layout called with its 1-D index; a
         pointer swizzle of `outer` stays outermost."""
         self._refuse_if_pointer()

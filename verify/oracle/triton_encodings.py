@@ -34,7 +34,7 @@ none, and offsets relative to the buffer do not depend on it).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -148,7 +148,7 @@ def _nvmma_args(fields: dict, shape) -> tuple:
     return ("nvmma", width, bits, 2, bool(transposed))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _builder():
     try:
         from triton._C.libtriton import gluon_ir, ir

@@ -54,7 +54,7 @@ class AccessDef:
     instr_pos: Pos = Pos()
     layout_pos: Pos = Pos()
     weight: int = 1              # how much its wavefronts count in `verify synth`
-    source: "SourceDef | None" = None   # cp.async's ``from G(coords)``
+    source: SourceDef | None = None   # cp.async's ``from G(coords)``
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 # canonical_dtype is verify.dtypes', imported here too for the parser's dtype messages.
 from verify.dtypes import DTYPE_ALIASES, DTYPE_BYTES, canonical_dtype  # noqa: F401

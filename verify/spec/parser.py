@@ -20,11 +20,11 @@ from importlib import resources
 import lark
 from lark import Token, Transformer, v_args
 
+from verify.dtypes import DTYPE_BYTES
 from verify.errors import Pos, SpecError, SpecErrors
 from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
-from verify.layout import Composed, CuteLayout, Formula, Swizzle, fmt_tuple, depth, flatten
+from verify.layout import Composed, CuteLayout, Formula, Swizzle, depth, flatten, fmt_tuple
 from verify.notation import cute, cute_tv, threads, triton, ttgir_types
-from verify.dtypes import DTYPE_BYTES
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec, UnknownLayout
 from verify.spec.names import canonical_dtype, did_you_mean, unknown_dtype_message
 from verify.spec.resolve import first_var, resolution_errors

@@ -193,7 +193,7 @@ def located(error: BaseException, path: str, what: str, fn=None) -> SpecError:
 
 def _first_line(error: BaseException) -> str:
     text = getattr(error, "error_message", None) or str(error) or type(error).__name__
-    lines = [l for l in str(text).splitlines() if l.strip()]
+    lines = [line for line in str(text).splitlines() if line.strip()]
     return lines[-1][:300] if lines else type(error).__name__
 
 

@@ -126,8 +126,8 @@ def _package_root() -> str:
 
 
 def _first_line(stderr: str) -> str:
-    lines = [l for l in stderr.splitlines() if l.strip() and "nanobind" not in l
-             and "leaked" not in l]
+    lines = [line for line in stderr.splitlines() if line.strip() and "nanobind" not in line
+             and "leaked" not in line]
     return lines[0][:300] if lines else "no diagnostic"
 
 
