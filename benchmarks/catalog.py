@@ -7,6 +7,7 @@ the CSV keeps every check's median wall time and the engine that decided it. The
 summary records the machine, so figures can be compared, and the wall time of the
 whole catalog in one process (start-up included; target: under 3 s on 2 cores).
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,18 +32,22 @@ def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"z3 {z3.get_version_string()}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"z3 {z3.get_version_string()}"
+    )
 
 
 def peak_memory_mb(path: str) -> float:
     """Peak resident memory of `verify PATH` in its own process (ru_maxrss, KiB on Linux)."""
-    proc = subprocess.Popen([sys.executable, "-m", "verify.cli", path],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verify.cli", path],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     _, _, usage = os.wait4(proc.pid, 0)
     return usage.ru_maxrss / 1024
 
@@ -60,8 +65,9 @@ def main() -> int:
     for _ in range(REPEAT):
         for path in specs:
             for r in check(path):
-                times.setdefault((os.path.relpath(path, ROOT), r.line, r.property,
-                                  r.status.value, r.engine), []).append(r.seconds)
+                times.setdefault(
+                    (os.path.relpath(path, ROOT), r.line, r.property, r.status.value, r.engine), []
+                ).append(r.seconds)
     rows = [(*key, statistics.median(ts)) for key, ts in times.items()]
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "catalog.csv"), "w", newline="") as f:
@@ -74,18 +80,20 @@ def main() -> int:
     per_check = sorted(r[5] for r in rows)
     worst = max(rows, key=lambda r: r[5])
     engines = Counter(r[4] for r in rows)
-    summary = (f"# Catalog timing\n\nMachine: {machine()}. Shared with other agents while "
-               f"measured (load average {load:.1f} at the start): timings are noisy.\n\n"
-               f"| figure | value |\n| --- | --- |\n"
-               f"| specs / checks | {len(specs)} / {len(rows)} |\n"
-               f"| checks decided by enumeration / z3 | {engines['enumeration']} / "
-               f"{engines['z3']} |\n"
-               f"| median check | {1000 * statistics.median(per_check):.1f} ms |\n"
-               f"| worst check | {1000 * worst[5]:.0f} ms ({worst[0]}:{worst[1]} {worst[2]}) |\n"
-               f"| `verify specs/` wall time (one process, start-up included) | {wall:.2f} s |\n"
-               f"| `verify -j 2 specs/` wall time | {wall_j2:.2f} s |\n"
-               f"| peak memory of one spec's process (worst) | {worst_memory[1]:.0f} MB "
-               f"({worst_memory[0]}) |\n")
+    summary = (
+        f"# Catalog timing\n\nMachine: {machine()}. Shared with other agents while "
+        f"measured (load average {load:.1f} at the start): timings are noisy.\n\n"
+        f"| figure | value |\n| --- | --- |\n"
+        f"| specs / checks | {len(specs)} / {len(rows)} |\n"
+        f"| checks decided by enumeration / z3 | {engines['enumeration']} / "
+        f"{engines['z3']} |\n"
+        f"| median check | {1000 * statistics.median(per_check):.1f} ms |\n"
+        f"| worst check | {1000 * worst[5]:.0f} ms ({worst[0]}:{worst[1]} {worst[2]}) |\n"
+        f"| `verify specs/` wall time (one process, start-up included) | {wall:.2f} s |\n"
+        f"| `verify -j 2 specs/` wall time | {wall_j2:.2f} s |\n"
+        f"| peak memory of one spec's process (worst) | {worst_memory[1]:.0f} MB "
+        f"({worst_memory[0]}) |\n"
+    )
     with open(os.path.join(RESULTS, "catalog.md"), "w") as f:
         f.write(summary)
     print(summary)

@@ -38,6 +38,7 @@ number, so any row of the CSV can be replayed with ``--replay N``.
 Every disagreement is written out in full (spec text and both answers) to
 differential_disagreements.txt; zero is the bar.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,31 +67,46 @@ from verify.sweep.engine import Engine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results", "differential_independent")
-SUMMARY_EVERY = 30             # seconds between rewrites of the summary during a run
-SPAN_GAP = 1000                # case-number gaps a summary's block of numbers bridges
-TIMEOUT = 120                  # seconds per check, as in every campaign so far
+SUMMARY_EVERY = 30  # seconds between rewrites of the summary during a run
+SPAN_GAP = 1000  # case-number gaps a summary's block of numbers bridges
+TIMEOUT = 120  # seconds per check, as in every campaign so far
 STOPPED_FILE = "differential_stopped.txt"
 FOUND_FILE = "differential_disagreements.txt"
 MERGED_HEADING = "\n## The runs merged here\n\n"
 DISAGREEMENTS_HEADING = "## Disagreements: verify and the oracle answer differently\n\n"
-ONE_SIDED_HEADING = "## Rejected by one side: one answers, the other refuses (either could be wrong)\n\n"
+ONE_SIDED_HEADING = (
+    "## Rejected by one side: one answers, the other refuses (either could be wrong)\n\n"
+)
 # verify's engines, as run_spec's `engine` argument names them; before it had one,
 # run_spec was the z3 engine alone.
 ENGINES = ("z3", "enumeration")
 HAS_ENGINES = "engine" in inspect.signature(run_spec).parameters
 ENGINE_FIELDS = ("disagreements", "comparisons", "unknown", "seconds")
-CSV_FIELDS = (["case", "family", "seconds", "oracle_seconds", "disagreements", "comparisons",
-               "unknown", "refuted", "out_of_domain", "rejected", "one_sided"]
-              + [f"{e}_{f}" for e in ENGINES for f in ENGINE_FIELDS])
+CSV_FIELDS = [
+    "case",
+    "family",
+    "seconds",
+    "oracle_seconds",
+    "disagreements",
+    "comparisons",
+    "unknown",
+    "refuted",
+    "out_of_domain",
+    "rejected",
+    "one_sided",
+] + [f"{e}_{f}" for e in ENGINES for f in ENGINE_FIELDS]
 TEXT_FIELDS = ("family", "rejected", "one_sided")
-OUR_ORACLE = ("`verify/oracle/`, independent of verify: it shares only the grammar file and "
-              "reads every notation its own way -- CuTe layouts, swizzles, tile_to_shape and "
-              "composition through pycute (nvidia-cutlass), Triton encodings through Triton's "
-              "own linear layouts, formulas with its own interpreter, banks with its own "
-              "model -- and answers by enumeration")
+OUR_ORACLE = (
+    "`verify/oracle/`, independent of verify: it shares only the grammar file and "
+    "reads every notation its own way -- CuTe layouts, swizzles, tile_to_shape and "
+    "composition through pycute (nvidia-cutlass), Triton encodings through Triton's "
+    "own linear layouts, formulas with its own interpreter, banks with its own "
+    "model -- and answers by enumeration"
+)
 
 
 # -- one case ---------------------------------------------------------------------
+
 
 def engines() -> tuple[str, ...]:
     return ENGINES if HAS_ENGINES else ENGINES[:1]
@@ -124,14 +140,20 @@ def ask_verify(text: str, engine: str):
 
 def compare(text: str) -> tuple[list[str], dict]:
     """(disagreements, counts) for one spec: each engine of verify against the oracle."""
-    counts = {"comparisons": 0, "unknown": 0, "refuted": 0, "out_of_domain": 0, "rejected": "",
-              "one_sided": ""}
+    counts = {
+        "comparisons": 0,
+        "unknown": 0,
+        "refuted": 0,
+        "out_of_domain": 0,
+        "rejected": "",
+        "one_sided": "",
+    }
     started, crash = time.monotonic(), None
     try:
         theirs, refusal = ask_oracle(text)
     except OracleUnavailable:
         raise
-    except Exception as e:                  # a bug in the oracle: shown, never skipped
+    except Exception as e:  # a bug in the oracle: shown, never skipped
         theirs, refusal = None, None
         crash = f"the oracle raised {_one_line(e)}"
     counts["oracle_seconds"] = round(time.monotonic() - started, 4)
@@ -140,7 +162,7 @@ def compare(text: str) -> tuple[list[str], dict]:
         started = time.monotonic()
         try:
             mine, error = ask_verify(text, engine)
-        except Exception as e:              # verify's InternalError, or worse
+        except Exception as e:  # verify's InternalError, or worse
             mine, error, found = None, None, [f"verify raised {_one_line(e)}"]
         else:
             found = []
@@ -151,8 +173,10 @@ def compare(text: str) -> tuple[list[str], dict]:
         elif error is not None and refusal is not None:
             rejected.append(error)
         elif not found:
-            one_sided.append(f"{engine}: verify {error or 'answers'}; oracle "
-                             f"{'refuses: ' + refusal if refusal else 'answers'}")
+            one_sided.append(
+                f"{engine}: verify {error or 'answers'}; oracle "
+                f"{'refuses: ' + refusal if refusal else 'answers'}"
+            )
         counts[f"{engine}_disagreements"] = len(found)
         counts[f"{engine}_seconds"] = round(time.monotonic() - started, 4)
         bad += [f"{engine}: {f}" for f in found]
@@ -172,8 +196,10 @@ def _compare_checks(mine, theirs: dict, engine: str, counts: dict) -> list[str]:
     results = {r.property: r for r in mine}
     outside = _outside_the_domain(results, theirs)
     counts["out_of_domain"] += len(outside)
-    bad = [f"{p}: only {'verify' if p in results else 'the oracle'} checks it"
-           for p in sorted((set(results) ^ set(theirs)) - outside)]
+    bad = [
+        f"{p}: only {'verify' if p in results else 'the oracle'} checks it"
+        for p in sorted((set(results) ^ set(theirs)) - outside)
+    ]
     compared = unknown = 0
     for prop in sorted(results.keys() & theirs.keys()):
         result, answer = results[prop], theirs[prop]
@@ -203,12 +229,20 @@ def _outside_the_domain(results: dict, theirs: dict) -> set[str]:
     (in_bounds refuted by both sides), which the oracle does not answer: no
     notation defines addresses there, while verify extends CuTe's arithmetic.
     Not compared, and counted apart; in_bounds itself is compared."""
-    leaving = {p.split()[-1] for p, r in results.items()
-               if p.startswith("in_bounds ") and r.status == Status.REFUTED
-               and p in theirs and not theirs[p].holds}
-    return {p for p in results.keys() - theirs.keys()
-            if p.split()[0] not in ("bijective", "base_aligned", "equivalent")
-            and p.split()[-1] in leaving}
+    leaving = {
+        p.split()[-1]
+        for p, r in results.items()
+        if p.startswith("in_bounds ")
+        and r.status == Status.REFUTED
+        and p in theirs
+        and not theirs[p].holds
+    }
+    return {
+        p
+        for p in results.keys() - theirs.keys()
+        if p.split()[0] not in ("bijective", "base_aligned", "equivalent")
+        and p.split()[-1] in leaving
+    }
 
 
 def _figures(prop: str, result, answer):
@@ -219,9 +253,15 @@ def _figures(prop: str, result, answer):
     kind = prop.split()[0]
     facts = result.facts or {}
     if kind == "conflict_free" and (result.max_ways, answer.max_ways) != (None, None):
-        return [("max_ways", result.max_ways, facts.get("max_ways_exact", True), answer.max_ways),
-                ("wavefronts", result.wavefronts, facts.get("wavefronts_exact", True),
-                 answer.wavefronts)]
+        return [
+            ("max_ways", result.max_ways, facts.get("max_ways_exact", True), answer.max_ways),
+            (
+                "wavefronts",
+                result.wavefronts,
+                facts.get("wavefronts_exact", True),
+                answer.wavefronts,
+            ),
+        ]
     if kind == "bijective" and answer.cosize is not None:
         cosize = facts.get("cosize")
         return [("cosize", cosize, cosize is not None, answer.cosize)]
@@ -233,13 +273,19 @@ def run_case(number: int, seed: int) -> dict:
     started = time.monotonic()
     bad, counts = compare(text)
     flagged = bool(bad or counts["one_sided"])
-    return {"case": number, "family": family.split()[0],
-            "seconds": round(time.monotonic() - started, 4),
-            "disagreements": len(bad), **counts, "detail": "; ".join(bad),
-            "spec": text if flagged else ""}
+    return {
+        "case": number,
+        "family": family.split()[0],
+        "seconds": round(time.monotonic() - started, 4),
+        "disagreements": len(bad),
+        **counts,
+        "detail": "; ".join(bad),
+        "spec": text if flagged else "",
+    }
 
 
 # -- the campaign -------------------------------------------------------------------
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -247,13 +293,22 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0, help="number of the first case")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--dask", metavar="ADDRESS",
-                    help="run the cases on the Dask cluster whose scheduler is at ADDRESS")
+    ap.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the cases on the Dask cluster whose scheduler is at ADDRESS",
+    )
     ap.add_argument("--out", default=RESULTS)
-    ap.add_argument("--budget", type=float,
-                    help="seconds; then the cases still running are stopped and not counted")
-    ap.add_argument("--numbers", type=argparse.FileType(),
-                    help="run the case numbers listed in this file (one per line) instead")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        help="seconds; then the cases still running are stopped and not counted",
+    )
+    ap.add_argument(
+        "--numbers",
+        type=argparse.FileType(),
+        help="run the case numbers listed in this file (one per line) instead",
+    )
     ap.add_argument("--replay", type=int, help="print case N's spec and its comparison")
     ap.add_argument("--merge", nargs="+", metavar="DIR", help="summarise earlier runs' CSVs")
     args = ap.parse_args(argv)
@@ -262,12 +317,20 @@ def main(argv=None) -> int:
     if args.replay is not None:
         _, text = random_case(random.Random(f"{args.seed}:{args.replay}"))
         bad, counts = compare(text)
-        print(text, f"oracle: {ask_oracle(text)}", f"disagreements: {bad}", f"counts: {counts}",
-              sep="\n")
+        print(
+            text,
+            f"oracle: {ask_oracle(text)}",
+            f"disagreements: {bad}",
+            f"counts: {counts}",
+            sep="\n",
+        )
         return 0
-    numbers = (range(args.start, args.start + args.cases) if args.numbers is None
-               else [int(line) for line in args.numbers if line.strip()])
-    args.commit = _commit()         # now: the tree may move on while the run lasts
+    numbers = (
+        range(args.start, args.start + args.cases)
+        if args.numbers is None
+        else [int(line) for line in args.numbers if line.strip()]
+    )
+    args.commit = _commit()  # now: the tree may move on while the run lasts
     rows = run_cases(numbers, args)
     return 1 if any(r["disagreements"] for r in rows) else 0
 
@@ -280,8 +343,10 @@ def _run_one(case: tuple[int, int]) -> dict:
 def _leave_interrupts_to_the_campaign():
     """In a local worker: a terminal's ^C reaches every process of its group, and
     the campaign, not the worker, decides what a stop keeps."""
-    if multiprocessing.parent_process() is not None and \
-            threading.current_thread() is threading.main_thread():
+    if (
+        multiprocessing.parent_process() is not None
+        and threading.current_thread() is threading.main_thread()
+    ):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -299,8 +364,10 @@ def run_cases(numbers, args) -> list[dict]:
     engine = Engine(args.jobs, getattr(args, "dask", None))
     cases = ((n, args.seed) for n in numbers)
     with CampaignFiles(args) as out:
-        with StopSwitch(args.budget) as switch, \
-                engine.run(_run_one, cases, one_per_worker=True) as run:
+        with (
+            StopSwitch(args.budget) as switch,
+            engine.run(_run_one, cases, one_per_worker=True) as run,
+        ):
             for _, row in switch.until_stopped(run):
                 rows.append(row)
                 out.append(row)
@@ -308,7 +375,7 @@ def run_cases(numbers, args) -> list[dict]:
                     out.summarise(rows, time.monotonic() - started, [])
                     last_summary = time.monotonic()
         # Cases joblib had read but not started are not part of the run.
-        stopped = [number for number, _ in run.unfinished()[:run.workers]]
+        stopped = [number for number, _ in run.unfinished()[: run.workers]]
         out.write_stopped(stopped)
         out.summarise(rows, time.monotonic() - started, stopped, echo=True)
     return rows
@@ -401,15 +468,19 @@ class CampaignFiles:
         """The whole file, rewritten at each new entry (they are rare): a run killed
         from outside keeps every one found so far."""
         with open(os.path.join(self.args.out, FOUND_FILE), "w") as f:
-            f.write(DISAGREEMENTS_HEADING + "".join(self.found) + "\n"
-                    + ONE_SIDED_HEADING + "".join(self.one_sided))
+            f.write(
+                DISAGREEMENTS_HEADING
+                + "".join(self.found)
+                + "\n"
+                + ONE_SIDED_HEADING
+                + "".join(self.one_sided)
+            )
 
     def write_stopped(self, stopped: list[int]):
         with open(os.path.join(self.args.out, STOPPED_FILE), "w") as f:
             f.write("".join(f"{n}\n" for n in stopped))
 
-    def summarise(self, rows: list[dict], wall: float, stopped: list[int], echo=False,
-                  appendix=""):
+    def summarise(self, rows: list[dict], wall: float, stopped: list[int], echo=False, appendix=""):
         text = summarise(rows, self.args, wall, stopped) + appendix
         with open(os.path.join(self.args.out, "differential.md"), "w") as f:
             f.write(text)
@@ -435,17 +506,24 @@ def merge(args) -> int:
         parts += _provenance(d, summary, part)
     repeated = len(rows) - len({r["case"] for r in rows})
     if repeated:
-        sys.exit(f"differential.py: the runs merged share {repeated} case numbers; "
-                 "merge runs of disjoint --start/--cases ranges")
+        sys.exit(
+            f"differential.py: the runs merged share {repeated} case numbers; "
+            "merge runs of disjoint --start/--cases ranges"
+        )
     args.machine = f"{len(parts)} runs, listed below"
-    stopped -= {r["case"] for r in rows}     # stopped in one run, finished in a later one
+    stopped -= {r["case"] for r in rows}  # stopped in one run, finished in a later one
     with CampaignFiles(args) as out:
         out.writer.writerows(sorted(rows, key=lambda r: r["case"]))
         out.found, out.one_sided = found, one_sided
         out.write_found()
         out.write_stopped(sorted(stopped))
-        out.summarise(rows, wall, sorted(stopped), echo=True,
-                      appendix=MERGED_HEADING + "\n".join(parts) + "\n")
+        out.summarise(
+            rows,
+            wall,
+            sorted(stopped),
+            echo=True,
+            appendix=MERGED_HEADING + "\n".join(parts) + "\n",
+        )
     return 1 if any(r["disagreements"] for r in rows) else 0
 
 
@@ -460,12 +538,14 @@ def _open_rows(directory: str):
 
 def _typed(row: dict) -> dict:
     """A CSV row as run_case made it: text, seconds, counts; an engine not run is None."""
+
     def value(key, text):
         if key in TEXT_FIELDS:
             return text
         if text == "":
             return None
         return float(text) if key.endswith("seconds") else int(text)
+
     return {k: value(k, v) for k, v in row.items()}
 
 
@@ -482,10 +562,19 @@ def _commit() -> str:
     if "VERIFY_COMMIT" in os.environ:
         return os.environ["VERIFY_COMMIT"]
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                 cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "an unrecorded commit"
     return head + ("+changes" if changed else "")
@@ -495,7 +584,7 @@ def _stopped_in(directory: str) -> set[int]:
     try:
         with open(os.path.join(directory, STOPPED_FILE)) as f:
             return {int(line) for line in f if line.strip()}
-    except FileNotFoundError:           # runs from before the file existed
+    except FileNotFoundError:  # runs from before the file existed
         return set()
 
 
@@ -503,9 +592,11 @@ def _provenance(directory: str, summary: str, rows: list[dict]) -> list[str]:
     """A line per run in a summary: its own, or those it lists if it is a merge."""
     if MERGED_HEADING in summary:
         return summary.split(MERGED_HEADING)[1].strip().splitlines()
-    return [f"- `{os.path.basename(os.path.normpath(directory))}`: "
-            f"{summary.split('Machine: ')[1].splitlines()[0]} "
-            f"Cases {_spans([r['case'] for r in rows])}."]
+    return [
+        f"- `{os.path.basename(os.path.normpath(directory))}`: "
+        f"{summary.split('Machine: ')[1].splitlines()[0]} "
+        f"Cases {_spans([r['case'] for r in rows])}."
+    ]
 
 
 def _spans(numbers: list[int]) -> str:
@@ -517,25 +608,34 @@ def _spans(numbers: list[int]) -> str:
             blocks[-1][1:] = [n, blocks[-1][2] + 1]
         else:
             blocks.append([n, n, 1])
-    return ", ".join(f"{a}-{b}" + (f" (less {b - a + 1 - k})" if b - a + 1 > k else "")
-                     for a, b, k in blocks)
+    return ", ".join(
+        f"{a}-{b}" + (f" (less {b - a + 1 - k})" if b - a + 1 > k else "") for a, b, k in blocks
+    )
 
 
 def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
     # Reasons differ only in the numbers they quote; group them without.
-    rejected = Counter(re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1].splitlines()[0])
-                       for r in rows if r.get("rejected"))
+    rejected = Counter(
+        re.sub(r"\d+", "N", r["rejected"].split(": error: ")[-1].splitlines()[0])
+        for r in rows
+        if r.get("rejected")
+    )
     times = _sorted_times(rows, "seconds")
     flagged = [r for r in rows if r["disagreements"]]
     lines = [
-        "# Differential campaign: verify against an independent oracle", "",
-        f"Oracle: {OUR_ORACLE}.", "",
+        "# Differential campaign: verify against an independent oracle",
+        "",
+        f"Oracle: {OUR_ORACLE}.",
+        "",
         f"Machine: {getattr(args, 'machine', None) or _this_run(args)}; "
-        f"seed {args.seed}; wall {wall:.0f} s.", "",
+        f"seed {args.seed}; wall {wall:.0f} s.",
+        "",
         "Reproduce: `python -m benchmarks.differential --cases N --seed S`; replay one case "
         "with `--replay CASE`. The generator's families are described in "
-        "`benchmarks/spec_generator.py`.", "",
-        "| figure | value |", "|---|---|",
+        "`benchmarks/spec_generator.py`.",
+        "",
+        "| figure | value |",
+        "|---|---|",
         f"| cases (random specs) | {len(rows)} (numbers {_spans([r['case'] for r in rows])}) |",
         f"| specs both sides rejected (not compared) | {sum(rejected.values())} |",
         f"| **specs rejected by one side** (listed in {FOUND_FILE}) "
@@ -552,7 +652,9 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         f"| **disagreements** | **{sum(r['disagreements'] for r in rows)}** "
         f"(in {len(flagged)} cases) |",
         f"| median / worst seconds per case | {times[len(times) // 2]:.3f} / {times[-1]:.2f} |",
-        "", "Per engine of verify:", "",
+        "",
+        "Per engine of verify:",
+        "",
         "| engine | cases | comparisons | unknown | disagreements | median s |",
         "|---|---|---|---|---|---|",
     ]
@@ -560,19 +662,29 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         ran = [r for r in rows if r.get(f"{engine}_seconds") is not None]
         if ran:
             t = _sorted_times(ran, f"{engine}_seconds")
-            lines.append(f"| {engine} | {len(ran)} | "
-                         + " | ".join(str(sum(r.get(f"{engine}_{f}") or 0 for r in ran))
-                                      for f in ENGINE_FIELDS[1:3] + ENGINE_FIELDS[:1])
-                         + f" | {t[len(t) // 2]:.3f} |")
-    lines += ["", "Per family of specs:", "",
-              "| family | cases | both rejected | one side rejected | comparisons | disagreements |",
-              "|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {engine} | {len(ran)} | "
+                + " | ".join(
+                    str(sum(r.get(f"{engine}_{f}") or 0 for r in ran))
+                    for f in ENGINE_FIELDS[1:3] + ENGINE_FIELDS[:1]
+                )
+                + f" | {t[len(t) // 2]:.3f} |"
+            )
+    lines += [
+        "",
+        "Per family of specs:",
+        "",
+        "| family | cases | both rejected | one side rejected | comparisons | disagreements |",
+        "|---|---|---|---|---|---|",
+    ]
     for family, n in sorted(Counter(r["family"] for r in rows).items()):
         mine = [r for r in rows if r["family"] == family]
-        lines.append(f"| {family} | {n} | {sum(bool(r['rejected']) for r in mine)} | "
-                     f"{sum(bool(r['one_sided']) for r in mine)} | "
-                     f"{sum(r['comparisons'] for r in mine)} | "
-                     f"{sum(r['disagreements'] for r in mine)} |")
+        lines.append(
+            f"| {family} | {n} | {sum(bool(r['rejected']) for r in mine)} | "
+            f"{sum(bool(r['one_sided']) for r in mine)} | "
+            f"{sum(r['comparisons'] for r in mine)} | "
+            f"{sum(r['disagreements'] for r in mine)} |"
+        )
     if rejected:
         lines += ["", "Specs both sides rejected, by verify's reason:", ""]
         lines += [f"- {n}: {why}" for why, n in rejected.most_common()]

@@ -14,6 +14,7 @@ fragment reads or of st.v4 row stores, checked once by `engine="z3"` and once by
 agree. Enumeration is skipped for a question once it has taken more than
 --max-seconds at a smaller size.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,12 +29,25 @@ from verify.runner import run_spec
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOAD = os.getloadavg()[0]           # other work on the machine when the run began
+LOAD = os.getloadavg()[0]  # other work on the machine when the run began
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-SIZES = [(16, 64, 1), (64, 64, 1), (64, 128, 2), (128, 128, 4), (256, 256, 2), (256, 256, 8),
-         (512, 512, 4), (1024, 1024, 2), (1024, 1024, 8), (2048, 2048, 8)]
-QUESTIONS = {"bijective T": "bijective", "conflict_free frag": "ldmatrix.x4",
-             "conflict_free fill": "st.v4"}
+SIZES = [
+    (16, 64, 1),
+    (64, 64, 1),
+    (64, 128, 2),
+    (128, 128, 4),
+    (256, 256, 2),
+    (256, 256, 8),
+    (512, 512, 4),
+    (1024, 1024, 2),
+    (1024, 1024, 8),
+    (2048, 2048, 8),
+]
+QUESTIONS = {
+    "bijective T": "bijective",
+    "conflict_free frag": "ldmatrix.x4",
+    "conflict_free fill": "st.v4",
+}
 
 
 def spec_text(family: str, rows: int, cols: int, stages: int, check: str) -> str:
@@ -66,8 +80,9 @@ def answer(r) -> tuple:
 
 
 def run(text: str, prop: str, engine: str):
-    return next(r for r in run_spec(parse_text(text, "tile.spec"), 120, engine)
-                if r.property == prop)
+    return next(
+        r for r in run_spec(parse_text(text, "tile.spec"), 120, engine) if r.property == prop
+    )
 
 
 def main() -> int:
@@ -81,12 +96,18 @@ def main() -> int:
                 text = spec_text(family, rows_, cols, stages, prop)
                 s = run(text, prop, "z3")
                 e = None if (family, question) in too_slow else run(text, prop, "enumeration")
-                row = {"family": family, "tile": f"{rows_}x{cols}", "stages": stages,
-                       "question": question, "points": points_of(parse_text(text), prop),
-                       "z3_ms": round(1000 * s.seconds, 1),
-                       "enumeration_ms": None if e is None else round(1000 * e.seconds, 1),
-                       "verdict": s.status.value, "max_ways": s.max_ways,
-                       "agree": None if e is None else answer(s) == answer(e)}
+                row = {
+                    "family": family,
+                    "tile": f"{rows_}x{cols}",
+                    "stages": stages,
+                    "question": question,
+                    "points": points_of(parse_text(text), prop),
+                    "z3_ms": round(1000 * s.seconds, 1),
+                    "enumeration_ms": None if e is None else round(1000 * e.seconds, 1),
+                    "verdict": s.status.value,
+                    "max_ways": s.max_ways,
+                    "agree": None if e is None else answer(s) == answer(e),
+                }
                 if e is not None and e.seconds > args.max_seconds:
                     too_slow.add((family, question))
                 rows.append(row)
@@ -101,20 +122,27 @@ def write(rows: list[dict]):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    lines = [f"# Engines: z3 against enumeration as the domain grows\n\nMachine: {machine()}. "
-             f"Shared with other agents while measured (load average {LOAD:.1f} at the "
-             "start): timings are noisy.\n",
-             f"`auto` enumerates up to {decide.ENUMERATION_LIMIT:,} points "
-             "(`verify.decide.ENUMERATION_LIMIT`).\n",
-             "| family | tile | stages | question | points | z3 | enumeration | per point | "
-             "agree |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"# Engines: z3 against enumeration as the domain grows\n\nMachine: {machine()}. "
+        f"Shared with other agents while measured (load average {LOAD:.1f} at the "
+        "start): timings are noisy.\n",
+        f"`auto` enumerates up to {decide.ENUMERATION_LIMIT:,} points "
+        "(`verify.decide.ENUMERATION_LIMIT`).\n",
+        "| family | tile | stages | question | points | z3 | enumeration | per point | agree |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         e = "-" if r["enumeration_ms"] is None else f"{r['enumeration_ms']:.0f} ms"
-        per = "-" if r["enumeration_ms"] is None else \
-            f"{1000 * r['enumeration_ms'] / r['points']:.2f} us"
-        lines.append(f"| {r['family']} | {r['tile']} | {r['stages']} | {r['question']} | "
-                     f"{r['points']:,} | {r['z3_ms']:.0f} ms | {e} | {per} | "
-                     f"{'-' if r['agree'] is None else 'yes' if r['agree'] else 'NO'} |")
+        per = (
+            "-"
+            if r["enumeration_ms"] is None
+            else f"{1000 * r['enumeration_ms'] / r['points']:.2f} us"
+        )
+        lines.append(
+            f"| {r['family']} | {r['tile']} | {r['stages']} | {r['question']} | "
+            f"{r['points']:,} | {r['z3_ms']:.0f} ms | {e} | {per} | "
+            f"{'-' if r['agree'] is None else 'yes' if r['agree'] else 'NO'} |"
+        )
     with open(os.path.join(RESULTS, "engines.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

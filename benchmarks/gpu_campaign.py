@@ -12,6 +12,7 @@ runs once under Nsight Compute (wavefronts) and once with tagged data (which
 bytes reached which register, or which shared bytes were written).
 Needs nvcc, an NVIDIA GPU and ncu.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,24 +28,49 @@ from verify.instructions import parse_instruction
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-SPAN = 16 * 1024          # patterns stay in the first 16 KB of the probe buffer
+SPAN = 16 * 1024  # patterns stay in the first 16 KB of the probe buffer
 
 CLASSES = {
-    "ld.shared": ["ld.shared.b8", "ld.shared.b16", "ld.shared.b32", "ld.shared.v2.b32",
-                  "ld.shared.v4.b32"],
-    "st.shared": ["st.shared.b8", "st.shared.b16", "st.shared.b32", "st.shared.v2.b32",
-                  "st.shared.v4.b32"],
-    "ldmatrix": ["ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4", "ldmatrix.x1.trans",
-                 "ldmatrix.x2.trans", "ldmatrix.x4.trans"],
-    "stmatrix": ["stmatrix.x1", "stmatrix.x2", "stmatrix.x4", "stmatrix.x1.trans",
-                 "stmatrix.x2.trans", "stmatrix.x4.trans"],
+    "ld.shared": [
+        "ld.shared.b8",
+        "ld.shared.b16",
+        "ld.shared.b32",
+        "ld.shared.v2.b32",
+        "ld.shared.v4.b32",
+    ],
+    "st.shared": [
+        "st.shared.b8",
+        "st.shared.b16",
+        "st.shared.b32",
+        "st.shared.v2.b32",
+        "st.shared.v4.b32",
+    ],
+    "ldmatrix": [
+        "ldmatrix.x1",
+        "ldmatrix.x2",
+        "ldmatrix.x4",
+        "ldmatrix.x1.trans",
+        "ldmatrix.x2.trans",
+        "ldmatrix.x4.trans",
+    ],
+    "stmatrix": [
+        "stmatrix.x1",
+        "stmatrix.x2",
+        "stmatrix.x4",
+        "stmatrix.x1.trans",
+        "stmatrix.x2.trans",
+        "stmatrix.x4.trans",
+    ],
     "cp.async": ["cp.async.4", "cp.async.8", "cp.async.16"],
 }
 
 
 def instruction(name: str):
-    return cp_async(int(name.rsplit(".", 1)[1])) if name.startswith("cp.async") \
+    return (
+        cp_async(int(name.rsplit(".", 1)[1]))
+        if name.startswith("cp.async")
         else parse_instruction(name)
+    )
 
 
 def _group_repeat(rng, n, size, group):
@@ -81,7 +107,7 @@ def pattern(rng: random.Random, kind: str, n: int, size: int, phase: int) -> lis
     if kind == "alternate":
         a, b = (rng.randrange(units) * size for _ in range(2))
         return [a if i % 2 == 0 else b for i in range(n)]
-    span_words = rng.choice([1, 2, 4, 8, 16, 32, 64])          # "span": a few words
+    span_words = rng.choice([1, 2, 4, 8, 16, 32, 64])  # "span": a few words
     base = rng.randrange(0, units // 2) * size
     slots = max(1, span_words * 4 // size)
     return [base + rng.randrange(slots) * size for _ in range(n)]
@@ -98,8 +124,9 @@ def generate(per_class: int, seed: int):
             name = names[i % len(names)]
             instr = instruction(name)
             kind = KINDS[(i // len(names)) % len(KINDS)]
-            addrs = pattern(rng, kind, instr.address_lanes, instr.bytes_per_address,
-                            instr.phase_lanes)
+            addrs = pattern(
+                rng, kind, instr.address_lanes, instr.bytes_per_address, instr.phase_lanes
+            )
             case = Case(op_name(instr), addrs)
             case.dump_bytes = 0 if instr.family in ("ld", "ldmatrix") else dump_size(case)
             cases.append((cls, name, kind, instr, case))
@@ -110,20 +137,26 @@ def _table(rows, key: str, title: str) -> list[str]:
     groups = collections.defaultdict(list)
     for r in rows:
         groups[r[key]].append(r)
-    out = [f"| {title} | patterns | data checks ok | wavefronts = model | hardware < model | "
-           "hardware > model |", "| --- | --- | --- | --- | --- | --- |"]
+    out = [
+        f"| {title} | patterns | data checks ok | wavefronts = model | hardware < model | "
+        "hardware > model |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for name, rs in groups.items():
         m = [(int(r["measured"]), int(r["predicted"])) for r in rs]
         data = sum(str(r["data_ok"]) == "True" for r in rs)
-        out.append(f"| {name} | {len(rs)} | {data} | {sum(a == b for a, b in m)} | "
-                   f"{sum(a < b for a, b in m)} | {sum(a > b for a, b in m)} |")
+        out.append(
+            f"| {name} | {len(rs)} | {data} | {sum(a == b for a, b in m)} | "
+            f"{sum(a < b for a, b in m)} | {sum(a > b for a, b in m)} |"
+        )
     return out
 
 
 def summarise(rows) -> str:
     """Agreement per class, then per instruction."""
-    return "\n".join(_table(rows, "class", "class") + [""] +
-                     _table(rows, "instruction", "instruction"))
+    return "\n".join(
+        _table(rows, "class", "class") + [""] + _table(rows, "instruction", "instruction")
+    )
 
 
 def main() -> int:
@@ -143,10 +176,18 @@ def main() -> int:
     rows = []
     for (cls, name, kind, instr, case), outcome in zip(cases, outcomes):
         a = compare(instr, case, outcome, probe.smem_base)
-        rows.append({"class": cls, "instruction": name, "pattern": kind,
-                     "addresses": " ".join(map(str, case.addresses)),
-                     "predicted": a.predicted, "measured": a.measured,
-                     "data_ok": a.data_ok, "detail": a.detail})
+        rows.append(
+            {
+                "class": cls,
+                "instruction": name,
+                "pattern": kind,
+                "addresses": " ".join(map(str, case.addresses)),
+                "predicted": a.predicted,
+                "measured": a.measured,
+                "data_ok": a.data_ok,
+                "detail": a.detail,
+            }
+        )
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gpu_campaign.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -154,9 +195,11 @@ def main() -> int:
         w.writerows(rows)
     table = summarise(rows)
     with open(os.path.join(args.out, "gpu_campaign.md"), "w") as f:
-        f.write(f"# GPU fidelity campaign\n\nGPU: compute capability "
-                f"{probe.arch[0]}.{probe.arch[1]}, seed {args.seed}, "
-                f"{args.per_class} patterns per class.\n\n{table}\n")
+        f.write(
+            f"# GPU fidelity campaign\n\nGPU: compute capability "
+            f"{probe.arch[0]}.{probe.arch[1]}, seed {args.seed}, "
+            f"{args.per_class} patterns per class.\n\n{table}\n"
+        )
     print(table)
     return 0
 

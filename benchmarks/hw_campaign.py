@@ -14,6 +14,7 @@ Cases run in one seeded shuffled order, in batches, until the time budget is
 spent, so a partial run still samples both sets and every instruction evenly.
 Needs nvcc, an NVIDIA GPU and ncu (see verify/gpu/probe.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,13 +26,19 @@ import time
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED_SPAN = 16 * 1024       # destinations stay in the first 16 KB of the probe buffer
-SOURCE_SPAN = 60 * 1024       # sources stay inside the probe's 64 KB global buffer
-BATCH = 100                   # cases per ncu invocation
+SHARED_SPAN = 16 * 1024  # destinations stay in the first 16 KB of the probe buffer
+SOURCE_SPAN = 60 * 1024  # sources stay inside the probe's 64 KB global buffer
+BATCH = 100  # cases per ncu invocation
 
 # op -> (bytes per lane, cp.async?)
-OPS = {"cpa4": (4, True), "cpa8": (8, True), "cpa16": (16, True), "cpa16ca": (16, True),
-       "ld64": (8, False), "ld128": (16, False)}
+OPS = {
+    "cpa4": (4, True),
+    "cpa8": (8, True),
+    "cpa16": (16, True),
+    "cpa16ca": (16, True),
+    "ld64": (8, False),
+    "ld128": (16, False),
+}
 FIT_PER_OP = {"cpa4": 300, "cpa8": 300, "cpa16": 300, "cpa16ca": 300, "ld64": 200, "ld128": 200}
 FRESH_PER_OP = {op: n // 2 for op, n in FIT_PER_OP.items()}
 
@@ -46,10 +53,12 @@ def _load_probe_modules():
         stub.__path__ = [os.path.join(ROOT, "verify")]
         sys.modules["verify"] = stub
     from verify.gpu import compare, probe
+
     return compare, probe
 
 
 # ---- address families: each returns 32 byte offsets, naturally aligned to `size` ----
+
 
 def _slot_base(rng, size, span, aligned):
     """A base address; `aligned` puts it on a 128-byte line, else anywhere size-aligned."""
@@ -65,7 +74,7 @@ def _slots(rng, size, span, kind):
         p = list(range(32))
         rng.shuffle(p)
         return p
-    if kind == "perm_quarter":           # lanes keep their quarter's 8 slots, any order
+    if kind == "perm_quarter":  # lanes keep their quarter's 8 slots, any order
         out = []
         for q in range(4):
             p = list(range(8 * q, 8 * q + 8))
@@ -83,17 +92,17 @@ def _slots(rng, size, span, kind):
     if kind == "stride":
         k = rng.choice([0, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64])
         return [k * lane for lane in range(32)]
-    if kind == "rows":                   # lane l: row l % r of 128 bytes, column l // r
+    if kind == "rows":  # lane l: row l % r of 128 bytes, column l // r
         r = rng.choice([2, 4, 8, 16, 32])
         per_row = 128 // size
         return [(lane % r) * per_row + (lane // r) % per_row for lane in range(32)]
-    if kind == "group":                  # g neighbouring lanes share a slot
+    if kind == "group":  # g neighbouring lanes share a slot
         g = rng.choice([2, 4, 8, 16, 32])
         return [lane // g for lane in range(32)]
-    if kind == "period":                 # lane l uses slot l % p: repeats across quarters/halves
+    if kind == "period":  # lane l uses slot l % p: repeats across quarters/halves
         p = rng.choice([1, 2, 4, 8, 16])
         return [lane % p for lane in range(32)]
-    if kind == "half_shift":             # the second half-warp: the first one's slots, shifted
+    if kind == "half_shift":  # the second half-warp: the first one's slots, shifted
         first = [rng.randrange(0, 64) for _ in range(16)]
         d = rng.choice([0, 1, 2, 8, 16, 32, rng.randrange(0, 64)])
         return first + [s + d for s in first]
@@ -101,7 +110,7 @@ def _slots(rng, size, span, kind):
         first = [rng.randrange(0, 64) for _ in range(8)]
         d = rng.choice([0, 1, 8, 16, rng.randrange(0, 64)])
         return [first[lane % 8] + (lane // 8) * d for lane in range(32)]
-    if kind == "few":                    # k distinct slots in a random arrangement
+    if kind == "few":  # k distinct slots in a random arrangement
         k = rng.choice([2, 3, 4, 8])
         vals = rng.sample(range(64), k)
         return [rng.choice(vals) for _ in range(32)]
@@ -111,8 +120,22 @@ def _slots(rng, size, span, kind):
     raise ValueError(kind)
 
 
-SLOT_KINDS = ["contig", "perm", "perm_quarter", "xor", "rotate", "reverse", "stride", "rows",
-              "group", "period", "half_shift", "quarter_shift", "few", "alternate"]
+SLOT_KINDS = [
+    "contig",
+    "perm",
+    "perm_quarter",
+    "xor",
+    "rotate",
+    "reverse",
+    "stride",
+    "rows",
+    "group",
+    "period",
+    "half_shift",
+    "quarter_shift",
+    "few",
+    "alternate",
+]
 
 
 def regular(rng, size, span, kind):
@@ -128,19 +151,22 @@ def scattered(rng, size, span, kind):
         return [(off + step * lane) % span for lane in range(32)]
     if kind == "uniform":
         return [rng.randrange(span // size) * size] * 32
-    if kind == "lines":                  # random slots within a few lines
+    if kind == "lines":  # random slots within a few lines
         n = rng.choice([1, 2, 4, 8])
         base = rng.randrange(0, span // 2 // 128) * 128
         return [base + rng.randrange(n * 128 // size) * size for _ in range(32)]
-    return [rng.randrange(span // size) * size for _ in range(32)]   # "random"
+    return [rng.randrange(span // size) * size for _ in range(32)]  # "random"
 
 
 SCATTER_KINDS = ["line_each", "uniform", "lines", "random"]
 
 
 def family(rng, size, span, kind):
-    return scattered(rng, size, span, kind) if kind in SCATTER_KINDS else \
-        regular(rng, size, span, kind)
+    return (
+        scattered(rng, size, span, kind)
+        if kind in SCATTER_KINDS
+        else regular(rng, size, span, kind)
+    )
 
 
 def source_like(rng, size, dest, kind):
@@ -157,7 +183,7 @@ SOURCE_KINDS = SLOT_KINDS + SCATTER_KINDS + ["same_as_dest", "dest_shift", "16la
 
 def cp_async_case(rng, size, dkind, skind):
     dest = family(rng, size, SHARED_SPAN, dkind)
-    if skind == "16lane":                  # the earlier campaigns' fixed source
+    if skind == "16lane":  # the earlier campaigns' fixed source
         src = [16 * lane for lane in range(32)]
     elif skind in ("same_as_dest", "dest_shift"):
         src = source_like(rng, size, dest, skind)
@@ -171,10 +197,13 @@ def plan(seed: int, which: str, per_op: dict[str, int]) -> list[dict]:
     rows = []
     for op, n in per_op.items():
         size, is_cpa = OPS[op]
-        kinds = [(d, s) for d in DEST_KINDS for s in SOURCE_KINDS] if is_cpa else \
-            [(d, "") for d in DEST_KINDS]
+        kinds = (
+            [(d, s) for d in DEST_KINDS for s in SOURCE_KINDS]
+            if is_cpa
+            else [(d, "") for d in DEST_KINDS]
+        )
         for i in range(n):
-            if which == "fit":                # a prime step spreads the crossings evenly
+            if which == "fit":  # a prime step spreads the crossings evenly
                 dk, sk = kinds[(i * 7919) % len(kinds)]
             else:
                 fully_random = rng.random() < 1 / 3
@@ -184,14 +213,24 @@ def plan(seed: int, which: str, per_op: dict[str, int]) -> list[dict]:
                 dest, src = cp_async_case(rng, size, dk, sk)
             else:
                 dest, src = family(rng, size, SHARED_SPAN, dk), None
-            rows.append({"set": which, "op": op, "size": size, "dest_kind": dk,
-                         "source_kind": sk, "shared": dest, "sources": src})
+            rows.append(
+                {
+                    "set": which,
+                    "op": op,
+                    "size": size,
+                    "dest_kind": dk,
+                    "source_kind": sk,
+                    "shared": dest,
+                    "sources": src,
+                }
+            )
     return rows
 
 
 def _case(probe_mod, compare_mod, row):
-    c = probe_mod.Case(row["op"], row["shared"], sources=row["sources"],
-                       data=row["sources"] is not None)
+    c = probe_mod.Case(
+        row["op"], row["shared"], sources=row["sources"], data=row["sources"] is not None
+    )
     if c.data:
         c.dump_bytes = compare_mod.dump_size(c)
     return c
@@ -232,13 +271,19 @@ def run(rows, out_dir, budget_s, seed):
         for b in range(0, len(order), BATCH):
             if time.time() - start > budget_s:
                 break
-            idx = order[b:b + BATCH]
+            idx = order[b : b + BATCH]
             cases = [_case(probe_mod, compare_mod, rows[i]) for i in idx]
             for i, c, o in zip(idx, cases, probe.run(cases)):
                 r = rows[i]
-                w.writerow({**r, "shared": _fmt(r["shared"]), "sources": _fmt(r["sources"]),
-                            "measured": o.wavefronts,
-                            "data_ok": _data_ok(compare_mod, r, c, o)})
+                w.writerow(
+                    {
+                        **r,
+                        "shared": _fmt(r["shared"]),
+                        "sources": _fmt(r["sources"]),
+                        "measured": o.wavefronts,
+                        "data_ok": _data_ok(compare_mod, r, c, o),
+                    }
+                )
             f.flush()
             done += len(idx)
             print(f"{done}/{len(rows)} cases, {time.time() - start:.0f} s", flush=True)

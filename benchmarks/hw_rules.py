@@ -14,6 +14,7 @@ over and under. Addresses are byte offsets from a 1024-aligned base (banks use
 offset / 4 mod 32). Nothing here imports verify: the rules stand on their own, and
 verify.bank implements the ones that held.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,14 +32,20 @@ BANKS = 32
 
 # ---- the data ----
 
+
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split()]
 
 
 def _campaign_rows():
     """The 6000-pattern campaign's 64/128-bit loads and cp.async (source 16*lane)."""
-    ops = {"ld.shared.v2.b32": "ld64", "ld.shared.v4.b32": "ld128", "cp.async.4": "cpa4",
-           "cp.async.8": "cpa8", "cp.async.16": "cpa16"}
+    ops = {
+        "ld.shared.v2.b32": "ld64",
+        "ld.shared.v4.b32": "ld128",
+        "cp.async.4": "cpa4",
+        "cp.async.8": "cpa8",
+        "cp.async.16": "cpa16",
+    }
     with open(os.path.join(RESULTS, "gpu_campaign.csv")) as f:
         for r in csv.DictReader(f):
             if r["instruction"] in ops:
@@ -49,7 +56,7 @@ def _campaign_rows():
 
 def _varied_rows():
     """cp_async_varied: 'name size wavefronts | shared x32 | global x32'."""
-    ops = {4: "cpa4", 8: "cpa8", 16: "cpa16"}      # that run used .ca for 4/8, .cg for 16
+    ops = {4: "cpa4", 8: "cpa8", 16: "cpa16"}  # that run used .ca for 4/8, .cg for 16
     with open(os.path.join(RESULTS, "hw_cp_async_varied.txt")) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
@@ -72,14 +79,19 @@ def load() -> list[tuple]:
 
     "held-out" is a second designed run (seeds 2018/3018, measured after every rule
     here was fixed), so it tests rule L independently of the patterns it was read off."""
-    return (list(_campaign_rows()) + list(_varied_rows()) + list(_designed_rows())
-            + list(_designed_rows("hw_campaign_heldout.csv.gz", "held-out")))
+    return (
+        list(_campaign_rows())
+        + list(_varied_rows())
+        + list(_designed_rows())
+        + list(_designed_rows("hw_campaign_heldout.csv.gz", "held-out"))
+    )
 
 
 SIZE = {"ld64": 8, "ld128": 16, "cpa4": 4, "cpa8": 8, "cpa16": 16, "cpa16ca": 16}
 
 
 # ---- shared pieces ----
+
 
 def words(address: int, size: int) -> range:
     first = address // 4
@@ -112,6 +124,7 @@ def phase_model(op, shared, sources=None) -> int:
 
 # ---- 64/128-bit loads ----
 
+
 def _paired(shared) -> bool:
     """Lanes 2k and 2k+1 read the same address, for every k."""
     return all(shared[2 * k] == shared[2 * k + 1] for k in range(16))
@@ -133,8 +146,11 @@ def load_merge(op, shared, sources=None) -> int:
     total = 0
     for a, b in zip(ph[::2], ph[1::2]):
         union = [shared[lane] for lane in list(a) + list(b)]
-        total += 1 if ways(union, size) == 1 else \
-            ways([shared[lane] for lane in a], size) + ways([shared[lane] for lane in b], size)
+        total += (
+            1
+            if ways(union, size) == 1
+            else ways([shared[lane] for lane in a], size) + ways([shared[lane] for lane in b], size)
+        )
     return total
 
 
@@ -145,18 +161,25 @@ def load_any_two(op, shared, sources=None) -> int:
     total = 0
     for a, b in zip(ph[::2], ph[1::2]):
         union = [shared[lane] for lane in list(a) + list(b)]
-        total += 1 if len(set(union)) <= 2 and ways(union, size) == 1 else \
-            ways([shared[lane] for lane in a], size) + ways([shared[lane] for lane in b], size)
+        total += (
+            1
+            if len(set(union)) <= 2 and ways(union, size) == 1
+            else ways([shared[lane] for lane in a], size) + ways([shared[lane] for lane in b], size)
+        )
     return total
 
 
 # ---- cp.async ----
 
+
 def _edges(op, shared, sources, lanes):
     """One edge per 4-byte word a lane copies: (source bank, destination bank)."""
     size = SIZE[op]
-    return [(s % BANKS, d % BANKS) for lane in lanes
-            for s, d in zip(words(sources[lane], size), words(shared[lane], size))]
+    return [
+        (s % BANKS, d % BANKS)
+        for lane in lanes
+        for s, d in zip(words(sources[lane], size), words(shared[lane], size))
+    ]
 
 
 def cp_async_flow(op, shared, sources) -> int:
@@ -187,8 +210,9 @@ def cp_async_sum(op, shared, sources) -> int:
 
 def cp_async_destinations_only(op, shared, sources) -> int:
     """Ruled-out guess: the source does not matter (destinations per bank, no broadcast)."""
-    return sum(max(Counter(b for _, b in _edges(op, shared, sources, p)).values())
-               for p in phases(op))
+    return sum(
+        max(Counter(b for _, b in _edges(op, shared, sources, p)).values()) for p in phases(op)
+    )
 
 
 def cg_distinct_destinations(op, shared, sources) -> int:
@@ -198,29 +222,47 @@ def cg_distinct_destinations(op, shared, sources) -> int:
 
 
 HYPOTHESES = {
-    "loads": [("bank model (phases)", phase_model), ("L: pair merge", load_merge),
-              ("any <= 2 addresses merge", load_any_two)],
-    "cp.async .ca": [("bank model (phases)", phase_model),
-                     ("destinations only", cp_async_destinations_only),
-                     ("read + write - 1", cp_async_sum), ("C: edge flow", cp_async_flow)],
-    "cp.async .cg": [("bank model (phases)", phase_model), ("C: edge flow", cp_async_flow),
-                     ("G: distinct destinations (bound)", cg_distinct_destinations)],
+    "loads": [
+        ("bank model (phases)", phase_model),
+        ("L: pair merge", load_merge),
+        ("any <= 2 addresses merge", load_any_two),
+    ],
+    "cp.async .ca": [
+        ("bank model (phases)", phase_model),
+        ("destinations only", cp_async_destinations_only),
+        ("read + write - 1", cp_async_sum),
+        ("C: edge flow", cp_async_flow),
+    ],
+    "cp.async .cg": [
+        ("bank model (phases)", phase_model),
+        ("C: edge flow", cp_async_flow),
+        ("G: distinct destinations (bound)", cg_distinct_destinations),
+    ],
 }
-CLASS_OPS = {"loads": ["ld64", "ld128"], "cp.async .ca": ["cpa4", "cpa8", "cpa16ca"],
-             "cp.async .cg": ["cpa16"]}
+CLASS_OPS = {
+    "loads": ["ld64", "ld128"],
+    "cp.async .ca": ["cpa4", "cpa8", "cpa16ca"],
+    "cp.async .cg": ["cpa16"],
+}
 SETS = ["earlier", "fit", "fresh", "held-out"]
 
 
 def agreement(rows, fn) -> tuple[int, int, int, int]:
     """(patterns, exact, over-predicted, under-predicted)."""
     got = [(fn(op, s, g), m) for _, op, s, g, m in rows]
-    return (len(got), sum(p == m for p, m in got), sum(p > m for p, m in got),
-            sum(p < m for p, m in got))
+    return (
+        len(got),
+        sum(p == m for p, m in got),
+        sum(p > m for p, m in got),
+        sum(p < m for p, m in got),
+    )
 
 
 def report(data) -> str:
-    out = ["| class | instruction | hypothesis | set | patterns | exact | over | under |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = [
+        "| class | instruction | hypothesis | set | patterns | exact | over | under |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for cls, hyps in HYPOTHESES.items():
         for op in CLASS_OPS[cls]:
             for name, fn in hyps:
@@ -228,8 +270,9 @@ def report(data) -> str:
                     rows = [r for r in data if r[0] == which and r[1] == op]
                     if rows:
                         n, ex, over, under = agreement(rows, fn)
-                        out.append(f"| {cls} | {op} | {name} | {which} | {n} | {ex} | "
-                                   f"{over} | {under} |")
+                        out.append(
+                            f"| {cls} | {op} | {name} | {which} | {n} | {ex} | {over} | {under} |"
+                        )
     return "\n".join(out)
 
 

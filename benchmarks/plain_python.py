@@ -17,6 +17,7 @@ Both get the same answer (checked); the table compares their times, each the
 fastest of REPEAT runs. The plain loop
 is the baseline issue 13 names: verify must be no slower on this class.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,15 +35,19 @@ from verify.spec.parser import parse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-REPEAT = 3            # each side timed as its fastest of REPEAT runs (the load varies)
+REPEAT = 3  # each side timed as its fastest of REPEAT runs (the load varies)
 
 
 def plain_python(program: Program, access) -> tuple[int, int, float]:
     """(max-ways, wavefronts, seconds) by looping over every instance in Python."""
     started = time.perf_counter()
     names = access.instance_vars
-    axes = [range(program.base_range(access.layout).hi) if n == BASE
-            else range(access.ranges[n].lo, access.ranges[n].hi) for n in names]
+    axes = [
+        range(program.base_range(access.layout).hi)
+        if n == BASE
+        else range(access.ranges[n].lo, access.ranges[n].hi)
+        for n in names
+    ]
     ways = waves = 0
     for values in itertools.product(*axes):
         addresses = access.lane_addresses(dict(zip(names, values)))
@@ -57,8 +62,11 @@ def by_verify(path: str, name: str) -> tuple[int, int, float]:
     resolution, which the plain loop is given ready-made, are not counted)."""
     spec = parse_file(path)
     spec.checks = [c for c in spec.checks if c.target == name and c.kind == "max_ways"][:1]
-    result = next(r for r in run_spec(spec, timeout=60) if r.property.startswith(
-        ("conflict_free", "max_ways")))
+    result = next(
+        r
+        for r in run_spec(spec, timeout=60)
+        if r.property.startswith(("conflict_free", "max_ways"))
+    )
     return result.max_ways, result.wavefronts, result.seconds
 
 
@@ -70,13 +78,15 @@ def rows():
             if not any(c.target == name and c.kind == "max_ways" for c in spec.checks):
                 continue
             access = program.access(name, adef.pos)
-            if any(a % access.instruction.bytes_per_address
-                   for a in access.lane_addresses({n: access.ranges[n].lo
-                                                  for n in access.instance_vars})):
-                continue                     # misaligned: no bank figures to compare
+            if any(
+                a % access.instruction.bytes_per_address
+                for a in access.lane_addresses(
+                    {n: access.ranges[n].lo for n in access.instance_vars}
+                )
+            ):
+                continue  # misaligned: no bank figures to compare
             mine = min((by_verify(path, name) for _ in range(REPEAT)), key=lambda r: r[2])
-            theirs = min((plain_python(program, access) for _ in range(REPEAT)),
-                         key=lambda r: r[2])
+            theirs = min((plain_python(program, access) for _ in range(REPEAT)), key=lambda r: r[2])
             if mine[:2] != theirs[:2]:
                 sys.exit(f"{path} {name}: verify {mine[:2]}, plain Python {theirs[:2]}")
             yield os.path.relpath(path, ROOT), name, mine[2], theirs[2]
@@ -86,13 +96,19 @@ def main() -> int:
     table = list(rows())
     ratio = [v / p for _, _, v, p in table]
     faster = sum(v <= p for _, _, v, p in table)
-    lines = ["# The real-world class: verify against plain-Python enumeration", "",
-             f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start "
-             "(the machine may be shared: timings are noisy).", "",
-             f"{len(table)} accesses of the bundled specs; every figure equal. verify no "
-             f"slower on {faster}; median time ratio verify / plain Python "
-             f"{statistics.median(ratio):.2f}, worst {max(ratio):.2f}.", "",
-             "| spec | access | verify ms | plain Python ms |", "| --- | --- | --- | --- |"]
+    lines = [
+        "# The real-world class: verify against plain-Python enumeration",
+        "",
+        f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start "
+        "(the machine may be shared: timings are noisy).",
+        "",
+        f"{len(table)} accesses of the bundled specs; every figure equal. verify no "
+        f"slower on {faster}; median time ratio verify / plain Python "
+        f"{statistics.median(ratio):.2f}, worst {max(ratio):.2f}.",
+        "",
+        "| spec | access | verify ms | plain Python ms |",
+        "| --- | --- | --- | --- |",
+    ]
     lines += [f"| {p} | {n} | {1000 * v:.1f} | {1000 * q:.1f} |" for p, n, v, q in table]
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "plain_python.md"), "w") as f:

@@ -12,6 +12,7 @@ Runs, in order, each writing its CSV and summary under benchmarks/results/:
                       the 100,000-case campaign is `differential.py --cases 100000`)
 --quick runs scaling.py --quick (a 5-second enumeration limit) and 200 cases.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,21 +25,29 @@ ROOT = os.path.dirname(HERE)
 
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
-    steps = [["catalog"],
-             ["slow_cases", "--engine", "auto"],
-             ["slow_cases", "--engine", "z3"],
-             ["engines", "--max-seconds", "2" if quick else "15"],
-             ["scaling", "--quick"] if quick else ["scaling"],
-             ["solver_backends"],
-             ["gluon_compare"],
-             ["differential", "--cases", "200" if quick else "2000",
-              "--out", os.path.join(HERE, "results", "differential_quick")]]
+    steps = [
+        ["catalog"],
+        ["slow_cases", "--engine", "auto"],
+        ["slow_cases", "--engine", "z3"],
+        ["engines", "--max-seconds", "2" if quick else "15"],
+        ["scaling", "--quick"] if quick else ["scaling"],
+        ["solver_backends"],
+        ["gluon_compare"],
+        [
+            "differential",
+            "--cases",
+            "200" if quick else "2000",
+            "--out",
+            os.path.join(HERE, "results", "differential_quick"),
+        ],
+    ]
     failed = []
     for step in steps:
         print(f"== {' '.join(step)}", flush=True)
         # Each script is a module of the benchmarks package, run from the root.
-        if subprocess.run([sys.executable, "-m", f"benchmarks.{step[0]}", *step[1:]],
-                          cwd=ROOT).returncode:
+        if subprocess.run(
+            [sys.executable, "-m", f"benchmarks.{step[0]}", *step[1:]], cwd=ROOT
+        ).returncode:
             failed.append(step[0])
     if failed:
         print("failed:", ", ".join(failed))

@@ -17,6 +17,7 @@ coordinate or instance (the base is fixed at 0: for element swizzles every align
 base gives the same banks, so enumeration needs one). Where enumeration would
 exceed the limit, its time is extrapolated linearly from the largest size run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,15 @@ from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-SIZES = [(16, 64, 1), (64, 64, 1), (128, 128, 2), (256, 256, 4), (1024, 1024, 8),
-         (4096, 4096, 1), (4096, 4096, 8)]
+SIZES = [
+    (16, 64, 1),
+    (64, 64, 1),
+    (128, 128, 2),
+    (256, 256, 4),
+    (1024, 1024, 8),
+    (4096, 4096, 1),
+    (4096, 4096, 8),
+]
 
 
 def spec_text(rows: int, cols: int, stages: int) -> str:
@@ -57,17 +65,18 @@ def swizzle(x):
 
 
 def enum_bijective(rows, cols, stages) -> bool:
-    r, c = np.meshgrid(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64),
-                       indexing="ij")
+    r, c = np.meshgrid(
+        np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64), indexing="ij"
+    )
     offsets = swizzle(r * cols + c).ravel()
-    addrs = (2 * offsets[None, :] + (np.arange(stages, dtype=np.int64) * rows * cols * 2)[:, None])
+    addrs = 2 * offsets[None, :] + (np.arange(stages, dtype=np.int64) * rows * cols * 2)[:, None]
     return np.unique(addrs.ravel()).size == addrs.size
 
 
 def max_ways(addresses: np.ndarray, words_per_lane: int, phase_lanes: int) -> int:
     """addresses: [instances, lanes] byte addresses -> worst distinct words in one bank."""
     inst, lanes = addresses.shape
-    words = (addresses[:, :, None] // 4 + np.arange(words_per_lane)[None, None, :])
+    words = addresses[:, :, None] // 4 + np.arange(words_per_lane)[None, None, :]
     phase = np.broadcast_to((np.arange(lanes) // phase_lanes)[None, :, None], words.shape)
     index = np.broadcast_to(np.arange(inst)[:, None, None], words.shape)
     bank = words % 32
@@ -77,16 +86,26 @@ def max_ways(addresses: np.ndarray, words_per_lane: int, phase_lanes: int) -> in
 
 
 def enum_ldmatrix(rows, cols, stages) -> int:
-    m, k, s, lane = np.meshgrid(np.arange(rows // 16), np.arange(cols // 16), np.arange(stages),
-                                np.arange(32), indexing="ij")
+    m, k, s, lane = np.meshgrid(
+        np.arange(rows // 16),
+        np.arange(cols // 16),
+        np.arange(stages),
+        np.arange(32),
+        indexing="ij",
+    )
     r, c = 16 * m + lane % 16, 8 * (lane // 16) + 16 * k
     addr = s * rows * cols * 2 + 2 * swizzle(r * cols + c)
     return max_ways(addr.reshape(-1, 32), 4, 8)
 
 
 def enum_stores(rows, cols, stages) -> int:
-    i, j, s, lane = np.meshgrid(np.arange(rows // 4), np.arange(max(1, cols // 64)),
-                                np.arange(stages), np.arange(32), indexing="ij")
+    i, j, s, lane = np.meshgrid(
+        np.arange(rows // 4),
+        np.arange(max(1, cols // 64)),
+        np.arange(stages),
+        np.arange(32),
+        indexing="ij",
+    )
     r, c = 4 * i + lane // 8, 8 * (lane % 8) + 64 * j
     addr = s * rows * cols * 2 + 2 * swizzle(r * cols + c)
     return max_ways(addr.reshape(-1, 32), 4, 8)
@@ -101,8 +120,11 @@ def timed(fn, *args):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-enumeration-seconds", type=float, default=60.0)
-    ap.add_argument("--quick", action="store_true", help="--max-enumeration-seconds 5, "
-                    "written to scaling_quick.{csv,md}")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="--max-enumeration-seconds 5, written to scaling_quick.{csv,md}",
+    )
     args = ap.parse_args()
     if args.quick:
         args.max_enumeration_seconds = 5.0
@@ -112,29 +134,49 @@ def main() -> int:
         results = {r.property: r for r in run_spec(spec, engine="z3")}
         auto = {r.property: r for r in run_spec(spec)}
         for question, prop, enum, domain in (
-                ("bijective", "bijective T", enum_bijective, rows * cols * stages),
-                ("ldmatrix.x4 max-ways", "conflict_free frag", enum_ldmatrix,
-                 rows * cols * stages // 8),
-                ("st.v4 max-ways", "conflict_free fill", enum_stores, rows * cols * stages // 8)):
+            ("bijective", "bijective T", enum_bijective, rows * cols * stages),
+            (
+                "ldmatrix.x4 max-ways",
+                "conflict_free frag",
+                enum_ldmatrix,
+                rows * cols * stages // 8,
+            ),
+            ("st.v4 max-ways", "conflict_free fill", enum_stores, rows * cols * stages // 8),
+        ):
             solver = results[prop]
-            if question in last and last[question][1] / last[question][0] * domain > \
-                    args.max_enumeration_seconds:
-                seconds, value, note = last[question][1] / last[question][0] * domain, None, \
-                    "extrapolated"
+            if (
+                question in last
+                and last[question][1] / last[question][0] * domain > args.max_enumeration_seconds
+            ):
+                seconds, value, note = (
+                    last[question][1] / last[question][0] * domain,
+                    None,
+                    "extrapolated",
+                )
             else:
                 value, seconds = timed(enum, rows, cols, stages)
                 last[question], note = (domain, seconds), "measured"
-            agree = (value is None or value == (solver.status.value == "proved" if question ==
-                                                "bijective" else solver.max_ways)) and \
-                (auto[prop].status, auto[prop].max_ways) == (solver.status, solver.max_ways)
-            rows_out.append({"tile": f"{rows}x{cols}", "stages": stages, "question": question,
-                             "coordinates_or_lane_rows": domain, "verdict": solver.status.value,
-                             "solver_ms": round(1000 * solver.seconds, 1),
-                             "auto_engine": auto[prop].engine,
-                             "auto_ms": round(1000 * auto[prop].seconds, 1),
-                             "enumeration_ms": round(1000 * seconds, 1),
-                             "enumeration": note, "ratio": round(seconds / solver.seconds, 1),
-                             "agree": agree})
+            agree = (
+                value is None
+                or value
+                == (solver.status.value == "proved" if question == "bijective" else solver.max_ways)
+            ) and (auto[prop].status, auto[prop].max_ways) == (solver.status, solver.max_ways)
+            rows_out.append(
+                {
+                    "tile": f"{rows}x{cols}",
+                    "stages": stages,
+                    "question": question,
+                    "coordinates_or_lane_rows": domain,
+                    "verdict": solver.status.value,
+                    "solver_ms": round(1000 * solver.seconds, 1),
+                    "auto_engine": auto[prop].engine,
+                    "auto_ms": round(1000 * auto[prop].seconds, 1),
+                    "enumeration_ms": round(1000 * seconds, 1),
+                    "enumeration": note,
+                    "ratio": round(seconds / solver.seconds, 1),
+                    "agree": agree,
+                }
+            )
             print(rows_out[-1], flush=True)
     write(rows_out, "scaling_quick" if args.quick else "scaling")
     return 0 if all(r["agree"] for r in rows_out) else 1
@@ -146,18 +188,25 @@ def write(rows, name: str):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    lines = ["| tile | stages | question | domain | verdict | solver | numpy enumeration | "
-             "enumeration / solver | auto |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| tile | stages | question | domain | verdict | solver | numpy enumeration | "
+        "enumeration / solver | auto |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
-        enum = f"{r['enumeration_ms']:.0f} ms" + (" (extrapolated)" if r["enumeration"] ==
-                                                  "extrapolated" else "")
-        lines.append(f"| {r['tile']} | {r['stages']} | {r['question']} | "
-                     f"{r['coordinates_or_lane_rows']} | {r['verdict']} | {r['solver_ms']} ms | "
-                     f"{enum} | {r['ratio']}x | {r['auto_ms']} ms by {r['auto_engine']} |")
+        enum = f"{r['enumeration_ms']:.0f} ms" + (
+            " (extrapolated)" if r["enumeration"] == "extrapolated" else ""
+        )
+        lines.append(
+            f"| {r['tile']} | {r['stages']} | {r['question']} | "
+            f"{r['coordinates_or_lane_rows']} | {r['verdict']} | {r['solver_ms']} ms | "
+            f"{enum} | {r['ratio']}x | {r['auto_ms']} ms by {r['auto_engine']} |"
+        )
     with open(os.path.join(RESULTS, f"{name}.md"), "w") as f:
-        f.write(f"# Scaling: proof vs vectorised enumeration\n\nMachine: {machine()}. Shared "
-                "with other agents while measured: timings are noisy.\n\n"
-                + "\n".join(lines) + "\n")
+        f.write(
+            f"# Scaling: proof vs vectorised enumeration\n\nMachine: {machine()}. Shared "
+            "with other agents while measured: timings are noisy.\n\n" + "\n".join(lines) + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ that dominate verify's time. For each,
 the same z3 terms are translated node by node into bitwuzla terms; both solve the
 same formula (solve time only, no construction), and the answers must agree.
 """
+
 from __future__ import annotations
 
 import csv
@@ -46,17 +47,34 @@ class ToBitwuzla:
 
     def __init__(self):
         import bitwuzla
+
         self.bw, self.tm, self.memo = bitwuzla, bitwuzla.TermManager(), {}
         k = bitwuzla.Kind
         self.kinds = {
-            z3.Z3_OP_BADD: k.BV_ADD, z3.Z3_OP_BSUB: k.BV_SUB, z3.Z3_OP_BMUL: k.BV_MUL,
-            z3.Z3_OP_BUDIV: k.BV_UDIV, z3.Z3_OP_BUREM: k.BV_UREM, z3.Z3_OP_BUDIV_I: k.BV_UDIV,
-            z3.Z3_OP_BUREM_I: k.BV_UREM, z3.Z3_OP_BAND: k.BV_AND, z3.Z3_OP_BOR: k.BV_OR,
-            z3.Z3_OP_BXOR: k.BV_XOR, z3.Z3_OP_BSHL: k.BV_SHL, z3.Z3_OP_BLSHR: k.BV_SHR,
-            z3.Z3_OP_ULT: k.BV_ULT, z3.Z3_OP_ULEQ: k.BV_ULE, z3.Z3_OP_UGT: k.BV_UGT,
-            z3.Z3_OP_UGEQ: k.BV_UGE, z3.Z3_OP_EQ: k.EQUAL, z3.Z3_OP_DISTINCT: k.DISTINCT,
-            z3.Z3_OP_AND: k.AND, z3.Z3_OP_OR: k.OR, z3.Z3_OP_NOT: k.NOT, z3.Z3_OP_ITE: k.ITE,
-            z3.Z3_OP_CONCAT: k.BV_CONCAT}
+            z3.Z3_OP_BADD: k.BV_ADD,
+            z3.Z3_OP_BSUB: k.BV_SUB,
+            z3.Z3_OP_BMUL: k.BV_MUL,
+            z3.Z3_OP_BUDIV: k.BV_UDIV,
+            z3.Z3_OP_BUREM: k.BV_UREM,
+            z3.Z3_OP_BUDIV_I: k.BV_UDIV,
+            z3.Z3_OP_BUREM_I: k.BV_UREM,
+            z3.Z3_OP_BAND: k.BV_AND,
+            z3.Z3_OP_BOR: k.BV_OR,
+            z3.Z3_OP_BXOR: k.BV_XOR,
+            z3.Z3_OP_BSHL: k.BV_SHL,
+            z3.Z3_OP_BLSHR: k.BV_SHR,
+            z3.Z3_OP_ULT: k.BV_ULT,
+            z3.Z3_OP_ULEQ: k.BV_ULE,
+            z3.Z3_OP_UGT: k.BV_UGT,
+            z3.Z3_OP_UGEQ: k.BV_UGE,
+            z3.Z3_OP_EQ: k.EQUAL,
+            z3.Z3_OP_DISTINCT: k.DISTINCT,
+            z3.Z3_OP_AND: k.AND,
+            z3.Z3_OP_OR: k.OR,
+            z3.Z3_OP_NOT: k.NOT,
+            z3.Z3_OP_ITE: k.ITE,
+            z3.Z3_OP_CONCAT: k.BV_CONCAT,
+        }
 
     def term(self, e):
         key = e.get_id()
@@ -76,8 +94,15 @@ class ToBitwuzla:
         if op == z3.Z3_OP_EXTRACT:
             hi, lo = e.params()
             return tm.mk_term(self.bw.Kind.BV_EXTRACT, args, [hi, lo])
-        if len(args) == 1 and op in (z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_BADD,
-                                     z3.Z3_OP_BMUL, z3.Z3_OP_BXOR, z3.Z3_OP_BOR, z3.Z3_OP_BAND):
+        if len(args) == 1 and op in (
+            z3.Z3_OP_AND,
+            z3.Z3_OP_OR,
+            z3.Z3_OP_BADD,
+            z3.Z3_OP_BMUL,
+            z3.Z3_OP_BXOR,
+            z3.Z3_OP_BOR,
+            z3.Z3_OP_BAND,
+        ):
             return args[0]
         return tm.mk_term(self.kinds[op], args)
 
@@ -104,12 +129,21 @@ def queries():
 
 def main() -> int:
     from benchmarks.catalog import machine
+
     rows = []
     for spec, query, solver in queries():
         z_answer, z_time = solve_z3(solver)
         b_answer, b_time = ToBitwuzla().solve(solver)
-        rows.append({"spec": spec, "query": query, "z3": z_answer, "bitwuzla": b_answer.lower(),
-                     "z3_ms": round(1000 * z_time, 2), "bitwuzla_ms": round(1000 * b_time, 2)})
+        rows.append(
+            {
+                "spec": spec,
+                "query": query,
+                "z3": z_answer,
+                "bitwuzla": b_answer.lower(),
+                "z3_ms": round(1000 * z_time, 2),
+                "bitwuzla_ms": round(1000 * b_time, 2),
+            }
+        )
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "solver_backends.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, list(rows[0]))
@@ -117,14 +151,22 @@ def main() -> int:
         writer.writerows(rows)
     disagree = [r for r in rows if r["z3"] != r["bitwuzla"]]
     z, b = [r["z3_ms"] for r in rows], [r["bitwuzla_ms"] for r in rows]
-    text = "\n".join([
-        f"# z3 vs bitwuzla on verify's queries ({len(rows)} queries)", "",
-        f"Machine: {machine()}, bitwuzla {__import__('bitwuzla').version()}", "",
-        "| solver | median ms | worst ms | total ms |", "|---|---|---|---|",
-        f"| z3 | {statistics.median(z):.1f} | {max(z):.1f} | {sum(z):.0f} |",
-        f"| bitwuzla | {statistics.median(b):.1f} | {max(b):.1f} | {sum(b):.0f} |", "",
-        f"Answers that differ: {len(disagree)}. bitwuzla faster on "
-        f"{sum(r['bitwuzla_ms'] < r['z3_ms'] for r in rows)} queries.", ""])
+    text = "\n".join(
+        [
+            f"# z3 vs bitwuzla on verify's queries ({len(rows)} queries)",
+            "",
+            f"Machine: {machine()}, bitwuzla {__import__('bitwuzla').version()}",
+            "",
+            "| solver | median ms | worst ms | total ms |",
+            "|---|---|---|---|",
+            f"| z3 | {statistics.median(z):.1f} | {max(z):.1f} | {sum(z):.0f} |",
+            f"| bitwuzla | {statistics.median(b):.1f} | {max(b):.1f} | {sum(b):.0f} |",
+            "",
+            f"Answers that differ: {len(disagree)}. bitwuzla faster on "
+            f"{sum(r['bitwuzla_ms'] < r['z3_ms'] for r in rows)} queries.",
+            "",
+        ]
+    )
     with open(os.path.join(RESULTS, "solver_backends.md"), "w") as f:
         f.write(text)
     print(text)

@@ -27,6 +27,7 @@ The generator knows the shapes it writes; it uses nothing of verify, so what it
 produces does not depend on how verify reads notations. Specs stay small enough
 to enumerate: at most 4096 coordinates, 16 loop values, 3 stages.
 """
+
 from __future__ import annotations
 
 import random
@@ -34,15 +35,37 @@ from dataclasses import dataclass, field, replace
 from math import log2, prod
 
 INSTRUCTIONS = [
-    "ld.shared.b8", "ld.shared.b16", "ld.shared.b32", "ld.shared.b64", "ld.shared.v2.b32",
-    "ld.shared.v4.b32", "ld.shared.v2.b16", "st.shared.b8", "st.shared.b16", "st.shared.b32",
-    "st.shared.v2.b32", "st.shared.v4.b32", "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4",
-    "ldmatrix.x1.trans", "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2.trans",
-    "stmatrix.x4", "SM75_U32x4_LDSM_N", "SM90_U16x8_STSM_T"]
+    "ld.shared.b8",
+    "ld.shared.b16",
+    "ld.shared.b32",
+    "ld.shared.b64",
+    "ld.shared.v2.b32",
+    "ld.shared.v4.b32",
+    "ld.shared.v2.b16",
+    "st.shared.b8",
+    "st.shared.b16",
+    "st.shared.b32",
+    "st.shared.v2.b32",
+    "st.shared.v4.b32",
+    "ldmatrix.x1",
+    "ldmatrix.x2",
+    "ldmatrix.x4",
+    "ldmatrix.x1.trans",
+    "ldmatrix.x4.trans",
+    "stmatrix.x1",
+    "stmatrix.x2.trans",
+    "stmatrix.x4",
+    "SM75_U32x4_LDSM_N",
+    "SM90_U16x8_STSM_T",
+]
 DTYPE_BITS = {"b8": 8, "f16": 16, "f32": 32, "f64": 64}
 # Element types by size in bytes, as each notation names them.
 DTYPES = {1: ["b8", "i8"], 2: ["f16", "bf16"], 4: ["f32", "tf32"]}
-GMMA_TYPES = {1: ["int8_t", "float_e4m3_t"], 2: ["half_t", "bfloat16_t"], 4: ["float", "tfloat32_t"]}
+GMMA_TYPES = {
+    1: ["int8_t", "float_e4m3_t"],
+    2: ["half_t", "bfloat16_t"],
+    4: ["float", "tfloat32_t"],
+}
 TMA_TYPES = {1: "i8", 2: "f16", 4: "f32"}
 GMMA_MODES = {0: "INTER", 1: "SW32", 2: "SW64", 3: "SW128"}
 MAX_COORDINATES = 4096
@@ -52,10 +75,10 @@ MAX_COORDINATES = 4096
 class Term:
     """A layout as written, with what an access needs to know about it."""
 
-    text: str                      # after 'layout NAME'
-    sizes: tuple[int, ...]         # extent of each top-level mode
-    lows: tuple[int, ...] = ()     # first value of each mode (formulas may start above 0)
-    pointer: bool = False          # swizzles byte addresses
+    text: str  # after 'layout NAME'
+    sizes: tuple[int, ...]  # extent of each top-level mode
+    lows: tuple[int, ...] = ()  # first value of each mode (formulas may start above 0)
+    pointer: bool = False  # swizzles byte addresses
 
     @property
     def size(self) -> int:
@@ -88,6 +111,7 @@ class Spec:
 
 
 # -- shared pieces ---------------------------------------------------------------
+
 
 def fmt(t) -> str:
     """CuTe's printed form of an integer tuple."""
@@ -130,7 +154,7 @@ def _index_expr(rng: random.Random, loops: list[str]) -> str:
     terms += [f"{rng.randint(0, 9)} * {v}" for v in loops]
     rng.shuffle(terms)
     op = rng.choice([" + ", " + ", " ^ "])
-    return "(" + op.join(terms[:rng.randint(1, len(terms))]) + ")"
+    return "(" + op.join(terms[: rng.randint(1, len(terms))]) + ")"
 
 
 def _coordinates(rng: random.Random, term: Term, loops: list[str], one_d: bool) -> list[str]:
@@ -138,7 +162,7 @@ def _coordinates(rng: random.Random, term: Term, loops: list[str], one_d: bool) 
     or one 1-D index; mostly kept in range by a modulo, now and then not."""
     wrap = rng.random() < 0.9
     if one_d:
-        lane_only = rng.random() < 0.3          # the plain 'L(lane)' people write
+        lane_only = rng.random() < 0.3  # the plain 'L(lane)' people write
         expr = "lane" if lane_only else _index_expr(rng, loops)
         return [f"{expr} % {term.size}" if wrap and not lane_only else expr]
     coords = []
@@ -151,35 +175,56 @@ def _coordinates(rng: random.Random, term: Term, loops: list[str], one_d: bool) 
 
 def access_lines(rng: random.Random, name: str, term: Term, one_d: bool = None) -> list[str]:
     """Access `a` of layout `name` and its bank and alignment checks."""
-    loops = ["q", "w"][:rng.choice([0, 1, 1, 2])]
+    loops = ["q", "w"][: rng.choice([0, 1, 1, 2])]
     loop_text = ", ".join(f"{v} in 0..{rng.randint(1, 4)}" for v in loops)
     if one_d is None:
         one_d = rng.random() < 0.15
     coords = _coordinates(rng, term, loops, one_d)
     k, w = rng.randint(1, 8), rng.randint(1, 12)
-    return [f"access a = {rng.choice(INSTRUCTIONS)} {name}({', '.join(coords)})"
-            + (f" for {loop_text}" if loops else ""),
-            "check conflict_free a", f"check max_ways <= {k} a", f"check max_ways == {k} a",
-            f"check wavefronts <= {w} a", f"check wavefronts == {w} a",
-            f"check aligned {rng.choice([2, 4, 8, 16])} a"]
+    return [
+        f"access a = {rng.choice(INSTRUCTIONS)} {name}({', '.join(coords)})"
+        + (f" for {loop_text}" if loops else ""),
+        "check conflict_free a",
+        f"check max_ways <= {k} a",
+        f"check max_ways == {k} a",
+        f"check wavefronts <= {w} a",
+        f"check wavefronts == {w} a",
+        f"check aligned {rng.choice([2, 4, 8, 16])} a",
+    ]
 
 
-def _finish(rng: random.Random, spec: Spec, name: str, term: Term, family: str,
-            one_d: bool = None) -> str:
+def _finish(
+    rng: random.Random, spec: Spec, name: str, term: Term, family: str, one_d: bool = None
+) -> str:
     spec.lines = [f"check bijective {name}"] + spec.lines + access_lines(rng, name, term, one_d)
     return spec.text(family)
 
 
 # -- cute: shape:stride layouts and swizzles ----------------------------------------
 
+
 def _mode(rng: random.Random) -> tuple:
     """(shape, stride) of one top-level mode: an extent, or a nested pair."""
+
     # Mostly small strides; now and then one past 2^20 or 2^31, where a too-narrow
     # bit-vector would wrap.
     def stride():
-        return rng.choice([0, 1, 2, 4, 8, 16, 32, 64, rng.randint(0, 80),
-                           rng.randint(0, 80), rng.randint(0, 80),
-                           rng.choice([(1 << 20) + 4, (1 << 31) + 64])])
+        return rng.choice(
+            [
+                0,
+                1,
+                2,
+                4,
+                8,
+                16,
+                32,
+                64,
+                rng.randint(0, 80),
+                rng.randint(0, 80),
+                rng.randint(0, 80),
+                rng.choice([(1 << 20) + 4, (1 << 31) + 64]),
+            ]
+        )
 
     if rng.random() < 0.6:
         return rng.choice([1, 2, 3, 4, 8, 16]), stride()
@@ -197,8 +242,11 @@ def cute_family(rng: random.Random) -> str:
         offset = f" o {rng.choice([8, 64, 100])}" if rng.random() < 0.1 else ""
         term = Term(f" = {random_swizzle(rng, 9)}{offset} o {plain}", sizes)
     elif kind == "pointer":
-        term = Term(f" = {random_swizzle(rng, 10)} o smem_ptr[{DTYPE_BITS[dtype]}b](unset) o "
-                    f"{plain}", sizes, pointer=True)
+        term = Term(
+            f" = {random_swizzle(rng, 10)} o smem_ptr[{DTYPE_BITS[dtype]}b](unset) o {plain}",
+            sizes,
+            pointer=True,
+        )
     else:
         term = Term(f" = {plain}", sizes)
     spec = Spec(dtype)
@@ -212,6 +260,7 @@ def cute_family(rng: random.Random) -> str:
 
 # -- formula: expressions over ranges that may start above 0 ------------------------
 
+
 def _formula(rng: random.Random) -> tuple[Term, str, dict[str, str]]:
     """(term, body, variable -> its first value) of a random 2- or 3-mode formula."""
     rows, cols = rng.choice([2, 3, 4, 8, 16]), rng.choice([4, 8, 16, 32, 64])
@@ -219,10 +268,14 @@ def _formula(rng: random.Random) -> tuple[Term, str, dict[str, str]]:
     r = f"(r - {rlo})" if rlo and rng.random() < 0.5 else "r"
     c = f"(c - {clo})" if clo and rng.random() < 0.5 else "c"
     pitch = cols + rng.choice([0, 0, 0, 1, 2, 4, 8])
-    mix = rng.choice([f"({c} ^ (({r} & {rng.choice([1, 3, 7])}) << {rng.randint(0, 3)}))",
-                      f"({c} ^ ({r} % {rng.choice([2, 4, 8])}))",
-                      f"(({c} / {rng.choice([2, 4])}) ^ ({r} >> {rng.randint(0, 2)}))",
-                      c])
+    mix = rng.choice(
+        [
+            f"({c} ^ (({r} & {rng.choice([1, 3, 7])}) << {rng.randint(0, 3)}))",
+            f"({c} ^ ({r} % {rng.choice([2, 4, 8])}))",
+            f"(({c} / {rng.choice([2, 4])}) ^ ({r} >> {rng.randint(0, 2)}))",
+            c,
+        ]
+    )
     row = rng.choice([f"{pitch} * {r}", f"{pitch * 2} * ({r} / 2)"])
     params = [("r", rlo, rows), ("c", clo, cols)]
     body = f"{row} + {mix}"
@@ -264,17 +317,20 @@ def formula_family(rng: random.Random) -> str:
     spec = Spec(rng.choice(list(DTYPE_BITS)))
     _buffer(rng, spec, False)
     spec.layout("L", term)
-    if rng.random() < 0.4:        # L(i) inside an expression, against L written out
-        spec.lines.append(f"check equivalent L(i) == {_at_index(body, term, list(lows))} "
-                          f"for i in 0..{term.size}")
-    if rng.random() < 0.3:        # a layout defined through L's 1-D index
-        spec.layout("G", Term(f"(i in 0..{term.size}) = L(i) + {rng.choice([0, 1, 64])}",
-                              (term.size,)))
+    if rng.random() < 0.4:  # L(i) inside an expression, against L written out
+        spec.lines.append(
+            f"check equivalent L(i) == {_at_index(body, term, list(lows))} for i in 0..{term.size}"
+        )
+    if rng.random() < 0.3:  # a layout defined through L's 1-D index
+        spec.layout(
+            "G", Term(f"(i in 0..{term.size}) = L(i) + {rng.choice([0, 1, 64])}", (term.size,))
+        )
         spec.lines.append("check bijective G")
     return _finish(rng, spec, "L", term, "formula", one_d=rng.random() < 0.5)
 
 
 # -- tile: tile_to_shape over every kind of atom ------------------------------------
+
 
 @dataclass(frozen=True)
 class Atom:
@@ -282,8 +338,8 @@ class Atom:
 
     shape: tuple
     stride: tuple
-    prefix: str = ""               # "Sw<..> o ", "Sw<..> o smem_ptr[..](unset) o "
-    name: str = ""                 # a GMMA atom's name, written instead of the layout
+    prefix: str = ""  # "Sw<..> o ", "Sw<..> o smem_ptr[..](unset) o "
+    name: str = ""  # a GMMA atom's name, written instead of the layout
     pointer: bool = False
 
     @property
@@ -309,7 +365,7 @@ def _plain_atom(rng: random.Random) -> tuple[tuple, tuple]:
     r, c = rng.choice([2, 4, 8]), rng.choice([4, 8, 16, 32, 64])
     if kind == "compact":
         return ((r, c), (c, 1)) if rng.random() < 0.6 else ((c, r), (1, c))
-    if kind == "padded":            # rows padded, like (8,64):(72,1)
+    if kind == "padded":  # rows padded, like (8,64):(72,1)
         return (r, c), (c + rng.choice([1, 2, 4, 8]), 1)
     if kind == "holed":
         return _holed_atom(rng)
@@ -327,8 +383,9 @@ def _atom(rng: random.Random, dtype: str) -> Atom:
     if kind == "swizzled":
         return Atom(shape, stride, f"{random_swizzle(rng, 9)} o ")
     if kind == "pointer":
-        return Atom(shape, stride, f"{random_swizzle(rng, 10)} o smem_ptr[{bits}b](unset) o ",
-                    pointer=True)
+        return Atom(
+            shape, stride, f"{random_swizzle(rng, 10)} o smem_ptr[{bits}b](unset) o ", pointer=True
+        )
     return Atom(shape, stride)
 
 
@@ -337,10 +394,10 @@ def _gmma_atom(rng: random.Random, elem_bytes: int) -> Atom:
     width = (16 << b) // elem_bytes
     major = rng.choice(["K", "MN"])
     shape, stride = ((8, width), (width, 1)) if major == "K" else ((width, 8), (1, width))
-    name = (f"GMMA::Layout_{major}_{GMMA_MODES[b]}_Atom<"
-            f"{rng.choice(GMMA_TYPES[elem_bytes])}>")
-    return Atom(shape, stride, f"Sw<{b},4,3> o smem_ptr[{8 * elem_bytes}b](unset) o ", name,
-                pointer=True)
+    name = f"GMMA::Layout_{major}_{GMMA_MODES[b]}_Atom<{rng.choice(GMMA_TYPES[elem_bytes])}>"
+    return Atom(
+        shape, stride, f"Sw<{b},4,3> o smem_ptr[{8 * elem_bytes}b](unset) o ", name, pointer=True
+    )
 
 
 def _target(rng: random.Random, atom: Atom) -> tuple[list[int], tuple | None]:
@@ -386,67 +443,106 @@ def tile_family(rng: random.Random) -> str:
     atom = _atom(rng, dtype)
     extents, order = _target(rng, atom)
     order_text = f", {fmt(order)}" if order else ""
-    term = Term(f" = tile_to_shape({atom.text}, {fmt(tuple(extents))}{order_text})",
-                tuple(extents), pointer=atom.pointer)
+    term = Term(
+        f" = tile_to_shape({atom.text}, {fmt(tuple(extents))}{order_text})",
+        tuple(extents),
+        pointer=atom.pointer,
+    )
     spec = Spec(dtype)
     _buffer(rng, spec, atom.pointer)
     spec.layout("L", term)
     if rng.random() < 0.35:
         shape, stride = naive_product(atom, extents, order)
-        spec.layout("M", Term(f" = {atom.prefix}{cute_text(shape, stride)}", tuple(extents),
-                              pointer=atom.pointer))
+        spec.layout(
+            "M",
+            Term(
+                f" = {atom.prefix}{cute_text(shape, stride)}", tuple(extents), pointer=atom.pointer
+            ),
+        )
         spec.lines.append("check equivalent L, M")
     return _finish(rng, spec, "L", term, "tile")
 
 
 # -- composition: CuTe's composition of two layouts -----------------------------------
 
+
 def _views(rng: random.Random, rows: int, cols: int) -> list[tuple[tuple, tuple]]:
     """Layouts B whose values index a layout of rows x cols (rows fastest): the
     transposed view FlashAttention uses, its identity, and interleaved splits."""
     n = rows * cols
-    return [((cols, rows), (rows, 1)), ((rows, cols), (1, rows)), ((2, n // 2), (n // 2, 1)),
-            ((rows, (2, cols // 2)), (1, (rows * cols // 2, rows))), ((n,), (1,))]
+    return [
+        ((cols, rows), (rows, 1)),
+        ((rows, cols), (1, rows)),
+        ((2, n // 2), (n // 2, 1)),
+        ((rows, (2, cols // 2)), (1, (rows * cols // 2, rows))),
+        ((n,), (1,)),
+    ]
 
 
 def composition_family(rng: random.Random) -> str:
     dtype = rng.choice(["f16", "f16", "b8", "f32"])
     bits = DTYPE_BITS[dtype]
     rows, cols = rng.choice([2, 4, 8]), rng.choice([4, 8, 16, 32, 64])
-    inner = rng.choice([((rows, cols), (cols, 1)), ((rows, cols), (cols, 1)),
-                        ((rows, cols), (cols + rng.choice([1, 8]), 1)),
-                        ((rows, (2, cols // 2)), (cols // 2, (1, rows * cols // 2)))])
-    swizzle = rng.choice(["", "", f"{random_swizzle(rng, 9)} o ",
-                          f"{random_swizzle(rng, 10)} o smem_ptr[{bits}b](unset) o "])
+    inner = rng.choice(
+        [
+            ((rows, cols), (cols, 1)),
+            ((rows, cols), (cols, 1)),
+            ((rows, cols), (cols + rng.choice([1, 8]), 1)),
+            ((rows, (2, cols // 2)), (cols // 2, (1, rows * cols // 2))),
+        ]
+    )
+    swizzle = rng.choice(
+        [
+            "",
+            "",
+            f"{random_swizzle(rng, 9)} o ",
+            f"{random_swizzle(rng, 10)} o smem_ptr[{bits}b](unset) o ",
+        ]
+    )
     a_text = f"{swizzle}{cute_text(*inner)}"
     b_shape, b_stride = rng.choice(_views(rng, rows, cols))
     b_sizes = tuple(size_of(s) for s in b_shape)
     spec = Spec(dtype)
     _buffer(rng, spec, "smem_ptr" in swizzle)
-    if rng.random() < 0.5:            # a view of a tiled layout, read directly
+    if rng.random() < 0.5:  # a view of a tiled layout, read directly
         reps = rng.choice([(1, 2), (2, 1), (2, 2), (4, 1)])
-        spec.layout("A", Term(f" = tile_to_shape({a_text}, ({rows * reps[0]}, {cols * reps[1]}))",
-                              (rows * reps[0], cols * reps[1])))
+        spec.layout(
+            "A",
+            Term(
+                f" = tile_to_shape({a_text}, ({rows * reps[0]}, {cols * reps[1]}))",
+                (rows * reps[0], cols * reps[1]),
+            ),
+        )
         big_rows, big_cols = rows * reps[0], cols * reps[1]
         b_shape, b_stride = rng.choice(_views(rng, big_rows, big_cols))
         b_sizes = tuple(size_of(s) for s in b_shape)
-        term = Term(f" = composition(A, {cute_text(b_shape, b_stride)})", b_sizes,
-                    pointer="smem_ptr" in swizzle)
+        term = Term(
+            f" = composition(A, {cute_text(b_shape, b_stride)})",
+            b_sizes,
+            pointer="smem_ptr" in swizzle,
+        )
         spec.lines.append("check bijective A")
-    elif rng.random() < 0.3:          # a view of an inline layout
-        term = Term(f" = composition({a_text}, {cute_text(b_shape, b_stride)})", b_sizes,
-                    pointer="smem_ptr" in swizzle)
-    else:                             # the composition as the atom of tile_to_shape
+    elif rng.random() < 0.3:  # a view of an inline layout
+        term = Term(
+            f" = composition({a_text}, {cute_text(b_shape, b_stride)})",
+            b_sizes,
+            pointer="smem_ptr" in swizzle,
+        )
+    else:  # the composition as the atom of tile_to_shape
         extents, order = _target(rng, Atom(b_shape, b_stride))
         order_text = f", {fmt(order)}" if order else ""
-        term = Term(f" = tile_to_shape(composition({a_text}, {cute_text(b_shape, b_stride)}), "
-                    f"{fmt(tuple(extents))}{order_text})", tuple(extents),
-                    pointer="smem_ptr" in swizzle)
+        term = Term(
+            f" = tile_to_shape(composition({a_text}, {cute_text(b_shape, b_stride)}), "
+            f"{fmt(tuple(extents))}{order_text})",
+            tuple(extents),
+            pointer="smem_ptr" in swizzle,
+        )
     spec.layout("L", term)
     return _finish(rng, spec, "L", term, "composition")
 
 
 # -- triton: shared encodings of every order -------------------------------------------
+
 
 def _triton_shape(rng: random.Random, rank: int) -> tuple[int, ...]:
     while True:
@@ -460,20 +556,27 @@ def _cta_fields(rng: random.Random, rank: int) -> str:
     if rng.random() > 0.1:
         return ""
     ones = ", ".join(["1"] * rank)
-    return (f", CTAsPerCGA = [{ones}], CTASplitNum = [{ones}], "
-            f"CTAOrder = [{', '.join(str(i) for i in reversed(range(rank)))}]")
+    return (
+        f", CTAsPerCGA = [{ones}], CTASplitNum = [{ones}], "
+        f"CTAOrder = [{', '.join(str(i) for i in reversed(range(rank)))}]"
+    )
 
 
-def swizzled_shared(vec: int, per_phase: int, max_phase: int, order, shape, extra="",
-                    dialect="ttg.swizzled_shared") -> str:
-    return (f" = #{dialect}<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, "
-            f"order = [{', '.join(map(str, order))}]{extra}}}> shape {fmt(tuple(shape))}")
+def swizzled_shared(
+    vec: int, per_phase: int, max_phase: int, order, shape, extra="", dialect="ttg.swizzled_shared"
+) -> str:
+    return (
+        f" = #{dialect}<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, "
+        f"order = [{', '.join(map(str, order))}]{extra}}}> shape {fmt(tuple(shape))}"
+    )
 
 
 def nvmma_shared(width: int, transposed: bool, bits: int, shape) -> str:
-    return (f" = #ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
-            f"{'true' if transposed else 'false'}, elementBitWidth = {bits}}}> "
-            f"shape {fmt(tuple(shape))}")
+    return (
+        f" = #ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
+        f"{'true' if transposed else 'false'}, elementBitWidth = {bits}}}> "
+        f"shape {fmt(tuple(shape))}"
+    )
 
 
 def triton_family(rng: random.Random) -> str:
@@ -485,9 +588,15 @@ def triton_family(rng: random.Random) -> str:
         order = list(range(rank))
         rng.shuffle(order)
         dialect = rng.choice(["ttg.swizzled_shared"] * 9 + ["triton_gpu.shared"])
-        text = swizzled_shared(rng.choice([1, 2, 4, 8, 16]), rng.choice([1, 2, 4]),
-                               rng.choice([1, 2, 4, 8, 16]), order, shape,
-                               _cta_fields(rng, rank), dialect)
+        text = swizzled_shared(
+            rng.choice([1, 2, 4, 8, 16]),
+            rng.choice([1, 2, 4]),
+            rng.choice([1, 2, 4, 8, 16]),
+            order,
+            shape,
+            _cta_fields(rng, rank),
+            dialect,
+        )
         _buffer(rng, spec, False)
     else:
         width = rng.choice([32, 64, 128])
@@ -507,6 +616,7 @@ def triton_family(rng: random.Random) -> str:
 
 
 # -- equivalence: one swizzled tile in two notations -----------------------------------
+
 
 @dataclass(frozen=True)
 class Tile:
@@ -535,7 +645,11 @@ class Tile:
     def canonical_bits(self) -> int | None:
         """b when the tile is the byte swizzle Sw<b,4,3> on 16*2^b-byte rows
         (GMMA, TMA, nvmma_shared); None otherwise."""
-        b = round(log2(self.cols * self.elem_bytes // 16)) if self.cols * self.elem_bytes >= 16 else -1
+        b = (
+            round(log2(self.cols * self.elem_bytes // 16))
+            if self.cols * self.elem_bytes >= 16
+            else -1
+        )
         if b < 0 or self.cols * self.elem_bytes != 16 << b or b > 3:
             return None
         want = (b, 4 - round(log2(self.elem_bytes)), 3) if b else None
@@ -552,9 +666,11 @@ def _sw(swizzle) -> str:
 
 def render_cute(tile: Tile, rng: random.Random) -> Term | None:
     shape, stride = _mode_tuple(tile, tile.extent), _mode_tuple(tile, tile.stride)
-    if rng.random() < 0.3:            # the same modes flattened: another rank, same order
-        shape, stride = (tuple(tile.extent(d) for g in tile.groups for d in g),
-                         tuple(tile.stride(d) for g in tile.groups for d in g))
+    if rng.random() < 0.3:  # the same modes flattened: another rank, same order
+        shape, stride = (
+            tuple(tile.extent(d) for g in tile.groups for d in g),
+            tuple(tile.stride(d) for g in tile.groups for d in g),
+        )
     body = cute_text(shape, stride)
     sizes = tuple(size_of(s) for s in shape)
     return Term(f" = {_sw(tile.swizzle)} o {body}" if tile.swizzle else f" = {body}", sizes)
@@ -566,8 +682,11 @@ def render_pointer(tile: Tile, rng: random.Random) -> Term | None:
     b, m, s = tile.swizzle
     body = cute_text(_mode_tuple(tile, tile.extent), _mode_tuple(tile, tile.stride))
     shift = round(log2(tile.elem_bytes))
-    return Term(f" = Sw<{b},{m + shift},{s}> o smem_ptr[{8 * tile.elem_bytes}b](unset) o {body}",
-                tile.mode_sizes, pointer=True)
+    return Term(
+        f" = Sw<{b},{m + shift},{s}> o smem_ptr[{8 * tile.elem_bytes}b](unset) o {body}",
+        tile.mode_sizes,
+        pointer=True,
+    )
 
 
 def render_formula(tile: Tile, rng: random.Random) -> Term | None:
@@ -588,13 +707,16 @@ def render_formula(tile: Tile, rng: random.Random) -> Term | None:
             split = f"j{i}" if scale == 1 else f"(j{i} / {scale})"
             value[d] = split if k == len(group) - 1 else f"({split} % {tile.extent(d)})"
             scale *= tile.extent(d)
-    offset = " + ".join(value[d] if tile.stride(d) == 1 else f"{tile.stride(d)} * {value[d]}"
-                        for g in tile.groups for d in g)
+    offset = " + ".join(
+        value[d] if tile.stride(d) == 1 else f"{tile.stride(d)} * {value[d]}"
+        for g in tile.groups
+        for d in g
+    )
     if tile.swizzle:
         b, m, s = tile.swizzle
         if rng.random() < 0.5:
             offset = f"{_sw(tile.swizzle)}({offset})"
-        else:                          # the XOR written out, as people write it
+        else:  # the XOR written out, as people write it
             mask = ((1 << b) - 1) << (m + max(0, s))
             move = f">> {s}" if s >= 0 else f"<< {-s}"
             offset = f"({offset}) ^ ((({offset}) & {mask}) {move})"
@@ -603,20 +725,23 @@ def render_formula(tile: Tile, rng: random.Random) -> Term | None:
 
 def render_triton(tile: Tile, rng: random.Random) -> Term | None:
     if any(len(g) != 1 for g in tile.groups) or any(
-            n & (n - 1) for n in (tile.rows, tile.cols, tile.blocks)):
+        n & (n - 1) for n in (tile.rows, tile.cols, tile.blocks)
+    ):
         return None
     dims = [g[0] for g in tile.groups]
     if tile.swizzle is None:
         vec, per_phase, max_phase = rng.choice([1, 2, 4, 8]), rng.choice([1, 2]), 1
     else:
         b, m, s = tile.swizzle
-        if s < 0 or (1 << (s + m)) < tile.cols:      # Triton reads rows, not columns
+        if s < 0 or (1 << (s + m)) < tile.cols:  # Triton reads rows, not columns
             return None
         vec, per_phase, max_phase = 1 << m, (1 << (s + m)) // tile.cols, 1 << b
     order = [dims.index(d) for d in ("col", "row", "block") if d in dims]
     shape = [tile.extent(d) for d in dims]
-    return Term(swizzled_shared(vec, per_phase, max_phase, order, shape,
-                                _cta_fields(rng, len(dims))), tuple(shape))
+    return Term(
+        swizzled_shared(vec, per_phase, max_phase, order, shape, _cta_fields(rng, len(dims))),
+        tuple(shape),
+    )
 
 
 def render_nvmma(tile: Tile, rng: random.Random) -> Term | None:
@@ -644,12 +769,18 @@ def render_gmma(tile: Tile, rng: random.Random) -> Term | None:
     alone = tile.rows == 8 and tile.blocks == 1
     if tile.groups == (("row",), wide):
         atom = f"GMMA::Layout_K_{kind}"
-        text = (f" = {atom}" if alone and rng.random() < 0.7 else
-                f" = tile_to_shape({atom}, ({tile.rows}, {tile.cols * tile.blocks}))")
+        text = (
+            f" = {atom}"
+            if alone and rng.random() < 0.7
+            else f" = tile_to_shape({atom}, ({tile.rows}, {tile.cols * tile.blocks}))"
+        )
     elif tile.groups == (wide, ("row",)):
         atom = f"GMMA::Layout_MN_{kind}"
-        text = (f" = {atom}" if alone and rng.random() < 0.7 else
-                f" = tile_to_shape({atom}, ({tile.cols * tile.blocks}, {tile.rows}), (1,0))")
+        text = (
+            f" = {atom}"
+            if alone and rng.random() < 0.7
+            else f" = tile_to_shape({atom}, ({tile.cols * tile.blocks}, {tile.rows}), (1,0))"
+        )
     else:
         return None
     return Term(text, tile.mode_sizes, pointer=True)
@@ -660,24 +791,33 @@ def render_tma(tile: Tile, rng: random.Random) -> Term | None:
     if not b or tile.blocks > 1 or tile.groups != (("col",), ("row",)):
         return None
     mode = rng.choice(["SWIZZLE_", "CU_TENSOR_MAP_SWIZZLE_"]) + f"{16 << b}B"
-    return Term(f" = tma({mode}, {TMA_TYPES[tile.elem_bytes]}, ({tile.cols}, {tile.rows}))",
-                tile.mode_sizes, pointer=True)
+    return Term(
+        f" = tma({mode}, {TMA_TYPES[tile.elem_bytes]}, ({tile.cols}, {tile.rows}))",
+        tile.mode_sizes,
+        pointer=True,
+    )
 
 
-RENDERERS = {"cute": render_cute, "pointer": render_pointer, "formula": render_formula,
-             "triton": render_triton, "nvmma": render_nvmma, "gmma": render_gmma,
-             "tma": render_tma}
+RENDERERS = {
+    "cute": render_cute,
+    "pointer": render_pointer,
+    "formula": render_formula,
+    "triton": render_triton,
+    "nvmma": render_nvmma,
+    "gmma": render_gmma,
+    "tma": render_tma,
+}
 
 
 def _random_tile(rng: random.Random) -> Tile:
     elem_bytes = rng.choice([1, 2, 2, 4])
     kind = rng.choice(["canonical", "canonical", "triton", "cute"])
     blocks = rng.choice([1, 1, 1, 2])
-    if kind == "canonical":          # the GMMA/TMA/nvmma byte swizzles
+    if kind == "canonical":  # the GMMA/TMA/nvmma byte swizzles
         b = rng.randint(0, 3)
         cols, rows = (16 << b) // elem_bytes, rng.choice([8, 8, 16, 32])
         swizzle = (b, 4 - round(log2(elem_bytes)), 3) if b else None
-    elif kind == "triton":           # Sw<log2 maxPhase, log2 vec, log2(C*perPhase/vec)>
+    elif kind == "triton":  # Sw<log2 maxPhase, log2 vec, log2(C*perPhase/vec)>
         cols, rows = rng.choice([8, 16, 32, 64]), rng.choice([4, 8, 16, 32])
         vec, per_phase = rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4])
         max_phase = rng.choice([m for m in (1, 2, 4, 8) if vec * m <= cols])
@@ -718,8 +858,10 @@ def perturbed(tile: Tile, rng: random.Random) -> Tile:
     choice = rng.random()
     if choice < 0.4 and tile.swizzle:
         b, m, s = tile.swizzle
-        return replace(tile, swizzle=rng.choice([None, (b, m, s + (1 if s > 0 else -1)),
-                                                 (max(1, b - 1), m, s)]))
+        return replace(
+            tile,
+            swizzle=rng.choice([None, (b, m, s + (1 if s > 0 else -1)), (max(1, b - 1), m, s)]),
+        )
     if choice < 0.7 and len(tile.groups) > 1:
         return replace(tile, groups=tuple(reversed(tile.groups)))
     if tile.swizzle is None:
@@ -734,14 +876,14 @@ def equivalence_family(rng: random.Random) -> str:
     second_kind, second = _render_some(other, rng, avoid=first_kind)
     spec = Spec(rng.choice(DTYPES[tile.elem_bytes]))
     # Byte and element swizzles agree only on bases aligned to the pattern: mostly so.
-    _buffer(rng, spec, first.pointer or second.pointer,
-            [16, 128, 256, 512, 1024, 1024, 1024, 1024])
+    _buffer(rng, spec, first.pointer or second.pointer, [16, 128, 256, 512, 1024, 1024, 1024, 1024])
     spec.layout("L", first)
     spec.layout("M", second)
     read, other_name = rng.choice([("L", "M"), ("M", "L")])
     spec.lines += ["check equivalent L, M", f"check bijective {other_name}"]
-    return _finish(rng, spec, read, first if read == "L" else second,
-                   f"equivalence {first_kind}/{second_kind}")
+    return _finish(
+        rng, spec, read, first if read == "L" else second, f"equivalence {first_kind}/{second_kind}"
+    )
 
 
 def _render_some(tile: Tile, rng: random.Random, avoid: str = "") -> tuple[str, Term]:
@@ -763,7 +905,7 @@ def _render_some(tile: Tile, rng: random.Random, avoid: str = "") -> tuple[str, 
 
 # -- the families -----------------------------------------------------------------------
 
-FAMILIES = {            # name: (share of cases, generator)
+FAMILIES = {  # name: (share of cases, generator)
     "cute": (0.18, cute_family),
     "formula": (0.12, formula_family),
     "tile": (0.20, tile_family),

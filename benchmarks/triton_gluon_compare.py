@@ -14,6 +14,7 @@ op on a subslice of its buffer (it raises NYI for those), nor a cp.async
 ``conflict_free`` check of the op: the instruction it decided Triton emits, the
 worst instance's max-ways and wavefronts (and the ideal).
 """
+
 from __future__ import annotations
 
 import glob
@@ -46,7 +47,7 @@ class GluonCounts(extract.Extractor):
         if tensor is None or "register" not in (entry["tensor"] or {}):
             return "no register tensor (cp.async's operand is a tensor of pointers)"
         md = entry["memdesc"]
-        if md["shape"] != md["alloc_shape"][len(md["alloc_shape"]) - len(md["shape"]):]:
+        if md["shape"] != md["alloc_shape"][len(md["alloc_shape"]) - len(md["shape"]) :]:
             return "a subslice of its buffer (Gluon: NYI for subslices)"
         shape = list(self.builder.get_shape_from_tensor(tensor))
         reg = self.builder.get_gluon_layout_from_tensor(tensor)._to_ir(self.builder)
@@ -61,36 +62,52 @@ class GluonCounts(extract.Extractor):
 def gluon_ops(path: str) -> dict[str, dict]:
     """Op label -> the op's extracted entry with Gluon's count."""
     from triton._C.libtriton import gluon_ir, ir
+
     context = ir.context()
     ir.load_dialects(context)
     module = ir.parse_mlir_module(path, context)
     with open(path, encoding="utf-8") as f:
         text_ops = extract._text_ops(f.read())
     found = GluonCounts(module, gluon_ir.GluonOpBuilder(context), text_ops).run()
-    return {f"{e['op'].split('.', 1)[1]} {e['name']}": e for e in found["ops"]
-            if e["op"] in extract.DATA_OPS and e.get("name")}
+    return {
+        f"{e['op'].split('.', 1)[1]} {e['name']}": e
+        for e in found["ops"]
+        if e["op"] in extract.DATA_OPS and e.get("name")
+    }
 
 
 def rows_of(path: str) -> list[dict]:
     """One row per data op with a register tensor: Gluon's answer and verify's."""
     checker = run_kernel(path, 60)
-    checks = {r.property.removeprefix("conflict_free "): r for r in checker.results
-              if r.property.startswith("conflict_free ")}
+    checks = {
+        r.property.removeprefix("conflict_free "): r
+        for r in checker.results
+        if r.property.startswith("conflict_free ")
+    }
     decided = {d["op"]: d["instruction"] for d in checker.decisions}
-    unknown = {r.property.removeprefix("not modelled: "): r.reason for r in checker.results
-               if r.property.startswith("not modelled: ")}
+    unknown = {
+        r.property.removeprefix("not modelled: "): r.reason
+        for r in checker.results
+        if r.property.startswith("not modelled: ")
+    }
     rows = []
     for label, entry in gluon_ops(path).items():
         if entry["op"] == "ttg.async_copy_global_to_local" or entry["tensor"] is None:
             continue
         check = checks.get(label)
-        rows.append({"kernel": os.path.basename(path), "op": label,
-                     "line": (entry.get("loc") or {}).get("line"),
-                     "gluon": entry["gluon"], "instruction": decided.get(label),
-                     "max_ways": check.max_ways if check else None,
-                     "wavefronts": check.wavefronts if check else None,
-                     "ideal": check.ideal_wavefronts if check else None,
-                     "verify_note": "" if check else unknown.get(label, "no check")})
+        rows.append(
+            {
+                "kernel": os.path.basename(path),
+                "op": label,
+                "line": (entry.get("loc") or {}).get("line"),
+                "gluon": entry["gluon"],
+                "instruction": decided.get(label),
+                "max_ways": check.max_ways if check else None,
+                "wavefronts": check.wavefronts if check else None,
+                "ideal": check.ideal_wavefronts if check else None,
+                "verify_note": "" if check else unknown.get(label, "no check"),
+            }
+        )
     return rows
 
 
@@ -103,25 +120,33 @@ def agreement(row: dict) -> str:
     if row["max_ways"] is None:
         return "verify lists it not modelled"
     if row["instruction"].startswith(("ldmatrix", "stmatrix")):
-        return ("same" if row["gluon"] == row["max_ways"] - 1 else "differs") + \
-            f" (verify: {row['instruction']}; Gluon counts ld/st.shared)"
+        return (
+            "same" if row["gluon"] == row["max_ways"] - 1 else "differs"
+        ) + f" (verify: {row['instruction']}; Gluon counts ld/st.shared)"
     return "same" if row["gluon"] == row["max_ways"] - 1 else "**differs**"
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| TTGIR | line | op | verify: instruction | max-ways | wavefronts (ideal) | "
-             "Gluon bank_conflicts | |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| TTGIR | line | op | verify: instruction | max-ways | wavefronts (ideal) | "
+        "Gluon bank_conflicts | |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
-        figure = (f"{r['wavefronts']} ({r['ideal']})" if r["wavefronts"] is not None
-                  else r["verify_note"])
-        lines.append(f"| `{r['kernel']}` | {r['line']} | `{r['op']}` | "
-                     f"{r['instruction'] or '-'} | {r['max_ways'] or '-'} | {figure} | "
-                     f"{r['gluon']} | {agreement(r)} |")
+        figure = (
+            f"{r['wavefronts']} ({r['ideal']})" if r["wavefronts"] is not None else r["verify_note"]
+        )
+        lines.append(
+            f"| `{r['kernel']}` | {r['line']} | `{r['op']}` | "
+            f"{r['instruction'] or '-'} | {r['max_ways'] or '-'} | {figure} | "
+            f"{r['gluon']} | {agreement(r)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     import triton
+
     rows = []
     for path in sorted(glob.glob(f"{KERNELS}/*.ttgir")):
         rows += rows_of(path)
@@ -129,13 +154,14 @@ def main() -> int:
     answered = [r for r in rows if isinstance(r["gluon"], int) and r["max_ways"] is not None]
     same = [r for r in answered if r["gluon"] == r["max_ways"] - 1]
     with open(RESULTS, "w") as f:
-        f.write(f"# verify against Gluon's bank_conflicts on the catalog kernels\n\n"
-                f"Triton {triton.__version__}; `python -m benchmarks.triton_gluon_compare`. "
-                f"Every local_alloc (with a value), local_store and local_load of "
-                f"specs/triton_kernels/*.ttgir: {len(rows)} ops, of which Gluon answers "
-                f"and verify models {len(answered)}; Gluon's count equals verify's "
-                f"max-ways - 1 on {len(same)} of them.\n\n" + table(rows) +
-                "\n" + EXPLANATIONS)
+        f.write(
+            f"# verify against Gluon's bank_conflicts on the catalog kernels\n\n"
+            f"Triton {triton.__version__}; `python -m benchmarks.triton_gluon_compare`. "
+            f"Every local_alloc (with a value), local_store and local_load of "
+            f"specs/triton_kernels/*.ttgir: {len(rows)} ops, of which Gluon answers "
+            f"and verify models {len(answered)}; Gluon's count equals verify's "
+            f"max-ways - 1 on {len(same)} of them.\n\n" + table(rows) + "\n" + EXPLANATIONS
+        )
     return 0
 
 

@@ -36,6 +36,7 @@ measured instruction counts test it. Ops verify does not model (convert_layout
 and reduction scratch, cp.async, wgmma) are listed beside the kind they may add
 to; measured minus predicted is theirs.
 """
+
 from __future__ import annotations
 
 import csv
@@ -54,10 +55,12 @@ RESULTS = os.path.join(HERE, "results", "triton_h200.md")
 KINDS = ("ld", "st", "ldsm", "stsm")
 WAVEFRONTS = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{}.sum"
 # Warp-level instruction counts per kind, where this ncu knows them (queried first).
-INSTRUCTIONS = {"ld": "smsp__sass_inst_executed_op_shared_ld.sum",
-                "st": "smsp__sass_inst_executed_op_shared_st.sum",
-                "ldsm": "smsp__sass_inst_executed_op_ldsm.sum",
-                "stsm": "smsp__sass_inst_executed_op_stsm.sum"}
+INSTRUCTIONS = {
+    "ld": "smsp__sass_inst_executed_op_shared_ld.sum",
+    "st": "smsp__sass_inst_executed_op_shared_st.sum",
+    "ldsm": "smsp__sass_inst_executed_op_ldsm.sum",
+    "stsm": "smsp__sass_inst_executed_op_stsm.sum",
+}
 NUMPY_DTYPES = {"fp16": "float16", "fp32": "float32"}
 
 
@@ -79,37 +82,80 @@ class Launch:
         return math.prod(self.grid)
 
 
-MM = 512                         # M = N = K of the matmul
+MM = 512  # M = N = K of the matmul
 ROWS, COLS, SM_GRID = 1024, 1024, 256
 HEADS, N_CTX, HEAD_DIM = 4, 256, 64
 LAUNCHES = {
     "matmul": Launch(
-        {"a_ptr": ("fp16", MM * MM), "b_ptr": ("fp16", MM * MM), "c_ptr": ("fp16", MM * MM),
-         "M": MM, "N": MM, "K": MM, "stride_am": MM, "stride_bk": MM, "stride_cm": MM},
+        {
+            "a_ptr": ("fp16", MM * MM),
+            "b_ptr": ("fp16", MM * MM),
+            "c_ptr": ("fp16", MM * MM),
+            "M": MM,
+            "N": MM,
+            "K": MM,
+            "stride_am": MM,
+            "stride_bk": MM,
+            "stride_cm": MM,
+        },
         (math.ceil(MM / 128) * math.ceil(MM / 128), 1, 1),
-        {"for k in range(": math.ceil(MM / 64)}, "c_ptr", "matmul"),
-    "transpose": Launch({"x_ptr": ("fp32", 64 * 64), "y_ptr": ("fp32", 64 * 64)}, (1, 1, 1),
-                        {}, "y_ptr", "transpose"),
+        {"for k in range(": math.ceil(MM / 64)},
+        "c_ptr",
+        "matmul",
+    ),
+    "transpose": Launch(
+        {"x_ptr": ("fp32", 64 * 64), "y_ptr": ("fp32", 64 * 64)},
+        (1, 1, 1),
+        {},
+        "y_ptr",
+        "transpose",
+    ),
     "softmax": Launch(
-        {"output_ptr": ("fp32", ROWS * COLS), "input_ptr": ("fp32", ROWS * COLS),
-         "input_row_stride": COLS, "output_row_stride": COLS, "n_rows": ROWS, "n_cols": COLS},
-        (SM_GRID, 1, 1), {"for row_idx in tl.range(": ROWS // SM_GRID}, "output_ptr",
-        "softmax"),
+        {
+            "output_ptr": ("fp32", ROWS * COLS),
+            "input_ptr": ("fp32", ROWS * COLS),
+            "input_row_stride": COLS,
+            "output_row_stride": COLS,
+            "n_rows": ROWS,
+            "n_cols": COLS,
+        },
+        (SM_GRID, 1, 1),
+        {"for row_idx in tl.range(": ROWS // SM_GRID},
+        "output_ptr",
+        "softmax",
+    ),
     "attention": Launch(
-        {"Q": ("fp16", HEADS * N_CTX * HEAD_DIM), "K": ("fp16", HEADS * N_CTX * HEAD_DIM),
-         "V": ("fp16", HEADS * N_CTX * HEAD_DIM), "Out": ("fp16", HEADS * N_CTX * HEAD_DIM),
-         "sm_scale": 0.125, "N_CTX": N_CTX},
-        (N_CTX // 64, HEADS, 1), {"for start_n in range(": N_CTX // 32}, "Out", "attention"),
-    **{f"gluon_transpose_{name}": Launch(
-        {"x_ptr": ("fp32", 32 * 32), "y_ptr": ("fp32", 32 * 32)}, (1, 1, 1), {}, "y_ptr",
-        "transpose") for name in ("plain", "swizzled", "disagree")},
+        {
+            "Q": ("fp16", HEADS * N_CTX * HEAD_DIM),
+            "K": ("fp16", HEADS * N_CTX * HEAD_DIM),
+            "V": ("fp16", HEADS * N_CTX * HEAD_DIM),
+            "Out": ("fp16", HEADS * N_CTX * HEAD_DIM),
+            "sm_scale": 0.125,
+            "N_CTX": N_CTX,
+        },
+        (N_CTX // 64, HEADS, 1),
+        {"for start_n in range(": N_CTX // 32},
+        "Out",
+        "attention",
+    ),
+    **{
+        f"gluon_transpose_{name}": Launch(
+            {"x_ptr": ("fp32", 32 * 32), "y_ptr": ("fp32", 32 * 32)},
+            (1, 1, 1),
+            {},
+            "y_ptr",
+            "transpose",
+        )
+        for name in ("plain", "swizzled", "disagree")
+    },
     "gluon_columns_swizzled_fp16": Launch(
-        {"x_ptr": ("fp16", 32 * 64), "y_ptr": ("fp16", 32 * 64)}, (1, 1, 1), {}, "y_ptr",
-        "copy"),
+        {"x_ptr": ("fp16", 32 * 64), "y_ptr": ("fp16", 32 * 64)}, (1, 1, 1), {}, "y_ptr", "copy"
+    ),
 }
 
 
 # -- the parameter list Triton's launcher passes --------------------------------------
+
 
 def marshal(params: list[dict], values: dict, pointers: dict) -> list:
     """The kernel's arguments in ``.entry`` order as numpy scalars of the PTX
@@ -117,8 +163,16 @@ def marshal(params: list[dict], values: dict, pointers: dict) -> list:
     `values`; Triton 3.9's trailing scratch pointers (``global_scratch``,
     ``profile_scratch``) from `pointers`, null where Triton allocates none."""
     import numpy as np
-    types = {"u64": np.uint64, "s64": np.int64, "u32": np.uint32, "s32": np.int32,
-             "b32": np.uint32, "f32": np.float32, "f64": np.float64}
+
+    types = {
+        "u64": np.uint64,
+        "s64": np.int64,
+        "u32": np.uint32,
+        "s32": np.int32,
+        "b32": np.uint32,
+        "f32": np.float32,
+        "f64": np.float64,
+    }
     out = []
     for p in params:
         name, ptx = p["name"], p["ptx"]
@@ -131,7 +185,7 @@ def marshal(params: list[dict], values: dict, pointers: dict) -> list:
         elif p["signature"] in ("i32", "i64", "fp32", "fp64"):
             value = values[name]
             if p["signature"].startswith("i") and ptx in ("u32", "b32"):
-                out.append(np.int32(value).view(np.uint32))   # i32 travels as 32 bits
+                out.append(np.int32(value).view(np.uint32))  # i32 travels as 32 bits
             else:
                 out.append(types[ptx](value))
         else:
@@ -141,10 +195,12 @@ def marshal(params: list[dict], values: dict, pointers: dict) -> list:
 
 # -- on the H200 -------------------------------------------------------------------------
 
+
 def references(kind: str, inputs: dict, launch: Launch):
     """The expected output of a kernel on `inputs` (its input buffers in argument
     order, float64 numpy)."""
     import numpy as np
+
     arrays = [v.astype(np.float64) for v in inputs.values()]
     if kind == "matmul":
         return (arrays[0].reshape(MM, MM) @ arrays[1].reshape(MM, MM)).ravel()
@@ -173,8 +229,10 @@ def allow_shared(fn, nbytes: int):
         fn.max_dynamic_shared_size_bytes = nbytes
     except AttributeError:
         from cupy.cuda import driver
-        driver.funcSetAttribute(fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                nbytes)
+
+        driver.funcSetAttribute(
+            fn.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes
+        )
 
 
 def launch_all(check_path: str | None):
@@ -182,6 +240,7 @@ def launch_all(check_path: str | None):
     output with its numpy reference and write the relative errors there."""
     import cupy as cp
     import numpy as np
+
     with open(os.path.join(CUBINS, "kernels.json")) as f:
         kernels = json.load(f)
     rng = np.random.default_rng(12)
@@ -203,7 +262,7 @@ def launch_all(check_path: str | None):
             if size:
                 scratch[which] = cp.zeros(size, dtype=cp.uint8)
         if launch.output:
-            device[launch.output].fill(float("nan"))     # poison: every element written?
+            device[launch.output].fill(float("nan"))  # poison: every element written?
         pointers = {n: a.data.ptr for n, a in {**device, **scratch}.items()}
         args = marshal(meta["params"], launch.args, pointers)
         fn(launch.grid, (32 * meta["num_warps"], 1, 1), tuple(args), shared_mem=meta["shared"])
@@ -225,8 +284,9 @@ def launch_all(check_path: str | None):
 def available_metrics(ncu: str) -> list[str]:
     """The wavefront metrics, plus the instruction counts this ncu knows."""
     wanted = [WAVEFRONTS.format(k) for k in KINDS]
-    listed = subprocess.run([ncu, "--query-metrics", "--chip", "gh100"], capture_output=True,
-                            text=True).stdout
+    listed = subprocess.run(
+        [ncu, "--query-metrics", "--chip", "gh100"], capture_output=True, text=True
+    ).stdout
     names = {line.split()[0] for line in listed.splitlines() if line.strip()}
     return wanted + [m for m in INSTRUCTIONS.values() if m.rsplit(".", 1)[0] in names]
 
@@ -242,9 +302,24 @@ def device(out: str) -> int:
     metrics = available_metrics(ncu)
     raw = os.path.join(out, "triton_h200_ncu.csv")
     with open(raw, "w") as f:
-        done = subprocess.run([ncu, "--clock-control", "none", "--metrics", ",".join(metrics),
-                               "--csv", "--page", "raw", sys.executable, os.path.abspath(__file__),
-                               "launch"], stdout=f, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(
+            [
+                ncu,
+                "--clock-control",
+                "none",
+                "--metrics",
+                ",".join(metrics),
+                "--csv",
+                "--page",
+                "raw",
+                sys.executable,
+                os.path.abspath(__file__),
+                "launch",
+            ],
+            stdout=f,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     if done.returncode:
         print(done.stderr[-4000:], file=sys.stderr)
         return done.returncode
@@ -280,10 +355,15 @@ def measured_rows(ncu_csv: str, metrics: list[str]) -> list[tuple[str, str, floa
 
 # -- here: verify's prediction and the table -----------------------------------------------
 
+
 def kind_of(instruction: str) -> str:
     """ncu's op kind of one of verify's instructions."""
-    for prefix, kind in (("ldmatrix", "ldsm"), ("stmatrix", "stsm"), ("ld.shared", "ld"),
-                         ("st.shared", "st")):
+    for prefix, kind in (
+        ("ldmatrix", "ldsm"),
+        ("stmatrix", "stsm"),
+        ("ld.shared", "ld"),
+        ("st.shared", "st"),
+    ):
         if instruction.startswith(prefix):
             return kind
     raise ValueError(instruction)
@@ -298,12 +378,14 @@ def per_execution(spec_text: str, access_name: str) -> tuple[float, float]:
     from verify.bank import bank_cost
     from verify.program import BASE, LANE, STAGE, Program
     from verify.spec.parser import parse_text
+
     access = Program(parse_text(spec_text, "kernel")).access(access_name, None)
     names = [v for v in access.ranges if v not in (LANE, BASE)]
     positions = [v for v in names if v == STAGE or v.startswith("s")]
     total, count = 0, 0
-    for values in itertools.product(*(range(access.ranges[v].lo, access.ranges[v].hi)
-                                      for v in names)):
+    for values in itertools.product(
+        *(range(access.ranges[v].lo, access.ranges[v].hi) for v in names)
+    ):
         env = {**dict(zip(names, values)), BASE: 0}
         total += bank_cost(access.instruction, access.lane_addresses(env)).wavefronts
         count += 1
@@ -329,6 +411,7 @@ def predict(stem: str) -> tuple[dict, dict, list[str]]:
     """verify's (wavefronts, instructions) per kind for one launch of a kernel, and
     the ops it does not model that are thread shared-memory instructions."""
     from verify.ttgir.module import run_kernel
+
     launch = LAUNCHES[stem]
     checker = run_kernel(os.path.join("specs", "triton_kernels", f"{stem}.sm90.ttgir"))
     waves = dict.fromkeys(KINDS, 0.0)
@@ -339,9 +422,13 @@ def predict(stem: str) -> tuple[dict, dict, list[str]]:
         kind = kind_of(d["instruction"])
         insts[kind] += per_inst * scale
         waves[kind] += per_wave * scale
-    unmodelled = sorted({f"{r.property.removeprefix('not modelled: ').split()[0]} "
-                         f"(line {r.line})" for r in checker.results
-                         if r.property.startswith("not modelled: ")})
+    unmodelled = sorted(
+        {
+            f"{r.property.removeprefix('not modelled: ').split()[0]} (line {r.line})"
+            for r in checker.results
+            if r.property.startswith("not modelled: ")
+        }
+    )
     return waves, insts, unmodelled
 
 
@@ -368,32 +455,41 @@ def table(measured_path: str | None) -> int:
         stem = meta["stem"]
         waves, insts, unmodelled = predict(stem)
         launch = LAUNCHES[stem]
-        parts.append(f"### {stem}\n\ngrid {launch.grid}, {meta['num_warps']} warps, "
-                     f"{meta['shared']} shared bytes; loop trips "
-                     f"{launch.trips or 'none'}. Not modelled: "
-                     f"{', '.join(unmodelled) or 'nothing'}.\n\n"
-                     "| kind | predicted wavefronts | measured wavefronts | predicted "
-                     "instructions | measured instructions |\n| --- | --- | --- | --- | --- |")
+        parts.append(
+            f"### {stem}\n\ngrid {launch.grid}, {meta['num_warps']} warps, "
+            f"{meta['shared']} shared bytes; loop trips "
+            f"{launch.trips or 'none'}. Not modelled: "
+            f"{', '.join(unmodelled) or 'nothing'}.\n\n"
+            "| kind | predicted wavefronts | measured wavefronts | predicted "
+            "instructions | measured instructions |\n| --- | --- | --- | --- | --- |"
+        )
         for kind in KINDS:
             got_w = measured.get((stem, WAVEFRONTS.format(kind)))
             got_i = measured.get((stem, INSTRUCTIONS[kind]))
             if not (waves[kind] or insts[kind] or got_w or got_i):
                 continue
-            parts.append(f"| {kind} | {show(waves[kind])} | {show(got_w)} | "
-                         f"{show(insts[kind])} | {show(got_i)} |")
+            parts.append(
+                f"| {kind} | {show(waves[kind])} | {show(got_w)} | "
+                f"{show(insts[kind])} | {show(got_i)} |"
+            )
         parts.append("")
-    source = (f"measured: `{os.path.relpath(measured_path, ROOT)}`" if measured_path
-              else "not measured yet: the device step has not run")
+    source = (
+        f"measured: `{os.path.relpath(measured_path, ROOT)}`"
+        if measured_path
+        else "not measured yet: the device step has not run"
+    )
     with open(RESULTS, "w") as f:
-        f.write("# The catalog kernels on the H200: predicted and measured shared-memory "
-                "wavefronts\n\n"
-                "`python -m benchmarks.triton_h200 table [MEASURED.csv]` (see its module doc "
-                f"for the method and the trip-count assumption); {source}. Predicted: "
-                "verify's exact wavefronts of every warp instruction of the ops it models, "
-                "summed over their executions (loop trips x CTAs); measured: Nsight "
-                "Compute's `smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_<kind>"
-                ".sum` and the instruction counts, over the whole launch, so they include "
-                "the ops listed not modelled.\n\n" + "\n".join(parts))
+        f.write(
+            "# The catalog kernels on the H200: predicted and measured shared-memory "
+            "wavefronts\n\n"
+            "`python -m benchmarks.triton_h200 table [MEASURED.csv]` (see its module doc "
+            f"for the method and the trip-count assumption); {source}. Predicted: "
+            "verify's exact wavefronts of every warp instruction of the ops it models, "
+            "summed over their executions (loop trips x CTAs); measured: Nsight "
+            "Compute's `smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_<kind>"
+            ".sum` and the instruction counts, over the whole launch, so they include "
+            "the ops listed not modelled.\n\n" + "\n".join(parts)
+        )
     return 0
 
 

@@ -17,6 +17,7 @@ a target.
 Triton records absolute source paths in ``loc(...)``; the repository prefix is cut
 so the committed TTGIR names specs/triton_kernels/<file>.py wherever it is checked.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -38,22 +39,38 @@ RESULTS = "benchmarks/results/triton_kernels.md"
 # The sm_90 cubins and their launch metadata, for the H200 (benchmarks/triton_h200.py).
 CUBINS = "benchmarks/triton_h200"
 TARGETS = (80, 90)
-PTX_SHARED = re.compile(r"\b((?:ld|st)\.shared(?:\.v\d)?\.\w+|ldmatrix[.\w]*|stmatrix[.\w]*|"
-                        r"cp\.async\.c[ag]\.shared\.global|wgmma\.mma_async[.\w]*)")
+PTX_SHARED = re.compile(
+    r"\b((?:ld|st)\.shared(?:\.v\d)?\.\w+|ldmatrix[.\w]*|stmatrix[.\w]*|"
+    r"cp\.async\.c[ag]\.shared\.global|wgmma\.mma_async[.\w]*)"
+)
 
 # ``.loc FILE LINE COL`` (the innermost frame comes first for inlined code).
 PTX_LOC = re.compile(r"^\s*\.loc\s+\d+\s+(\d+)\s")
-PTX_THREAD_OP = re.compile(r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.shared(?:\.v\d)?\.[a-z]+(\d+)|"
-                           r"(?:ld|st)matrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)")
+PTX_THREAD_OP = re.compile(
+    r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.shared(?:\.v\d)?\.[a-z]+(\d+)|"
+    r"(?:ld|st)matrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)"
+)
 # The launcher specialises unit strides to constants and 16-divisible integers
 # with tt.divisibility; each kernel's hints are those its launch gives
 # (benchmarks/triton_h200.py launches them with those values).
-MATMUL_SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
-                    "N": "i32", "K": "i32", "stride_am": "i32", "stride_ak": "constexpr",
-                    "stride_bk": "i32", "stride_bn": "constexpr", "stride_cm": "i32",
-                    "stride_cn": "constexpr", "BLOCK_SIZE_M": "constexpr",
-                    "BLOCK_SIZE_N": "constexpr", "BLOCK_SIZE_K": "constexpr",
-                    "GROUP_SIZE_M": "constexpr"}
+MATMUL_SIGNATURE = {
+    "a_ptr": "*fp16",
+    "b_ptr": "*fp16",
+    "c_ptr": "*fp16",
+    "M": "i32",
+    "N": "i32",
+    "K": "i32",
+    "stride_am": "i32",
+    "stride_ak": "constexpr",
+    "stride_bk": "i32",
+    "stride_bn": "constexpr",
+    "stride_cm": "i32",
+    "stride_cn": "constexpr",
+    "BLOCK_SIZE_M": "constexpr",
+    "BLOCK_SIZE_N": "constexpr",
+    "BLOCK_SIZE_K": "constexpr",
+    "GROUP_SIZE_M": "constexpr",
+}
 GLUON_TRANSPOSE = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
 
 
@@ -77,31 +94,90 @@ class Kernel:
 
 
 CATALOG = (
-    Kernel("matmul", "matmul", "matmul_kernel", MATMUL_SIGNATURE,
-           {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK_SIZE_M": 128,
-            "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8},
-           ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
-           {"num_warps": 4, "num_stages": 3}),
-    Kernel("transpose", "transpose", "transpose_kernel",
-           {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 64},
-           ("x_ptr", "y_ptr"), {"num_warps": 4}),
-    Kernel("softmax", "softmax", "softmax_kernel",
-           {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32",
-            "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32",
-            "BLOCK_SIZE": "constexpr", "num_stages": "constexpr"},
-           {"BLOCK_SIZE": 1024, "num_stages": 2},
-           ("output_ptr", "input_ptr", "input_row_stride", "output_row_stride"),
-           {"num_warps": 4}),
-    Kernel("attention", "attention", "attn_fwd",
-           {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32",
-            "N_CTX": "i32", "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr",
-            "BLOCK_N": "constexpr"}, {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32},
-           ("Q", "K", "V", "Out", "N_CTX"), {"num_warps": 4, "num_stages": 3}),
-    *(Kernel(f"gluon_{name}", "gluon_transpose", name, GLUON_TRANSPOSE, {},
-             tuple(GLUON_TRANSPOSE), {"num_warps": 4})
-      for name in ("transpose_plain", "transpose_swizzled", "transpose_disagree")),
-    Kernel("gluon_columns_swizzled_fp16", "gluon_columns", "columns_swizzled_fp16",
-           {"x_ptr": "*fp16", "y_ptr": "*fp16"}, {}, ("x_ptr", "y_ptr"), {"num_warps": 4}),
+    Kernel(
+        "matmul",
+        "matmul",
+        "matmul_kernel",
+        MATMUL_SIGNATURE,
+        {
+            "stride_ak": 1,
+            "stride_bn": 1,
+            "stride_cn": 1,
+            "BLOCK_SIZE_M": 128,
+            "BLOCK_SIZE_N": 128,
+            "BLOCK_SIZE_K": 64,
+            "GROUP_SIZE_M": 8,
+        },
+        ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+        {"num_warps": 4, "num_stages": 3},
+    ),
+    Kernel(
+        "transpose",
+        "transpose",
+        "transpose_kernel",
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"},
+        {"BLOCK": 64},
+        ("x_ptr", "y_ptr"),
+        {"num_warps": 4},
+    ),
+    Kernel(
+        "softmax",
+        "softmax",
+        "softmax_kernel",
+        {
+            "output_ptr": "*fp32",
+            "input_ptr": "*fp32",
+            "input_row_stride": "i32",
+            "output_row_stride": "i32",
+            "n_rows": "i32",
+            "n_cols": "i32",
+            "BLOCK_SIZE": "constexpr",
+            "num_stages": "constexpr",
+        },
+        {"BLOCK_SIZE": 1024, "num_stages": 2},
+        ("output_ptr", "input_ptr", "input_row_stride", "output_row_stride"),
+        {"num_warps": 4},
+    ),
+    Kernel(
+        "attention",
+        "attention",
+        "attn_fwd",
+        {
+            "Q": "*fp16",
+            "K": "*fp16",
+            "V": "*fp16",
+            "Out": "*fp16",
+            "sm_scale": "fp32",
+            "N_CTX": "i32",
+            "HEAD_DIM": "constexpr",
+            "BLOCK_M": "constexpr",
+            "BLOCK_N": "constexpr",
+        },
+        {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32},
+        ("Q", "K", "V", "Out", "N_CTX"),
+        {"num_warps": 4, "num_stages": 3},
+    ),
+    *(
+        Kernel(
+            f"gluon_{name}",
+            "gluon_transpose",
+            name,
+            GLUON_TRANSPOSE,
+            {},
+            tuple(GLUON_TRANSPOSE),
+            {"num_warps": 4},
+        )
+        for name in ("transpose_plain", "transpose_swizzled", "transpose_disagree")
+    ),
+    Kernel(
+        "gluon_columns_swizzled_fp16",
+        "gluon_columns",
+        "columns_swizzled_fp16",
+        {"x_ptr": "*fp16", "y_ptr": "*fp16"},
+        {},
+        ("x_ptr", "y_ptr"),
+        {"num_warps": 4},
+    ),
 )
 
 
@@ -122,8 +198,9 @@ def source(kernel: Kernel):
     """Triton's (or Gluon's) ASTSource of a catalog kernel."""
     fn = getattr(load(kernel.module), kernel.function)
     make = GluonASTSource if kernel.gluon else triton.compiler.ASTSource
-    return make(fn, kernel.signature, kernel.constants,
-                divisible(kernel.signature, kernel.divisible))
+    return make(
+        fn, kernel.signature, kernel.constants, divisible(kernel.signature, kernel.divisible)
+    )
 
 
 def sources():
@@ -133,16 +210,17 @@ def sources():
 
 
 # ``.param .u64 .ptr .global .align 1 NAME_param_0,``: one kernel parameter.
-PTX_PARAM = re.compile(r"^\s*\.param\s+\.(?P<type>[usfb]\d+)\b.*?(?P<name>\w+_param_\d+)",
-                       re.MULTILINE)
+PTX_PARAM = re.compile(
+    r"^\s*\.param\s+\.(?P<type>[usfb]\d+)\b.*?(?P<name>\w+_param_\d+)", re.MULTILINE
+)
 
 
 def entry_params(ptx: str) -> list[str]:
     """The PTX types of the kernel's ``.entry`` parameters, in order (``u64``,
     ``u32``, ``f32``...): the signature's non-constexpr parameters, then the
     scratch pointers Triton 3.9 appends (global and profile scratch)."""
-    head = ptx[ptx.index(".entry"):]
-    head = head[:head.index(")")]
+    head = ptx[ptx.index(".entry") :]
+    head = head[: head.index(")")]
     return [m["type"] for m in PTX_PARAM.finditer(head)]
 
 
@@ -152,22 +230,33 @@ def launch_metadata(kernel: Kernel, compiled) -> dict:
     name, then Triton's scratch pointers) with their PTX types, and the scratch
     sizes Triton's launcher would allocate (bytes per CTA)."""
     md = compiled.metadata
-    runtime = [n for n, ty in kernel.signature.items()
-               if ty != "constexpr" and n not in kernel.constants]
+    runtime = [
+        n for n, ty in kernel.signature.items() if ty != "constexpr" and n not in kernel.constants
+    ]
     types = entry_params(compiled.asm["ptx"])
-    names = runtime + ["global_scratch", "profile_scratch"][:len(types) - len(runtime)]
+    names = runtime + ["global_scratch", "profile_scratch"][: len(types) - len(runtime)]
     if len(names) != len(types):
-        raise RuntimeError(f"{kernel.stem}: the PTX entry takes {len(types)} parameters, "
-                           f"the signature gives {len(runtime)} and at most 2 scratch")
-    return {"stem": kernel.stem, "name": md.name, "num_warps": md.num_warps,
-            "num_ctas": md.num_ctas, "shared": md.shared,
-            "params": [{"name": n, "ptx": t, "signature": kernel.signature.get(n, "*i8")}
-                       for n, t in zip(names, types)],
-            "global_scratch_size": md.global_scratch_size,
-            "global_scratch_align": md.global_scratch_align,
-            "profile_scratch_size": md.profile_scratch_size,
-            "profile_scratch_align": md.profile_scratch_align,
-            "triton_version": md.triton_version, "cubin": f"{kernel.stem}.sm90.cubin"}
+        raise RuntimeError(
+            f"{kernel.stem}: the PTX entry takes {len(types)} parameters, "
+            f"the signature gives {len(runtime)} and at most 2 scratch"
+        )
+    return {
+        "stem": kernel.stem,
+        "name": md.name,
+        "num_warps": md.num_warps,
+        "num_ctas": md.num_ctas,
+        "shared": md.shared,
+        "params": [
+            {"name": n, "ptx": t, "signature": kernel.signature.get(n, "*i8")}
+            for n, t in zip(names, types)
+        ],
+        "global_scratch_size": md.global_scratch_size,
+        "global_scratch_align": md.global_scratch_align,
+        "profile_scratch_size": md.profile_scratch_size,
+        "profile_scratch_align": md.profile_scratch_align,
+        "triton_version": md.triton_version,
+        "cubin": f"{kernel.stem}.sm90.cubin",
+    }
 
 
 def verify_name(m: re.Match) -> str:
@@ -216,12 +305,21 @@ def compare_rows(path: str, ptx: str) -> list[str]:
     for line, decided in sorted(decided_lines.items()):
         emitted = found.get(line, Counter())
         verdict = "same" if emitted == decided else "**differs**"
-        elsewhere = [] if emitted == decided else [
-            f"{n} {name} at {other}" for other, counts in sorted(found.items())
-            if other not in decided_lines for name, n in sorted(counts.items())
-            if name in decided]
-        rows.append(f"| `{path}` | {line} | {show(decided)} | {show(emitted)} | {verdict} | "
-                    f"{', '.join(elsewhere)} |")
+        elsewhere = (
+            []
+            if emitted == decided
+            else [
+                f"{n} {name} at {other}"
+                for other, counts in sorted(found.items())
+                if other not in decided_lines
+                for name, n in sorted(counts.items())
+                if name in decided
+            ]
+        )
+        rows.append(
+            f"| `{path}` | {line} | {show(decided)} | {show(emitted)} | {verdict} | "
+            f"{', '.join(elsewhere)} |"
+        )
     return rows
 
 
@@ -231,8 +329,9 @@ def main() -> int:
     for kernel in CATALOG:
         src = source(kernel)
         for cap in TARGETS:
-            compiled = triton.compile(src, target=GPUTarget("cuda", cap, 32),
-                                      options=kernel.options)
+            compiled = triton.compile(
+                src, target=GPUTarget("cuda", cap, 32), options=kernel.options
+            )
             path = f"{KERNELS}/{kernel.stem}.sm{cap}.ttgir"
             with open(path, "w") as f:
                 f.write(compiled.asm["ttgir"].replace(f'"{os.getcwd()}/', '"'))
@@ -248,26 +347,26 @@ def main() -> int:
         json.dump(launches, f, indent=1)
         f.write("\n")
     with open(RESULTS, "w") as f:
-        f.write(f"# Shared-memory instructions in the PTX of the catalog kernels\n\n"
-                f"Triton {triton.__version__}, compiled on a CPU by "
-                f"`python -m benchmarks.triton_kernels` (static instruction counts).\n\n"
-                "| TTGIR | PTX shared-memory instructions |\n| --- | --- |\n"
-                + "\n".join(rows) + "\n\n"
-                "## verify's lowering against the PTX, per Python line\n\n"
-                "For every line with an op `verify ttgir` models: the instruction it "
-                "decided and how many one warp issues (summed over the line's ops), and "
-                "the thread shared-memory instructions (ld/st.shared, ldmatrix, "
-                "stmatrix) the PTX places under that line's `.loc`. Ops listed not "
-                "modelled (cp.async, wgmma, convert_layout's and reductions' scratch) are "
-                "not in it. Where a line differs, the last column lists the same "
-                "instructions under Python lines that have no modelled op: LLVM may "
-                "give an instruction the line of its first use (the attention's Q "
-                "store into shared memory sits under the line of the call that uses "
-                "Q), and a convert_layout's or reduction's scratch accesses sit under "
-                "their own lines.\n\n"
-                "| TTGIR | line | verify decided | PTX | | PTX elsewhere |\n"
-                "| --- | --- | --- | --- | --- | --- |\n"
-                + "\n".join(per_line) + "\n")
+        f.write(
+            f"# Shared-memory instructions in the PTX of the catalog kernels\n\n"
+            f"Triton {triton.__version__}, compiled on a CPU by "
+            f"`python -m benchmarks.triton_kernels` (static instruction counts).\n\n"
+            "| TTGIR | PTX shared-memory instructions |\n| --- | --- |\n" + "\n".join(rows) + "\n\n"
+            "## verify's lowering against the PTX, per Python line\n\n"
+            "For every line with an op `verify ttgir` models: the instruction it "
+            "decided and how many one warp issues (summed over the line's ops), and "
+            "the thread shared-memory instructions (ld/st.shared, ldmatrix, "
+            "stmatrix) the PTX places under that line's `.loc`. Ops listed not "
+            "modelled (cp.async, wgmma, convert_layout's and reductions' scratch) are "
+            "not in it. Where a line differs, the last column lists the same "
+            "instructions under Python lines that have no modelled op: LLVM may "
+            "give an instruction the line of its first use (the attention's Q "
+            "store into shared memory sits under the line of the call that uses "
+            "Q), and a convert_layout's or reduction's scratch accesses sit under "
+            "their own lines.\n\n"
+            "| TTGIR | line | verify decided | PTX | | PTX elsewhere |\n"
+            "| --- | --- | --- | --- | --- | --- |\n" + "\n".join(per_line) + "\n"
+        )
     return 0
 
 

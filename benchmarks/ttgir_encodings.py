@@ -13,6 +13,7 @@ ptxas runs on the host) and prints the shared encodings of its TTGIR. Printed on
     80 i8   128x128x128 A: vec 16, perPhase 1, maxPhase 8;  B: 8, 1, 16
     90 fp16 128x128x64  nvmma_shared, swizzlingByteWidth 128, elementBitWidth 16
 """
+
 import re
 
 import triton
@@ -32,14 +33,34 @@ def mm(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
         acc += tl.dot(x, y)
     tl.store(c + rm[:, None] * BN + rn[None, :], acc)
 
+
 def run(cap, dt, BM, BN, BK):
-    src = triton.compiler.ASTSource(mm, signature={"a": f"*{dt}", "b": f"*{dt}", "c": "*fp32", "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"},
-                                    constexprs={(3,): BM, (4,): BN, (5,): BK})
-    k = triton.compile(src, target=GPUTarget("cuda", cap, 32), options={"num_warps": 4, "num_stages": 3})
+    src = triton.compiler.ASTSource(
+        mm,
+        signature={
+            "a": f"*{dt}",
+            "b": f"*{dt}",
+            "c": "*fp32",
+            "BM": "constexpr",
+            "BN": "constexpr",
+            "BK": "constexpr",
+        },
+        constexprs={(3,): BM, (4,): BN, (5,): BK},
+    )
+    k = triton.compile(
+        src, target=GPUTarget("cuda", cap, 32), options={"num_warps": 4, "num_stages": 3}
+    )
     ttgir = k.asm["ttgir"]
     return sorted(set(re.findall(r"#ttg\.(?:swizzled_shared|nvmma_shared)<\{[^}]*\}>", ttgir)))
 
-for cap, dt, BM, BN, BK in [(80, "fp16", 128, 128, 64), (80, "fp16", 128, 128, 32), (80, "i8", 128, 128, 64), (80, "i8", 128, 128, 128), (90, "fp16", 128, 128, 64)]:
+
+for cap, dt, BM, BN, BK in [
+    (80, "fp16", 128, 128, 64),
+    (80, "fp16", 128, 128, 32),
+    (80, "i8", 128, 128, 64),
+    (80, "i8", 128, 128, 128),
+    (90, "fp16", 128, 128, 64),
+]:
     try:
         print(cap, dt, BM, BN, BK, run(cap, dt, BM, BN, BK), flush=True)
     except Exception as e:

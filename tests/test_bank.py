@@ -34,16 +34,41 @@ def test_misaligned_or_short_address_lists_are_rejected():
         verify.wavefronts("ld.shared.b32", [0] * 8)
 
 
-@pytest.mark.parametrize("instr,addresses,message", [
-    ("ld.shared.b32", [1 << 32] + [4 * lane for lane in range(1, 32)],
-     r"lane 0 address 4294967296 is past the 32-bit shared window: expected less than 2\^32"),
-    ("ldmatrix.x1", [128 * r for r in range(8)] + [3, 5],
-     r"ldmatrix.x1 takes 8 lane addresses \(lanes 0-7\): expected 8, found 10"),
-    ("ldmatrix.x4", [16 * r for r in range(16)], "ldmatrix.x4 takes 32 lane addresses .*found 16"),
-    ("ld.shared.b32", [4 * lane for lane in range(33)], "ld.shared.b32 takes 32 lane addresses"),
-    ("ldmatrix.x2", [16 * r for r in range(15)] + [8], "lane 15 address 8 is not 16-byte aligned"),
-    ("ld.shared.b16", [-2] + [2 * lane for lane in range(1, 32)], "lane 0 address -2 is negative"),
-])
+@pytest.mark.parametrize(
+    "instr,addresses,message",
+    [
+        (
+            "ld.shared.b32",
+            [1 << 32] + [4 * lane for lane in range(1, 32)],
+            r"lane 0 address 4294967296 is past the 32-bit shared window: expected less than 2\^32",
+        ),
+        (
+            "ldmatrix.x1",
+            [128 * r for r in range(8)] + [3, 5],
+            r"ldmatrix.x1 takes 8 lane addresses \(lanes 0-7\): expected 8, found 10",
+        ),
+        (
+            "ldmatrix.x4",
+            [16 * r for r in range(16)],
+            "ldmatrix.x4 takes 32 lane addresses .*found 16",
+        ),
+        (
+            "ld.shared.b32",
+            [4 * lane for lane in range(33)],
+            "ld.shared.b32 takes 32 lane addresses",
+        ),
+        (
+            "ldmatrix.x2",
+            [16 * r for r in range(15)] + [8],
+            "lane 15 address 8 is not 16-byte aligned",
+        ),
+        (
+            "ld.shared.b16",
+            [-2] + [2 * lane for lane in range(1, 32)],
+            "lane 0 address -2 is negative",
+        ),
+    ],
+)
 def test_address_lists_the_instruction_cannot_issue_are_refused(instr, addresses, message):
     with pytest.raises(SpecError, match=message):
         verify.wavefronts(instr, addresses)

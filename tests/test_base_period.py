@@ -5,6 +5,7 @@ Solver and oracle both quantify `$base` over the aligned bases below
 by plain evaluation: moving the base by K periods, anywhere in the window, moves
 every lane's address by exactly K periods and leaves the bank cost unchanged.
 """
+
 import random
 
 import pytest
@@ -36,7 +37,7 @@ def test_shifting_the_base_by_periods_shifts_every_address(case):
     for _ in range(5):
         values = {n: rng.randrange(r.lo, r.hi) for n, r in access.ranges.items()}
         here = access.lane_addresses(values)
-        room = ((1 << 32) - 1 - max(here)) // step     # moved addresses stay in the window
+        room = ((1 << 32) - 1 - max(here)) // step  # moved addresses stay in the window
         if room < 1:
             continue
         k = rng.randrange(1, room + 1)

@@ -1,6 +1,7 @@
 """verify --baseline FILE / --update-baseline: fail when a figure is worse than
 recorded (max-ways, wavefronts higher or gone, a proof turned unknown or
 refuted), pass otherwise, whatever the verdicts themselves."""
+
 import json
 
 import pytest
@@ -12,9 +13,11 @@ from verify.cli import main
 def tile(pitch: int, extra: str = "") -> str:
     """A 8x64 f16 tile of row pitch `pitch` read by rows: pitch 72 is conflict-free,
     64 is 8-way, 65 misaligns the rows."""
-    return (f"dtype f16\nbuffer align 128\nlayout A = (_8,_64):(_{pitch},_1)\n{extra}"
-            "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"
-            "check max_ways <= 8 rd\ncheck bijective A\n")
+    return (
+        f"dtype f16\nbuffer align 128\nlayout A = (_8,_64):(_{pitch},_1)\n{extra}"
+        "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"
+        "check max_ways <= 8 rd\ncheck bijective A\n"
+    )
 
 
 @pytest.fixture
@@ -39,9 +42,14 @@ def test_update_writes_each_checks_status_and_figures(repo):
     record()
     doc = json.loads((repo / "base.json").read_text())
     assert doc["schema_version"] == 1
-    assert {(c["property"], c["status"], c["max_ways"], c["wavefronts"]) for c in doc["checks"]} \
-        == {("in_bounds rd", "proved", None, None), ("aligned 16 rd", "proved", None, None),
-            ("max_ways <= 8 rd", "proved", 1, 1), ("bijective A", "proved", None, None)}
+    assert {
+        (c["property"], c["status"], c["max_ways"], c["wavefronts"]) for c in doc["checks"]
+    } == {
+        ("in_bounds rd", "proved", None, None),
+        ("aligned 16 rd", "proved", None, None),
+        ("max_ways <= 8 rd", "proved", 1, 1),
+        ("bijective A", "proved", None, None),
+    }
 
 
 def test_an_unchanged_run_passes_even_with_refuted_checks(repo):

@@ -7,6 +7,7 @@ benchmarks/results/differential_independent/differential.md. Here a fixed slice
 of it runs on every commit, the generator is checked to produce each construct
 it promises, and each disagreement ever found is kept as a regression test.
 """
+
 import csv
 import os
 import random
@@ -24,7 +25,7 @@ from verify.errors import InternalError
 from verify.expr import Range
 
 FAST_SLICE = 40
-GENERATED = 2000          # cases the generator tests look at (about 3 s to generate)
+GENERATED = 2000  # cases the generator tests look at (about 3 s to generate)
 
 # Disagreements found, each fixed; the spec text is the case as found.
 REGRESSIONS = {
@@ -114,6 +115,7 @@ def test_width_covers_every_range_bound():
 
 # -- the generator ---------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def generated() -> list[tuple[str, str]]:
     return [spec_generator.random_case(random.Random(f"0:{n}")) for n in range(GENERATED)]
@@ -177,19 +179,20 @@ def test_compositions_are_read_directly_as_views(generated):
 
 
 def test_formulas_starting_above_zero_are_read_by_index_and_by_coordinates(generated):
-    above_zero = [t for _, t in generated
-                  if re.search(r"^layout L\([^)]*\b[a-z]\w* in [1-9]", t, re.M)]
+    above_zero = [
+        t for _, t in generated if re.search(r"^layout L\([^)]*\b[a-z]\w* in [1-9]", t, re.M)
+    ]
     by_index = [t for t in above_zero if re.search(r"^access a = \S+ L\([^,]*\)( for|$)", t, re.M)]
     assert len(by_index) >= 20
-    assert sum(bool(re.search(r"^access a = \S+ L\([1-9]\d* \+ ", t, re.M))
-               for t in above_zero) >= 20
+    assert (
+        sum(bool(re.search(r"^access a = \S+ L\([1-9]\d* \+ ", t, re.M)) for t in above_zero) >= 20
+    )
     assert sum("check equivalent L(i) ==" in t for _, t in generated) >= 20
     assert sum("= L(i) +" in t for _, t in generated) >= 10
 
 
 def test_triton_encodings_of_every_order_are_read_by_instructions(generated):
-    orders = Counter(m for _, t in generated
-                     for m in re.findall(r"order = \[([\d, ]+)\]", t))
+    orders = Counter(m for _, t in generated for m in re.findall(r"order = \[([\d, ]+)\]", t))
     assert orders["1, 0"] >= 20 and orders["0, 1"] >= 20
     for order in ("2, 1, 0", "0, 1, 2", "1, 0, 2", "2, 0, 1"):
         assert orders[order] >= 3, orders
@@ -199,8 +202,9 @@ def test_triton_encodings_of_every_order_are_read_by_instructions(generated):
 
 
 def test_equivalences_pair_every_notation_with_the_others(generated):
-    labels = [t.splitlines()[0].removeprefix("# family: ") for f, t in generated
-              if f == "equivalence"]
+    labels = [
+        t.splitlines()[0].removeprefix("# family: ") for f, t in generated if f == "equivalence"
+    ]
     pairs = Counter(frozenset(label.split()[1].split("/")) for label in labels)
     notations = set(spec_generator.RENDERERS)
     covered = {pair for pair in pairs if len(pair) == 2}
@@ -214,22 +218,26 @@ def test_swizzled_tiles_written_two_ways_are_often_equal_by_construction():
     tile = spec_generator.Tile(16, 64, 1, (3, 3, 3), (("row",), ("col",)), 2)
     rng = random.Random(0)
     assert spec_generator.render_triton(tile, rng).text.startswith(
-        " = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]")
+        " = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]"
+    )
     assert spec_generator.render_cute(tile, rng).text == " = Sw<3,3,3> o (16,64):(64,1)"
     assert spec_generator.render_pointer(tile, rng).text == (
-        " = Sw<3,4,3> o smem_ptr[16b](unset) o (16,64):(64,1)")
+        " = Sw<3,4,3> o smem_ptr[16b](unset) o (16,64):(64,1)"
+    )
     assert "nvmma_shared<{swizzlingByteWidth = 128, transposed = false" in (
-        spec_generator.render_nvmma(tile, rng).text)
+        spec_generator.render_nvmma(tile, rng).text
+    )
 
 
 # -- the driver --------------------------------------------------------------------------
+
 
 def test_runs_merge_into_one_summary_and_stopped_cases_finished_later_drop_out(tmp_path):
     first, second, merged = (str(tmp_path / d) for d in ("first", "second", "merged"))
     differential.main(["--cases", "2", "--start", "0", "--jobs", "1", "--out", first])
     differential.main(["--cases", "2", "--start", "2", "--jobs", "1", "--out", second])
     with open(os.path.join(first, differential.STOPPED_FILE), "w") as f:
-        f.write("3\n9\n")                     # 3 finished in the second run, 9 nowhere
+        f.write("3\n9\n")  # 3 finished in the second run, 9 nowhere
     differential.main(["--merge", first, second, "--out", merged])
     with open(os.path.join(merged, "differential.md")) as f:
         summary = f.read()
@@ -269,8 +277,9 @@ def test_a_budget_stops_the_run_and_lists_the_cases_it_stopped(tmp_path, jobs, b
     """Local workers (or this process) stopped at the deadline: what finished is kept,
     what was running is listed, and no case before the last one handed out is lost."""
     out = str(tmp_path / "run")
-    differential.main(["--cases", "5000", "--jobs", str(jobs), "--budget", str(budget),
-                       "--out", out])
+    differential.main(
+        ["--cases", "5000", "--jobs", str(jobs), "--budget", str(budget), "--out", out]
+    )
     finished, stopped = _finished_and_stopped(out)
     assert 0 < len(finished) < 5000
     assert len(stopped) <= jobs and not finished & set(stopped)

@@ -3,6 +3,7 @@
 Regenerate the golden files after an intended output change with
 ``VERIFY_UPDATE_GOLDEN=1 pytest tests/test_cli.py``.
 """
+
 import glob
 import json
 import os
@@ -57,7 +58,7 @@ def test_exit_codes_proved_refuted():
 def test_spec_error_is_located_and_exits_2_without_traceback(tmp_path):
     bad = tmp_path / "bad.spec"
     bad.write_text("dtype f16\naccess r = ldmatrix.x1 B(lane, 0)\n")
-    code, out = run(str(bad))   # click's runner mixes stderr into the output
+    code, out = run(str(bad))  # click's runner mixes stderr into the output
     assert code == 2
     assert f"{bad}:2:24: error: unknown layout 'B'" in out
     assert "Traceback" not in out
@@ -65,9 +66,11 @@ def test_spec_error_is_located_and_exits_2_without_traceback(tmp_path):
 
 def test_timeout_is_unknown_and_exits_3(tmp_path):
     spec = tmp_path / "slow.spec"
-    spec.write_text("dtype f32\nlayout A = (_32,_32):(_33,_1)\n"
-                    "access col = ld.shared.b32 A(lane, c) for c in 0..32\n"
-                    "check conflict_free col\n")
+    spec.write_text(
+        "dtype f32\nlayout A = (_32,_32):(_33,_1)\n"
+        "access col = ld.shared.b32 A(lane, c) for c in 0..32\n"
+        "check conflict_free col\n"
+    )
     code, out = run(str(spec), "--timeout", "0.001", "--engine", "z3")
     assert code == 3
     assert "UNKNOWN  conflict_free col" in out
@@ -131,15 +134,24 @@ def test_parallel_jobs_give_the_same_report_as_one_process():
     assert parallel == serial
 
 
-@pytest.mark.parametrize("args,message", [
-    (["ld.shared.b32", "4294967296", *[str(4 * lane) for lane in range(1, 32)]],
-     "<args>: error: ld.shared.b32: lane 0 address 4294967296 is past the 32-bit shared "
-     "window"),
-    (["ldmatrix.x1", *[str(128 * r) for r in range(8)], "3"],
-     "<args>: error: ldmatrix.x1 takes 8 lane addresses (lanes 0-7): expected 8, found 9"),
-    (["ldmatrix.x1", *[str(128 * r) for r in range(7)], "8"],
-     "<args>: error: ldmatrix.x1: lane 7 address 8 is not 16-byte aligned"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["ld.shared.b32", "4294967296", *[str(4 * lane) for lane in range(1, 32)]],
+            "<args>: error: ld.shared.b32: lane 0 address 4294967296 is past the 32-bit shared "
+            "window",
+        ),
+        (
+            ["ldmatrix.x1", *[str(128 * r) for r in range(8)], "3"],
+            "<args>: error: ldmatrix.x1 takes 8 lane addresses (lanes 0-7): expected 8, found 9",
+        ),
+        (
+            ["ldmatrix.x1", *[str(128 * r) for r in range(7)], "8"],
+            "<args>: error: ldmatrix.x1: lane 7 address 8 is not 16-byte aligned",
+        ),
+    ],
+)
 def test_wavefronts_command_refuses_addresses_the_instruction_cannot_issue(args, message):
     code, out = run("wavefronts", *args)
     assert code == 2 and out.startswith(message), out

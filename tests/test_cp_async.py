@@ -1,6 +1,7 @@
 """Issue 18, wired in: cp.async (rule C, bound G) and 64/128-bit loads (rule L) in
 `verify wavefronts` / `verify.wavefronts`; the measured rules themselves are tested
 against every H200 measurement in tests/test_hw_rules.py."""
+
 import json
 
 import pytest
@@ -19,23 +20,33 @@ def run(*args):
     return result.exit_code, result.output
 
 
-@pytest.mark.parametrize("name,canonical,phase", [
-    ("cp.async.ca.shared.global.4", "cp.async.ca.4", 32),
-    ("cp.async.ca.shared::cta.global.L2::128B.8", "cp.async.ca.8", 16),
-    ("cp.async.ca.16", "cp.async.ca.16", 8),
-    ("cp.async.cg.shared.global.16", "cp.async.cg.16", 8),
-])
+@pytest.mark.parametrize(
+    "name,canonical,phase",
+    [
+        ("cp.async.ca.shared.global.4", "cp.async.ca.4", 32),
+        ("cp.async.ca.shared::cta.global.L2::128B.8", "cp.async.ca.8", 16),
+        ("cp.async.ca.16", "cp.async.ca.16", 8),
+        ("cp.async.cg.shared.global.16", "cp.async.cg.16", 8),
+    ],
+)
 def test_cp_async_spellings(name, canonical, phase):
     instr = parse_instruction(name)
-    assert (instr.name, instr.family, instr.phase_lanes, instr.address_lanes) == \
-        (canonical, "cp.async", phase, 32)
+    assert (instr.name, instr.family, instr.phase_lanes, instr.address_lanes) == (
+        canonical,
+        "cp.async",
+        phase,
+        32,
+    )
 
 
-@pytest.mark.parametrize("sources,expected", [
-    (CONTIGUOUS_WORDS, 1),                             # contiguous source
-    ([16 * lane for lane in range(32)], 4),            # 16-byte-strided source
-    ([0] * 32, 32),                                    # every lane reads one global word
-])
+@pytest.mark.parametrize(
+    "sources,expected",
+    [
+        (CONTIGUOUS_WORDS, 1),  # contiguous source
+        ([16 * lane for lane in range(32)], 4),  # 16-byte-strided source
+        ([0] * 32, 32),  # every lane reads one global word
+    ],
+)
 def test_the_source_decides_a_4_byte_copy(sources, expected):
     """docs/hardware.md: 1, 4 and 32 wavefronts into the same 32 contiguous words."""
     assert verify.wavefronts("cp.async.ca.shared.global.4", CONTIGUOUS_WORDS, sources) == expected
@@ -57,15 +68,15 @@ def test_a_128_bit_load_is_answered_by_rule_l():
     assert verify.wavefronts("ld.shared.v4.b32", pairs) == 2
     code, out = run("wavefronts", "--json", "ld.shared.v4.b32", *map(str, pairs))
     doc = json.loads(out)
-    assert (code, doc["wavefronts"], doc["phase_model_wavefronts"], doc["exact"]) == \
-        (0, 2, 4, True)
+    assert (code, doc["wavefronts"], doc["phase_model_wavefronts"], doc["exact"]) == (0, 2, 4, True)
     assert "rule L" in doc["model_fidelity"]
 
 
 def test_wavefronts_command_with_sources():
     strided = ",".join(str(16 * lane) for lane in range(32))
-    code, out = run("wavefronts", "cp.async.ca.4", *map(str, CONTIGUOUS_WORDS),
-                    "--sources", strided)
+    code, out = run(
+        "wavefronts", "cp.async.ca.4", *map(str, CONTIGUOUS_WORDS), "--sources", strided
+    )
     lines = out.strip().splitlines()
     assert code == 0 and lines[-1] == "4"
     assert lines[0] == "lanes  0-31: 4 (source bank 0 -> shared bank 0)"
@@ -74,8 +85,14 @@ def test_wavefronts_command_with_sources():
 
 def test_cp_async_cg_is_labelled_a_bound():
     chunks = [16 * lane for lane in range(32)]
-    code, out = run("wavefronts", "--json", "cp.async.cg.shared.global.16", *map(str, chunks),
-                    "--sources", ",".join(map(str, chunks)))
+    code, out = run(
+        "wavefronts",
+        "--json",
+        "cp.async.cg.shared.global.16",
+        *map(str, chunks),
+        "--sources",
+        ",".join(map(str, chunks)),
+    )
     doc = json.loads(out)
     assert (code, doc["wavefronts"], doc["exact"]) == (0, 32, False)
     assert doc["model_fidelity"].startswith("upper bound (bound G")
@@ -110,13 +127,17 @@ def results(body: str, engine: str = "auto"):
 
 
 def test_the_source_decides_a_copy_in_a_spec():
-    got = results("access cp = cp.async.ca.shared.global.4 S(r, lane) from G(r, lane) "
-                  "for r in 0..32\n"
-                  "access st = cp.async.ca.4 S(r, lane) from Gs(r, lane) for r in 0..32\n"
-                  "check conflict_free cp\ncheck wavefronts == 4 st\ncheck conflict_free st\n")
+    got = results(
+        "access cp = cp.async.ca.shared.global.4 S(r, lane) from G(r, lane) "
+        "for r in 0..32\n"
+        "access st = cp.async.ca.4 S(r, lane) from Gs(r, lane) for r in 0..32\n"
+        "check conflict_free cp\ncheck wavefronts == 4 st\ncheck conflict_free st\n"
+    )
     assert got["conflict_free cp"].status == Status.PROVED
-    assert (got["wavefronts == 4 st"].status, got["wavefronts == 4 st"].wavefronts) == \
-        (Status.PROVED, 4)
+    assert (got["wavefronts == 4 st"].status, got["wavefronts == 4 st"].wavefronts) == (
+        Status.PROVED,
+        4,
+    )
     refuted = got["conflict_free st"]
     assert refuted.status == Status.REFUTED and refuted.engine == "enumeration"
     assert "read source bank 0 and write shared bank 0" in refuted.counterexample.summary
@@ -127,34 +148,52 @@ def test_the_source_decides_a_copy_in_a_spec():
 def test_the_global_side_is_checked_like_an_access():
     got = results("access cp = cp.async.ca.4 S(r, lane) from G(r + 1, lane) for r in 0..32\n")
     assert got["in_bounds cp from G"].status == Status.REFUTED
-    got = results("access cp = cp.async.ca.8 S(r, 2 * (lane % 16)) from G(r, lane) "
-                  "for r in 0..32\ncheck wavefronts <= 2 cp\n")
+    got = results(
+        "access cp = cp.async.ca.8 S(r, 2 * (lane % 16)) from G(r, lane) "
+        "for r in 0..32\ncheck wavefronts <= 2 cp\n"
+    )
     assert got["aligned 8 cp from G"].status == Status.REFUTED
-    assert got["wavefronts <= 2 cp"].status == Status.REFUTED      # figures undefined
+    assert got["wavefronts <= 2 cp"].status == Status.REFUTED  # figures undefined
 
 
 def test_cp_async_cg_is_a_bound_that_never_refutes():
-    got = results("access cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8)) "
-                  "for r in 0..32\ncheck wavefronts <= 4 cg\ncheck wavefronts <= 8 cg\n"
-                  "check wavefronts == 9 cg\n")
+    got = results(
+        "access cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8)) "
+        "for r in 0..32\ncheck wavefronts <= 4 cg\ncheck wavefronts <= 8 cg\n"
+        "check wavefronts == 9 cg\n"
+    )
     assert got["wavefronts <= 4 cg"].status == Status.UNKNOWN
     assert "bound G gives 8" in got["wavefronts <= 4 cg"].reason
     assert got["wavefronts <= 8 cg"].status == Status.PROVED
-    assert got["wavefronts == 9 cg"].status == Status.REFUTED        # at most 8
+    assert got["wavefronts == 9 cg"].status == Status.REFUTED  # at most 8
     assert got["wavefronts <= 8 cg"].fidelity.startswith("upper bound (bound G")
 
 
-@pytest.mark.parametrize("body,message", [
-    ("access cp = cp.async.ca.4 S(r, lane) for r in 0..32\n", "expected 'from G"),
-    ("access cp = ld.shared.b32 S(r, lane) from G(r, lane) for r in 0..32\n",
-     "only cp.async has one"),
-    ("global align 8\naccess cp = cp.async.ca.16 S(r, 4 * (lane % 8)) "
-     "from G(r, 4 * (lane % 8)) for r in 0..32\n", "expected 'global align N' with N a multiple of 16, found 8"),
-    ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
-     "check max_ways <= 1 cp\n", "max_ways is not defined for cp.async.ca.4"),
-    ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32, k in 0..4096\n"
-     "check wavefronts <= 1 cp\n", "above the 4194304 that enumeration decides"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("access cp = cp.async.ca.4 S(r, lane) for r in 0..32\n", "expected 'from G"),
+        (
+            "access cp = ld.shared.b32 S(r, lane) from G(r, lane) for r in 0..32\n",
+            "only cp.async has one",
+        ),
+        (
+            "global align 8\naccess cp = cp.async.ca.16 S(r, 4 * (lane % 8)) "
+            "from G(r, 4 * (lane % 8)) for r in 0..32\n",
+            "expected 'global align N' with N a multiple of 16, found 8",
+        ),
+        (
+            "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
+            "check max_ways <= 1 cp\n",
+            "max_ways is not defined for cp.async.ca.4",
+        ),
+        (
+            "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32, k in 0..4096\n"
+            "check wavefronts <= 1 cp\n",
+            "above the 4194304 that enumeration decides",
+        ),
+    ],
+)
 def test_copies_verify_cannot_decide_are_located_errors(body, message):
     with pytest.raises(SpecError, match=message) as caught:
         results(body)
@@ -163,17 +202,22 @@ def test_copies_verify_cannot_decide_are_located_errors(body, message):
 
 def test_the_solver_engine_refuses_copies():
     with pytest.raises(SpecError, match="decided by enumeration only"):
-        results("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
-                "check conflict_free cp\n", engine="z3")
+        results(
+            "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
+            "check conflict_free cp\n",
+            engine="z3",
+        )
 
 
-@pytest.mark.parametrize("instr", ["cp.async.ca.4", "cp.async.ca.8", "cp.async.ca.16",
-                                   "cp.async.cg.16"])
+@pytest.mark.parametrize(
+    "instr", ["cp.async.ca.4", "cp.async.ca.8", "cp.async.ca.16", "cp.async.cg.16"]
+)
 def test_vectorised_rule_c_equals_verify_bank(instr):
     """The enumeration engine's numpy rule C / bound G against `copy_cost`, on random
     destinations and sources with many repeats (broadcasts, collisions)."""
-    access = Program(parse_text(TILES + f"access cp = {instr} S(0, 0) from G(0, 0)\n")) \
-        .access("cp", None)
+    access = Program(parse_text(TILES + f"access cp = {instr} S(0, 0) from G(0, 0)\n")).access(
+        "cp", None
+    )
     size = access.instruction.bytes_per_address
     rng = np.random.default_rng(18)
     dst = rng.integers(0, 64, size=(300, 32)) * size
@@ -188,7 +232,10 @@ def test_vectorised_rule_c_equals_verify_bank(instr):
 def test_the_oracle_refuses_copies_explicitly():
     from verify.oracle import answers
     from verify.oracle.errors import OracleRefusal
-    for body in ("access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n",
-                 "global align 16\n"):
+
+    for body in (
+        "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n",
+        "global align 16\n",
+    ):
         with pytest.raises(OracleRefusal, match="not read by the oracle"):
             answers(TILES + body)

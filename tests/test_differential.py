@@ -8,6 +8,7 @@ engines: symbolically (`verify.properties`) and by `verify.enumerate`, which
 evaluates the whole domain. (The independent oracle, `verify.oracle`, is compared
 in benchmarks/differential.py and tests/test_campaign.py.)
 """
+
 import itertools
 
 import z3
@@ -21,9 +22,19 @@ from verify.runner import run_spec
 from verify.solve import Budget, Status
 from verify.spec.parser import parse_text
 
-INSTRUCTIONS = ["ld.shared.b8", "ld.shared.b16", "ld.shared.b32", "ld.shared.v2.b32",
-                "ld.shared.v4.b32", "st.shared.b64", "st.shared.v4.b32", "ldmatrix.x1",
-                "ldmatrix.x2.trans", "ldmatrix.x4", "stmatrix.x2"]
+INSTRUCTIONS = [
+    "ld.shared.b8",
+    "ld.shared.b16",
+    "ld.shared.b32",
+    "ld.shared.v2.b32",
+    "ld.shared.v4.b32",
+    "st.shared.b64",
+    "st.shared.v4.b32",
+    "ldmatrix.x1",
+    "ldmatrix.x2.trans",
+    "ldmatrix.x4",
+    "stmatrix.x2",
+]
 DTYPES = ["b8", "f16", "f32", "f64"]
 
 
@@ -77,11 +88,19 @@ def spec_text(draw):
     q = draw(st.integers(1, 6))
     coords = ", ".join(f"{draw(coordinate())} % size{i}" for i in range(rank))
     k = draw(st.integers(1, 8))
-    return "\n".join([
-        f"dtype {dtype}", buffer, f"layout L = {layout}",
-        f"access a = {instr} L({coords}) for q in 0..{q}",
-        "check bijective L", "check conflict_free a", f"check max_ways <= {k} a",
-        f"check wavefronts <= {k + 1} a", "check aligned 8 a"]) + "\n", rank
+    return "\n".join(
+        [
+            f"dtype {dtype}",
+            buffer,
+            f"layout L = {layout}",
+            f"access a = {instr} L({coords}) for q in 0..{q}",
+            "check bijective L",
+            "check conflict_free a",
+            f"check max_ways <= {k} a",
+            f"check wavefronts <= {k + 1} a",
+            "check aligned 8 a",
+        ]
+    ) + "\n", rank
 
 
 def materialise(text: str, rank: int) -> str:
@@ -97,8 +116,12 @@ def figures(result):
     return (result.status, result.max_ways, result.wavefronts, result.facts)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(spec_text())
 def test_solver_agrees_with_enumeration(drawn):
     """Every verdict and figure the same from both engines (exhaustive evaluation of
@@ -124,15 +147,22 @@ def pinned_counts(query, values):
             solver = new_solver()
             solver.add(*pinned, at_least(k))
             return solver.check() == z3.sat
+
         return next(k for k in range(1, limit + 2) if not reaches(k + 1))
-    phases = [exact(query._solver, lambda k, c=c: query._at_least(c, k), lanes)
-              for c in query.counts]
+
+    phases = [
+        exact(query._solver, lambda k, c=c: query._at_least(c, k), lanes) for c in query.counts
+    ]
     waves_query, waves_at_least = query.wavefront_encoding([lanes] * len(phases))
     return phases, exact(waves_query, waves_at_least, lanes * len(phases))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(spec_text(), st.randoms(use_true_random=False))
 def test_bank_encoding_counts_exactly_at_every_instance(drawn, rng):
     """Not only the maximum: at each instance the encoding's counts equal the replay's
@@ -140,14 +170,21 @@ def test_bank_encoding_counts_exactly_at_every_instance(drawn, rng):
     spec = parse_text(materialise(*drawn), "random.spec")
     program = Program(spec)
     access = program.access("a", None)
-    if enumeration_engine.aligned(program, access, access.instruction.bytes_per_address,
-                                  Budget(60)).status != Status.PROVED:
+    if (
+        enumeration_engine.aligned(
+            program, access, access.instruction.bytes_per_address, Budget(60)
+        ).status
+        != Status.PROVED
+    ):
         return
     query = BankQuery(access)
     names = access.instance_vars
-    instances = [dict(zip(names, v))
-                 for v in itertools.product(*(range(access.ranges[n].lo, access.ranges[n].hi)
-                                              for n in names))]
+    instances = [
+        dict(zip(names, v))
+        for v in itertools.product(
+            *(range(access.ranges[n].lo, access.ranges[n].hi) for n in names)
+        )
+    ]
     for values in rng.sample(instances, min(6, len(instances))):
         cost = query.cost(values)
         phases, total = pinned_counts(query, values)

@@ -1,5 +1,6 @@
 """Pictures, tested by rendering them: SVG that parses as XML and holds the cells
 and labels expected, PNG with its signature, LaTeX and text grids like CuTe's."""
+
 import os
 import xml.etree.ElementTree as ET
 
@@ -31,8 +32,7 @@ def svg_texts(path) -> list[str]:
 
 
 def touched(picture, panel=0):
-    return {(c.row, c.col): (c.lanes, c.colliding)
-            for c in picture.panels[panel].cells if c.lanes}
+    return {(c.row, c.col): (c.lanes, c.colliding) for c in picture.panels[panel].cells if c.lanes}
 
 
 def test_the_seed_plain_tile_puts_lanes_0_to_7_down_bank_group_0_all_colliding():
@@ -52,22 +52,26 @@ def test_the_swizzled_tile_puts_row_r_in_bank_group_r_xor_q():
 
 
 def test_a_proved_access_is_drawn_at_its_worst_instance():
-    spec = parse_text("dtype f16\nlayout A = (_8,_64):(_64,_1)\n"
-                      "access rd = ldmatrix.x1 A(lane * (q % 2), 8 * q) for q in 0..4\n"
-                      "check max_ways <= 8 rd\n", "w.spec")
+    spec = parse_text(
+        "dtype f16\nlayout A = (_8,_64):(_64,_1)\n"
+        "access rd = ldmatrix.x1 A(lane * (q % 2), 8 * q) for q in 0..4\n"
+        "check max_ways <= 8 rd\n",
+        "w.spec",
+    )
     picture = draw_access(spec)
-    assert picture.instance["q"] in (1, 3)        # q even reads one row: 1-way
+    assert picture.instance["q"] in (1, 3)  # q even reads one row: 1-way
     assert picture.panels[0].ways == 8
-    assert "the worst of 32 instances" in picture.title   # 4 q x 8 bases of 16 bytes
+    assert "the worst of 32 instances" in picture.title  # 4 q x 8 bases of 16 bytes
 
 
 def test_one_panel_per_phase_and_element_cells():
-    picture = draw_access(parse_file(os.path.join(SPECS, "seed", "ldmatrix_x4_16x16.spec")),
-                          access_name="plain")
+    picture = draw_access(
+        parse_file(os.path.join(SPECS, "seed", "ldmatrix_x4_16x16.spec")), access_name="plain"
+    )
     assert [p.lanes for p in picture.panels] == [range(8 * i, 8 * i + 8) for i in range(4)]
     by_element = draw_access(parse_file(PLAIN), by="element")
     assert len(by_element.columns) == 64
-    assert touched(by_element)[(5, 7)] == ((5,), True)     # lane 5's 8th half
+    assert touched(by_element)[(5, 7)] == ((5,), True)  # lane 5's 8th half
 
 
 def test_draw_writes_an_svg_with_every_lane_label_and_the_bank_groups(tmp_path):
@@ -80,13 +84,14 @@ def test_draw_writes_an_svg_with_every_lane_label_and_the_bank_groups(tmp_path):
     assert "words/bank" in labels and "8" in labels
     assert "lanes 0-7: 8-way, lanes 0-7 collide in banks 0-3" in labels
     run("draw", PLAIN, "-o", str(tmp_path / "again.svg"))
-    assert (tmp_path / "again.svg").read_bytes() == out.read_bytes()   # reproducible
+    assert (tmp_path / "again.svg").read_bytes() == out.read_bytes()  # reproducible
 
 
 def test_draw_writes_png_and_html(tmp_path):
     png = tmp_path / "x4.png"
-    assert run("draw", os.path.join(SPECS, "seed", "ldmatrix_x4_16x16.spec"),
-               "-o", str(png))[0] == 0
+    assert (
+        run("draw", os.path.join(SPECS, "seed", "ldmatrix_x4_16x16.spec"), "-o", str(png))[0] == 0
+    )
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
@@ -97,12 +102,15 @@ def test_draw_writes_png_and_html(tmp_path):
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and ">T7<" in html
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--access", "rdd"], "unknown access 'rdd': expected one of ['rd']; did you mean 'rd'?"),
-    (["--instance", "qq=1"], "--instance: unknown variable 'qq'"),
-    (["--instance", "q=9"], "--instance: q=9 is outside 0..8"),
-    (["--instance", "base=8"], "base 8 is not a multiple of the buffer's alignment 128"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--access", "rdd"], "unknown access 'rdd': expected one of ['rd']; did you mean 'rd'?"),
+        (["--instance", "qq=1"], "--instance: unknown variable 'qq'"),
+        (["--instance", "q=9"], "--instance: q=9 is outside 0..8"),
+        (["--instance", "base=8"], "base 8 is not a multiple of the buffer's alignment 128"),
+    ],
+)
 def test_draw_refuses_bad_arguments_with_exit_2(tmp_path, args, message):
     code, out = run("draw", PLAIN, *args, "-o", str(tmp_path / "x.svg"))
     assert code == 2 and message in out and "Traceback" not in out
@@ -132,7 +140,7 @@ def test_map_writes_latex_like_print_latex_and_svg(tmp_path):
     code, _ = run("map", "Sw<3,3,3> o (_8,_64):(_64,_1)", "--dtype", "f16", "-o", str(tex))
     text = tex.read_text()
     assert code == 0 and text.startswith("\\documentclass[convert]{standalone}")
-    assert "\\node[fill=g1] at (1,0) {72};" in text       # byte 144: bank group 1
+    assert "\\node[fill=g1] at (1,0) {72};" in text  # byte 144: bank group 1
     assert text.count("\\node[fill=") == 512
     svg = tmp_path / "sw.svg"
     assert run("map", "Sw<3,3,3> o (_8,_64):(_64,_1)", "-o", str(svg))[0] == 0

@@ -3,6 +3,7 @@ bank model, both engines against each other on the catalog, and the routing.
 
 (Random specs through both engines: tests/test_differential.py.)
 """
+
 import glob
 import json
 import os
@@ -32,6 +33,7 @@ RANGES = {"x": Range(0, 7), "y": Range(3, 12)}
 
 # -- vectorised evaluation is `evaluate` -------------------------------------------
 
+
 @st.composite
 def expression(draw, depth=3):
     if depth == 0 or draw(st.integers(0, 3)) == 0:
@@ -49,15 +51,16 @@ def expression(draw, depth=3):
     return BinOp(op, a, b)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(expression())
 def test_vectorised_evaluation_equals_evaluate_at_every_point(e):
     """int64 where values stay below 2^62, Python integers above: both exact."""
     try:
         vectorised = enumeration.Vectorised([e], RANGES)
     except SpecError:
-        return                  # rejected (a subtraction that may go negative) by both paths
+        return  # rejected (a subtraction that may go negative) by both paths
     domain = enumeration.Domain.of(RANGES)
     ((start, env),) = list(domain.chunks())
     values = vectorised(e, env, domain.shape_of(env)).ravel()
@@ -71,37 +74,53 @@ def test_domain_chunks_walk_every_point_once_in_order(monkeypatch):
     seen = []
     for start, env in domain.chunks():
         shape = domain.shape_of(env)
-        block = [tuple(int(v) for v in np.broadcast_to(env[n], shape).ravel())
-                 for n in domain.names]
+        block = [
+            tuple(int(v) for v in np.broadcast_to(env[n], shape).ravel()) for n in domain.names
+        ]
         assert start == len(seen)
         seen += list(zip(*block))
     assert seen == [(a, b, c) for a in range(3) for b in range(2, 7) for c in range(2)]
-    assert [domain.values_at(i) for i in (0, 29)] == [{"a": 0, "b": 2, "c": 0},
-                                                      {"a": 2, "b": 6, "c": 1}]
+    assert [domain.values_at(i) for i in (0, 29)] == [
+        {"a": 0, "b": 2, "c": 0},
+        {"a": 2, "b": 6, "c": 1},
+    ]
 
 
 # -- the vectorised bank model is verify.bank -------------------------------------
 
-@pytest.mark.parametrize("instr", ["ld.shared.b8", "ld.shared.b16", "st.shared.b32",
-                                   "ld.shared.b64", "st.shared.v4.b32", "ldmatrix.x4",
-                                   "stmatrix.x2"])
+
+@pytest.mark.parametrize(
+    "instr",
+    [
+        "ld.shared.b8",
+        "ld.shared.b16",
+        "st.shared.b32",
+        "ld.shared.b64",
+        "st.shared.v4.b32",
+        "ldmatrix.x4",
+        "stmatrix.x2",
+    ],
+)
 def test_numpy_phase_costs_equal_the_bank_model(instr):
-    program = Program(parse_text(f"dtype b8\nlayout L = (4096):(1)\n"
-                                 f"access a = {instr} L(lane)\n"))
+    program = Program(parse_text(f"dtype b8\nlayout L = (4096):(1)\naccess a = {instr} L(lane)\n"))
     access = program.access("a", None)
     instruction = parse_instruction(instr)
     rng = np.random.default_rng(0)
     step = instruction.bytes_per_address
     addresses = rng.integers(0, 64, size=(200, instruction.address_lanes)) * step
-    addresses[:50] = addresses[:50] % (4 * step)        # many shared words: broadcasts
+    addresses[:50] = addresses[:50] % (4 * step)  # many shared words: broadcasts
     costs = enumeration.phase_costs(access, addresses)
     for row, cost in zip(addresses, costs):
         assert list(cost) == [p.ways for p in bank_cost(instruction, list(row)).phases]
 
 
 def test_an_enumerated_maximum_that_does_not_replay_is_an_internal_error(monkeypatch):
-    program = Program(parse_text("dtype f16\nlayout A = (8,64):(64,1)\n"
-                                 "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"))
+    program = Program(
+        parse_text(
+            "dtype f16\nlayout A = (8,64):(64,1)\n"
+            "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"
+        )
+    )
     access = program.access("rd", None)
     real = enumeration.phase_costs
     monkeypatch.setattr(enumeration, "phase_costs", lambda a, addr: real(a, addr) + 1)
@@ -110,6 +129,7 @@ def test_an_enumerated_maximum_that_does_not_replay_is_an_internal_error(monkeyp
 
 
 # -- both engines, one answer ------------------------------------------------------
+
 
 def answers(results):
     return [(r.property, r.status, r.max_ways, r.wavefronts, r.facts) for r in results]
@@ -144,9 +164,12 @@ def test_the_64_bit_store_that_timed_out_is_decided(engine):
 
 
 def test_an_enumerated_refutation_shows_a_real_instance_in_the_lane_table():
-    spec = parse_text("dtype f32\nlayout A = (32,32):(32,1)\n"
-                      "access col = ld.shared.b32 A(lane, c) for c in 0..32\n"
-                      "check conflict_free col\n", "col.spec")
+    spec = parse_text(
+        "dtype f32\nlayout A = (32,32):(32,1)\n"
+        "access col = ld.shared.b32 A(lane, c) for c in 0..32\n"
+        "check conflict_free col\n",
+        "col.spec",
+    )
     result = run_spec(spec, engine="enumeration")[-1]
     cex = result.counterexample
     assert result.status == Status.REFUTED and result.engine == "enumeration"
@@ -156,6 +179,7 @@ def test_an_enumerated_refutation_shows_a_real_instance_in_the_lane_table():
 
 
 # -- routing ----------------------------------------------------------------------
+
 
 def test_auto_enumerates_up_to_the_limit_and_asks_the_solver_above():
     limit = decide.ENUMERATION_LIMIT
@@ -168,13 +192,16 @@ def test_auto_enumerates_up_to_the_limit_and_asks_the_solver_above():
 
 
 def test_a_large_domain_goes_to_the_solver_and_a_small_one_is_enumerated():
-    big = parse_text("dtype f16\nbuffer align 128 stages 8 stage_bytes 33554432\n"
-                     "layout T = Sw<3,3,3> o (4096,4096):(4096,1)\n"
-                     "access row = ld.shared.b32 T(lane, 2 * lane)\n"
-                     "check bijective T\n", "big.spec")
+    big = parse_text(
+        "dtype f16\nbuffer align 128 stages 8 stage_bytes 33554432\n"
+        "layout T = Sw<3,3,3> o (4096,4096):(4096,1)\n"
+        "access row = ld.shared.b32 T(lane, 2 * lane)\n"
+        "check bijective T\n",
+        "big.spec",
+    )
     results = {r.property: r for r in run_spec(big)}
-    assert results["bijective T"].engine == "z3"           # 134 M (coordinate, stage) pairs
-    assert results["in_bounds row"].engine == "enumeration"    # 32 lanes
+    assert results["bijective T"].engine == "z3"  # 134 M (coordinate, stage) pairs
+    assert results["in_bounds row"].engine == "enumeration"  # 32 lanes
     assert results["bijective T"].status == Status.PROVED
 
 
@@ -187,21 +214,23 @@ def test_a_sort_too_large_for_memory_is_unknown_not_a_pass(monkeypatch):
 
 # -- the report ----------------------------------------------------------------
 
+
 def run_cli(*args):
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
     return result.exit_code, result.output
 
 
 def test_json_names_the_engine_and_both_times():
-    code, out = run_cli(os.path.join(SPECS, "seed", "ldmatrix_x4_16x16.spec"), "--json",
-                        "--engine", "z3")
+    code, out = run_cli(
+        os.path.join(SPECS, "seed", "ldmatrix_x4_16x16.spec"), "--json", "--engine", "z3"
+    )
     checks = json.loads(out)["checks"]
     assert code == 1 and {c["engine"] for c in checks} == {"z3"}
     for c in checks:
         assert isinstance(c["wall_seconds"], float) and isinstance(c["solver_seconds"], float)
         assert 0 <= c["solver_seconds"] <= c["wall_seconds"]
     swizzled = [c for c in checks if c["property"] in ("conflict_free swz", "wavefronts == 4 swz")]
-    assert swizzled[0]["solver_seconds"] > 0                 # the one search, charged once
+    assert swizzled[0]["solver_seconds"] > 0  # the one search, charged once
     assert swizzled[1]["solver_seconds"] == 0
 
 
@@ -215,6 +244,7 @@ def test_text_says_which_engine_decided_each_check():
 
 
 def test_an_unknown_engine_is_a_usage_error():
-    code, out = run_cli(os.path.join(SPECS, "seed", "ldmatrix_x1_8x64_plain.spec"),
-                        "--engine", "bitwuzla")
+    code, out = run_cli(
+        os.path.join(SPECS, "seed", "ldmatrix_x1_8x64_plain.spec"), "--engine", "bitwuzla"
+    )
     assert code == 2 and "'bitwuzla' is not one of" in out

@@ -43,8 +43,10 @@ def test_a_plain_tile_is_told_which_bits_collide_and_how_to_separate_them():
     r = refuted(ROWS_OF_64.format(layout="(8,64):(64,1)"))
     assert "no swizzle: their addresses differ only in byte bit 7" in sentences(r, "why")
     assert "XOR byte bit 7 into byte bits 4-6" in sentences(r, "fix")
-    assert "pad mode 0's stride of 128 bytes (a multiple of 128) by 16 bytes: 64 -> 72" \
+    assert (
+        "pad mode 0's stride of 128 bytes (a multiple of 128) by 16 bytes: 64 -> 72"
         in sentences(r, "fix")
+    )
 
 
 def test_a_swizzle_that_writes_above_the_bank_bits_is_named():
@@ -54,8 +56,10 @@ def test_a_swizzle_that_writes_above_the_bank_bits_is_named():
 
 
 def test_a_triton_encoding_is_explained_as_the_cute_swizzle_it_equals():
-    text = ROWS_OF_64.format(layout="#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, "
-                                    "order = [1, 0]}> shape (32, 64)")
+    text = ROWS_OF_64.format(
+        layout="#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, "
+        "order = [1, 0]}> shape (32, 64)"
+    )
     r = refuted(text)
     assert "CuTe's Sw<2,3,3>" in sentences(r, "why")
     assert "tile_to_shape" not in sentences(r, "fix")
@@ -90,15 +94,19 @@ def test_a_plain_tile_is_offered_the_fewest_xor_bits():
 
 
 def test_a_triton_encoding_is_offered_a_triton_encoding():
-    r = refuted(ROWS_OF_64.format(layout="#ttg.swizzled_shared<{vec = 8, perPhase = 1, "
-                                         "maxPhase = 4, order = [1, 0]}> shape (32, 64)"))
+    r = refuted(
+        ROWS_OF_64.format(
+            layout="#ttg.swizzled_shared<{vec = 8, perPhase = 1, "
+            "maxPhase = 4, order = [1, 0]}> shape (32, 64)"
+        )
+    )
     assert r.counterexample.suggestion.startswith(
-        "layout A = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>")
+        "layout A = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+    )
 
 
 def test_no_suggestion_for_a_conflict_the_spec_expects():
-    r = refuted(ROWS_OF_256.format(layout="Sw<3,3,3> o (8,256):(256,1)",
-                                   expect=" expect refuted"))
+    r = refuted(ROWS_OF_256.format(layout="Sw<3,3,3> o (8,256):(256,1)", expect=" expect refuted"))
     assert r.counterexample.explanation and not r.counterexample.suggestion
 
 

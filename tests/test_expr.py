@@ -12,10 +12,20 @@ X, Y = Var("x"), Var("y")
 RANGES = {"x": Range(0, 64), "y": Range(1, 9)}
 
 
-@pytest.mark.parametrize("op,fn", [
-    ("+", lambda x, y: x + y), ("*", lambda x, y: x * y), ("/", lambda x, y: x // y),
-    ("%", lambda x, y: x % y), ("&", lambda x, y: x & y), ("|", lambda x, y: x | y),
-    ("^", lambda x, y: x ^ y), ("<<", lambda x, y: x << y), (">>", lambda x, y: x >> y)])
+@pytest.mark.parametrize(
+    "op,fn",
+    [
+        ("+", lambda x, y: x + y),
+        ("*", lambda x, y: x * y),
+        ("/", lambda x, y: x // y),
+        ("%", lambda x, y: x % y),
+        ("&", lambda x, y: x & y),
+        ("|", lambda x, y: x | y),
+        ("^", lambda x, y: x ^ y),
+        ("<<", lambda x, y: x << y),
+        (">>", lambda x, y: x >> y),
+    ],
+)
 def test_evaluate_and_bounds_agree_over_the_whole_domain(op, fn):
     expr = e(op, X, Y)
     lo, hi = bounds(expr, RANGES)

@@ -1,5 +1,6 @@
 """verify map's formula: simplified by sympy, but never printed unless it gives
 the layout's own value at the checked points."""
+
 import sympy
 from click.testing import CliRunner
 
@@ -33,11 +34,10 @@ def test_a_remainder_of_a_multiple_of_a_remainder_is_exact():
     assert all(evaluate({"d0": d}) == (d % 8) * 8 % 64 for d in range(256))
 
 
-def test_a_formula_that_disagrees_with_the_layout_falls_back_to_the_plain_expression(
-        monkeypatch):
+def test_a_formula_that_disagrees_with_the_layout_falls_back_to_the_plain_expression(monkeypatch):
     e = BinOp("+", BinOp("*", Var("r"), Const(64)), Var("c"))
     domain = [("r", Range(0, 8)), ("c", Range(0, 64))]
-    monkeypatch.setattr(sympy, "simplify", lambda s: s + 1)   # a wrong simplification
+    monkeypatch.setattr(sympy, "simplify", lambda s: s + 1)  # a wrong simplification
     assert formula(e, domain) == render(e) == "((r * 64) + c)"
 
 
@@ -53,15 +53,20 @@ def test_large_domains_are_checked_by_a_sample_and_still_fall_back(monkeypatch):
 
 def test_printed_formulas_of_every_triton_swizzle_match_their_offsets():
     for vec, per, most in [(8, 1, 8), (4, 2, 4), (16, 4, 2), (1, 1, 1), (8, 2, 4)]:
-        enc = (f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = {most}, "
-               "order = [1, 0]}>")
+        enc = (
+            f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = {most}, "
+            "order = [1, 0]}>"
+        )
         text, ldef, domain = layout_formula(enc, (32, 64))
         value = ldef.value([Var(n) for n, _ in domain])
         truth = compiled(value)
         if text != render(value):
             simplified = _evaluator(sympy.simplify(to_sympy(value)))
-            assert all(simplified({"d0": a, "d1": b}) == truth({"d0": a, "d1": b})
-                       for a in range(32) for b in range(64)), enc
+            assert all(
+                simplified({"d0": a, "d1": b}) == truth({"d0": a, "d1": b})
+                for a in range(32)
+                for b in range(64)
+            ), enc
 
 
 def test_map_command_prints_the_checked_formula():

@@ -1,5 +1,6 @@
 """The CUDA spot check. Compiling the probe needs only nvcc (CI has it); running it
 needs an NVIDIA GPU (tests marked gpu, skipped elsewhere)."""
+
 import glob
 import os
 import shutil
@@ -21,8 +22,20 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not o
 def test_probe_source_compiles_for_sm90(tmp_path):
     src = tmp_path / "probe.cu"
     src.write_text(Probe.source())
-    r = subprocess.run(["nvcc", "-O2", "-std=c++17", "-arch=sm_90", "-c", str(src), "-o",
-                        str(tmp_path / "probe.o")], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            "nvcc",
+            "-O2",
+            "-std=c++17",
+            "-arch=sm_90",
+            "-c",
+            str(src),
+            "-o",
+            str(tmp_path / "probe.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -47,15 +60,21 @@ def test_probe_op_names():
 
 
 def test_fragments_command_shows_providers_versus_receivers():
-    out = CliRunner().invoke(main, ["fragments", os.path.join(SPECS, "seed",
-                                                              "ldmatrix_x1_8x64_plain.spec")]).output
-    assert "lane 20 d0 <- A(5, 0), A(5, 1)" in out      # row 5 goes to T20-T23, not T5
+    out = (
+        CliRunner()
+        .invoke(main, ["fragments", os.path.join(SPECS, "seed", "ldmatrix_x1_8x64_plain.spec")])
+        .output
+    )
+    assert "lane 20 d0 <- A(5, 0), A(5, 1)" in out  # row 5 goes to T20-T23, not T5
     assert "lane  5 d0 <- A(1, 2), A(1, 3)" in out
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", sorted(glob.glob(os.path.join(SPECS, "**", "*.spec"), recursive=True)),
-                         ids=os.path.basename)
+@pytest.mark.parametrize(
+    "spec",
+    sorted(glob.glob(os.path.join(SPECS, "**", "*.spec"), recursive=True)),
+    ids=os.path.basename,
+)
 def test_spot_check_agrees_with_the_gpu(spec):
     result = CliRunner().invoke(main, ["gpu", spec])
     assert result.exit_code == 0, result.output
@@ -72,6 +91,7 @@ def test_clock64_fallback_estimates_agree_on_exact_classes():
 
 def test_missing_nvcc_or_gpu_is_a_clear_error_not_a_crash(monkeypatch):
     import verify.gpu.probe as probe_module
+
     monkeypatch.setattr(probe_module.shutil, "which", lambda name: None)
     spec = os.path.join(SPECS, "seed", "word_stride_table.spec")
     result = CliRunner().invoke(main, ["gpu", spec])

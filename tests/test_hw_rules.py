@@ -5,6 +5,7 @@ hw_campaign.csv.gz and hw_campaign_heldout.csv.gz (a second run, measured after
 the rules were fixed), read by benchmarks/hw_rules.py; the rules must reproduce each one
 exactly, the .cg bound must never fall below one.
 """
+
 import os
 
 import pytest
@@ -22,7 +23,7 @@ LOADS = {"ld64": "ld.shared.v2.b32", "ld128": "ld.shared.v4.b32"}
 
 def test_loads_follow_rule_l_exactly():
     rows = [r for r in DATA if r[1] in LOADS]
-    assert len(rows) == 1680          # 1080 fitted, fresh and earlier; 600 held out
+    assert len(rows) == 1680  # 1080 fitted, fresh and earlier; 600 held out
     for _, op, shared, _, measured in rows:
         instr = parse_instruction(LOADS[op])
         addresses = [1024 + a for a in shared]
@@ -41,7 +42,7 @@ def test_cp_async_ca_follows_rule_c_exactly(op, size):
 
 def test_cp_async_cg_bound_holds_on_every_measurement():
     rows = [r for r in DATA if r[1] == "cpa16"]
-    assert len(rows) == 1354          # 904 fitted, fresh and earlier; 450 held out
+    assert len(rows) == 1354  # 904 fitted, fresh and earlier; 450 held out
     for _, _, shared, sources, measured in rows:
         cost = cp_async_cost(16, shared, sources, "cg")
         assert not cost.exact and measured <= cost.wavefronts

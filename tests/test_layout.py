@@ -9,8 +9,10 @@ from verify.layout import Composed, CuteLayout, Swizzle, offsets, size
 
 def colex_reference(index, shape, stride):
     """Independent CuTe semantics: flatten shape/stride, split index column-major."""
+
     def flat(t):
         return [t] if isinstance(t, int) else [x for s in t for x in flat(s)]
+
     total = 0
     for s, d in zip(flat(shape), flat(stride)):
         total += (index % s) * d
@@ -23,9 +25,16 @@ def swizzle_reference(x, b, m, s):
     return x ^ ((x & mask) >> s if s >= 0 else (x & mask) << -s)
 
 
-@pytest.mark.parametrize("shape,stride", [
-    ((8, 64), (64, 1)), (((8, 8), 64), ((64, 512), 1)), ((4, (2, 3)), (1, (4, 8))),
-    (12, 3), ((3, 5), (5, 1))])
+@pytest.mark.parametrize(
+    "shape,stride",
+    [
+        ((8, 64), (64, 1)),
+        (((8, 8), 64), ((64, 512), 1)),
+        ((4, (2, 3)), (1, (4, 8))),
+        (12, 3),
+        ((3, 5), (5, 1)),
+    ],
+)
 def test_cute_layout_matches_colexicographic_reference_on_whole_domain(shape, stride):
     layout = CuteLayout(shape, stride)
     assert offsets(layout) == [colex_reference(i, shape, stride) for i in range(size(shape))]

@@ -4,6 +4,7 @@ and agreement with verify on every bundled spec.
 The issue's examples are pinned to literal values worked out from CuTe's
 definitions (verify got them wrong when the issue was filed), not to verify.
 """
+
 import glob
 import random
 
@@ -33,6 +34,7 @@ def table(text: str, name: str = "L") -> list[int]:
 
 # -- the issue's examples --------------------------------------------------------------
 
+
 def test_tile_to_shape_of_a_non_compact_atom_repeats_at_complements_gap():
     spec = "dtype f16\nlayout L = tile_to_shape((2,4):(1,5), (4,4))\ncheck bijective L\n"
     # ((2,4),(2,1)):((1,5),(2,4)) zipped per mode: (4,4):(1,5), offsets i + 5j.
@@ -41,27 +43,34 @@ def test_tile_to_shape_of_a_non_compact_atom_repeats_at_complements_gap():
 
 
 def test_tile_to_shape_of_a_padded_atom_puts_row_8_at_576():
-    spec = ("dtype f16\nlayout L = tile_to_shape((8,64):(72,1), (16,64))\n"
-            "check equivalent L(8, 0) == 576 for x in 0..1\n"
-            "check equivalent L(8, 5) == 581 for x in 0..1\n")
+    spec = (
+        "dtype f16\nlayout L = tile_to_shape((8,64):(72,1), (16,64))\n"
+        "check equivalent L(8, 0) == 576 for x in 0..1\n"
+        "check equivalent L(8, 5) == 581 for x in 0..1\n"
+    )
     assert all(a.holds for a in answers(spec).values())
 
 
 def test_tile_to_shape_of_a_composition_is_bijective_onto_32():
-    spec = ("dtype f32\nlayout L = tile_to_shape(composition((4,4):(4,1), (4,4):(1,4)), (8,4))\n"
-            "check bijective L\n")
+    spec = (
+        "dtype f32\nlayout L = tile_to_shape(composition((4,4):(4,1), (4,4):(1,4)), (8,4))\n"
+        "check bijective L\n"
+    )
     assert sorted(table(spec)) == list(range(32))
     assert answers(spec)["bijective L"] == Answer(True, cosize=32)
 
 
 def test_formula_with_lower_bound_read_by_a_1d_index():
-    spec = ("dtype f32\nlayout F(r in 1..3, c in 0..16) = 32 * (r / 2) + c\n"
-            "access rd = ld.shared.b32 F(lane)\ncheck max_ways == 2 rd\n")
+    spec = (
+        "dtype f32\nlayout F(r in 1..3, c in 0..16) = 32 * (r / 2) + c\n"
+        "access rd = ld.shared.b32 F(lane)\ncheck max_ways == 2 rd\n"
+    )
     assert table(spec, "F")[:6] == [0, 32, 1, 33, 2, 34]
     assert answers(spec)["max_ways == 2 rd"] == Answer(True, max_ways=2, wavefronts=2)
 
 
 # -- CuTe laws over whole small domains ------------------------------------------------
+
 
 def random_layout(rng, max_size=256, extents=(1, 2, 3, 4, 8)):
     def mode(depth=0):
@@ -69,6 +78,7 @@ def random_layout(rng, max_size=256, extents=(1, 2, 3, 4, 8)):
             return rng.choice(extents), rng.randint(0, 40)
         subs = [mode(depth + 1) for _ in range(rng.choice([2, 3]))]
         return tuple(s for s, _ in subs), tuple(d for _, d in subs)
+
     while True:
         modes = [mode() for _ in range(rng.choice([1, 2, 3]))]
         shape, stride = tuple(s for s, _ in modes), tuple(d for _, d in modes)
@@ -102,7 +112,7 @@ def test_composition_is_function_composition(seed):
     spec = f"dtype f16\nlayout L = composition({text_of(a)}, {text_of(b)})\n"
     try:
         mine = table(spec)
-    except OracleRefusal:              # CuTe's divisibility fails: verify must refuse too
+    except OracleRefusal:  # CuTe's divisibility fails: verify must refuse too
         with pytest.raises(verify.errors.SpecError):
             verify.offsets(f"composition({text_of(a)}, {text_of(b)})")
         return
@@ -114,7 +124,7 @@ def test_tiled_atom_restricted_to_each_tile_is_the_atom_shifted(seed):
     """tile_to_shape: the first tile is the atom; every tile is the atom plus a constant."""
     rng = random.Random(200 + seed)
     shape = (rng.choice([1, 2, 4]), rng.choice([2, 4, 8]))
-    inner = rng.randint(1, 3)                          # holes and padding, either mode inner
+    inner = rng.randint(1, 3)  # holes and padding, either mode inner
     outer = shape[0] * inner + rng.randint(0, 5)
     if rng.random() < 0.5:
         atom = pycute.Layout(shape, (inner, outer))
@@ -126,7 +136,7 @@ def test_tiled_atom_restricted_to_each_tile_is_the_atom_shifted(seed):
     text = f"tile_to_shape({text_of(atom)}, {target}{order})"
     try:
         mine = read(f"layout L = {text}\n").layouts["L"]
-    except OracleRefusal:              # CuTe's preconditions fail: verify must refuse too
+    except OracleRefusal:  # CuTe's preconditions fail: verify must refuse too
         with pytest.raises(verify.errors.SpecError):
             verify.offsets(text)
         return
@@ -170,8 +180,9 @@ def test_pycute_composition_without_shape_divisibility_is_refused():
     a, b = pycute.Layout((2, 3, 8), (30, 24, 12)), pycute.Layout(8, 2)
     assert pycute.size(pycute.composition(a, b)) == 6
     with pytest.raises(OracleRefusal, match="shape divisibility"):
-        answers(f"dtype f16\nlayout L = composition({text_of(a)}, {text_of(b)})\n"
-                "check bijective L\n")
+        answers(
+            f"dtype f16\nlayout L = composition({text_of(a)}, {text_of(b)})\ncheck bijective L\n"
+        )
 
 
 def test_pycute_complement_with_a_zero_extent_is_refused():
@@ -196,12 +207,16 @@ def test_pycute_complement_of_overlapping_atom_is_refused():
 
 # -- GMMA atoms and TMA boxes ----------------------------------------------------------
 
-@pytest.mark.parametrize("atom,elem,shape,stride,align", [
-    ("Layout_K_SW128_Atom", "half_t", (8, 64), (64, 1), 1024),
-    ("Layout_K_INTER_Atom", "int8_t", (8, 16), (16, 1), 16),
-    ("Layout_MN_SW64_Atom", "float", (16, 8), (1, 16), 512),
-    ("Layout_MN_SW32_Atom", "bfloat16_t", (16, 8), (1, 16), 256),
-])
+
+@pytest.mark.parametrize(
+    "atom,elem,shape,stride,align",
+    [
+        ("Layout_K_SW128_Atom", "half_t", (8, 64), (64, 1), 1024),
+        ("Layout_K_INTER_Atom", "int8_t", (8, 16), (16, 1), 16),
+        ("Layout_MN_SW64_Atom", "float", (16, 8), (1, 16), 512),
+        ("Layout_MN_SW32_Atom", "bfloat16_t", (16, 8), (1, 16), 256),
+    ],
+)
 def test_gmma_atoms_are_cutlass_bit_atoms_upcast(atom, elem, shape, stride, align):
     layout = read(f"layout L = GMMA::{atom}<{elem}>\n").layouts["L"]
     assert (layout.inner.cute_layout.shape, layout.inner.cute_layout.stride) == (shape, stride)
@@ -210,8 +225,10 @@ def test_gmma_atoms_are_cutlass_bit_atoms_upcast(atom, elem, shape, stride, alig
 
 
 def test_pointer_swizzle_value_in_expressions_is_bytes_at_base_0():
-    spec = ("layout A = Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)\n"
-            "check equivalent A(1, 0) == 144 for x in 0..1\n")
+    spec = (
+        "layout A = Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)\n"
+        "check equivalent A(1, 0) == 144 for x in 0..1\n"
+    )
     assert answers(spec)["equivalent A(1, 0) == 144 for x in 0..1"].holds
 
 
@@ -222,16 +239,27 @@ def test_tma_box_needs_rows_of_16_bytes_within_the_span():
 
 # -- Triton ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("vec,per,most,shape", [
-    (8, 1, 8, (16, 64)), (4, 2, 4, (32, 32)), (1, 1, 1, (8, 8)), (16, 4, 2, (64, 32)),
-    (2, 1, 16, (16, 8))])
+
+@pytest.mark.parametrize(
+    "vec,per,most,shape",
+    [
+        (8, 1, 8, (16, 64)),
+        (4, 2, 4, (32, 32)),
+        (1, 1, 1, (8, 8)),
+        (16, 4, 2, (64, 32)),
+        (2, 1, 16, (16, 8)),
+    ],
+)
 def test_swizzled_shared_is_the_readme_formula(vec, per, most, shape):
     pytest.importorskip("triton")
-    text = (f"layout L = #ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, "
-            f"maxPhase = {most}, order = [1, 0]}}> shape {shape}\n")
+    text = (
+        f"layout L = #ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, "
+        f"maxPhase = {most}, order = [1, 0]}}> shape {shape}\n"
+    )
     rows, cols = shape
-    formula = [r * cols + (c ^ ((r // per % most) * vec % cols))
-               for c in range(cols) for r in range(rows)]
+    formula = [
+        r * cols + (c ^ ((r // per % most) * vec % cols)) for c in range(cols) for r in range(rows)
+    ]
     assert table(text) == formula
 
 
@@ -239,17 +267,22 @@ def test_swizzled_shared_is_the_readme_formula(vec, per, most, shape):
 def test_nvmma_alignment_is_tritons(width):
     pytest.importorskip("triton")
     from triton.experimental.gluon.language import NVMMASharedLayout
+
     _, builder = triton_encodings._builder()
     linear = builder.to_linear_layout(NVMMASharedLayout(width, 16, 2)._to_ir(builder), [64, 64])
-    layout = read(f"layout L = #ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed "
-                  f"= false, elementBitWidth = 16}}> shape (64, 64)\n").layouts["L"]
+    layout = read(
+        f"layout L = #ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed "
+        f"= false, elementBitWidth = 16}}> shape (64, 64)\n"
+    ).layouts["L"]
     assert layout.required_align == linear.alignment == 8 * width
 
 
 def test_nvmma_element_width_must_be_the_dtypes():
     pytest.importorskip("triton")
-    spec = ("dtype f32\nbuffer align 1024\nlayout L = #ttg.nvmma_shared<{swizzlingByteWidth = 128, "
-            "transposed = false, elementBitWidth = 16}> shape (8, 64)\ncheck bijective L\n")
+    spec = (
+        "dtype f32\nbuffer align 1024\nlayout L = #ttg.nvmma_shared<{swizzlingByteWidth = 128, "
+        "transposed = false, elementBitWidth = 16}> shape (8, 64)\ncheck bijective L\n"
+    )
     with pytest.raises(OracleRefusal, match="16-bit elements but dtype f32"):
         answers(spec)
 
@@ -260,20 +293,26 @@ def test_triton_missing_is_oracle_unavailable(monkeypatch):
     triton_encodings.offsets.cache_clear()
     try:
         with pytest.raises(OracleUnavailable, match="triton"):
-            answers("layout L = #ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 2, "
-                    "order = [1, 0]}> shape (4, 4)\ncheck bijective L\n")
+            answers(
+                "layout L = #ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 2, "
+                "order = [1, 0]}> shape (4, 4)\ncheck bijective L\n"
+            )
     finally:
         triton_encodings._builder.cache_clear()
 
 
 # -- formulas --------------------------------------------------------------------------
 
+
 def random_expression(rng, depth=0) -> str:
     if depth == 3 or rng.random() < 0.3:
         return rng.choice(["x", str(rng.randint(1, 40))])
     op = rng.choice(["+", "*", "/", "%", "&", "|", "^", "<<", ">>"])
-    right = str(rng.randint(1, 5)) if op in ("<<", ">>", "/", "%") else \
-        random_expression(rng, depth + 1)
+    right = (
+        str(rng.randint(1, 5))
+        if op in ("<<", ">>", "/", "%")
+        else random_expression(rng, depth + 1)
+    )
     text = f"{random_expression(rng, depth + 1)} {op} {right}"
     return f"({text})" if rng.random() < 0.3 else text
 
@@ -290,53 +329,87 @@ def test_values_past_int64_stay_exact():
     assert table("layout L(x in 0..4) = ((x + 1) << 70) >> 68\n") == [4, 8, 12, 16]
 
 
-@pytest.mark.parametrize("body,message", [
-    ("x - 3", "negative"), ("8 / (x - x)", "division by zero"), ("y", "unknown variable"),
-    ("M(x)", "unknown layout")])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("x - 3", "negative"),
+        ("8 / (x - x)", "division by zero"),
+        ("y", "unknown variable"),
+        ("M(x)", "unknown layout"),
+    ],
+)
 def test_invalid_formulas_are_refused(body, message):
     with pytest.raises(OracleRefusal, match=message):
         answers(f"layout L(x in 0..8) = {body}\ncheck equivalent L(0) == 0 for x in 0..1\n")
 
 
 def test_calls_split_a_1d_index_over_ranges_with_lower_bounds():
-    spec = ("layout G(r in 2..4, c in 5..7) = 10 * r + c\n"
-            "check equivalent G(x) == 10 * (2 + x % 2) + 5 + x / 2 for x in 0..4\n"
-            "check equivalent G(3, 6) == 36 for x in 0..1\n")
+    spec = (
+        "layout G(r in 2..4, c in 5..7) = 10 * r + c\n"
+        "check equivalent G(x) == 10 * (2 + x % 2) + 5 + x / 2 for x in 0..4\n"
+        "check equivalent G(3, 6) == 36 for x in 0..1\n"
+    )
     assert all(a.holds for a in answers(spec).values())
 
 
 # -- the bank model and instructions ---------------------------------------------------
 
-@pytest.mark.parametrize("stride,ways", [(0, 1), (1, 1), (2, 2), (4, 4), (8, 8), (16, 16),
-                                         (32, 32), (33, 1)])
+
+@pytest.mark.parametrize(
+    "stride,ways", [(0, 1), (1, 1), (2, 2), (4, 4), (8, 8), (16, 16), (32, 32), (33, 1)]
+)
 def test_word_strides(stride, ways):
-    spec = (f"dtype f32\nlayout A = 32:{stride}\naccess rd = ld.shared.b32 A(lane)\n"
-            "check conflict_free rd\n")
+    spec = (
+        f"dtype f32\nlayout A = 32:{stride}\naccess rd = ld.shared.b32 A(lane)\n"
+        "check conflict_free rd\n"
+    )
     assert answers(spec)["conflict_free rd"] == Answer(ways == 1, ways, ways)
 
 
 def test_64_bit_phases_are_half_warps_and_bytes_of_a_word_share_it():
-    b64 = hardware.bank_figures(hardware.instruction("ld.shared.b64"),
-                                np.array([[8 * lane for lane in range(32)]]))
-    b8 = hardware.bank_figures(hardware.instruction("ld.shared.u8"),
-                               np.array([list(range(32))]))
+    b64 = hardware.bank_figures(
+        hardware.instruction("ld.shared.b64"), np.array([[8 * lane for lane in range(32)]])
+    )
+    b8 = hardware.bank_figures(hardware.instruction("ld.shared.u8"), np.array([list(range(32))]))
     assert b64 == (1, 2) and b8 == (1, 1)
 
 
-SPELLINGS = ["ld.shared.b32", "ld.shared.v4", "st.shared.v2.b32", "ld.shared.u16", "st.shared.b8",
-             "ld.shared.b64", "st.shared.v4.b32", "ld.shared.f32", "ld.shared::cta.b32",
-             "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.x1", "ldmatrix.x2.trans",
-             "stmatrix.x4", "stmatrix.sync.aligned.m8n8.x2.shared.b16", "SM75_U32x1_LDSM_N",
-             "SM75_U32x4_LDSM_N", "SM75_U16x2_LDSM_T", "SM75_U16x8_LDSM_T", "SM90_U32x2_STSM_N",
-             "SM90_U16x4_STSM_T", "ld.shared.v2.f16x2", "st.shared.b128"]
+SPELLINGS = [
+    "ld.shared.b32",
+    "ld.shared.v4",
+    "st.shared.v2.b32",
+    "ld.shared.u16",
+    "st.shared.b8",
+    "ld.shared.b64",
+    "st.shared.v4.b32",
+    "ld.shared.f32",
+    "ld.shared::cta.b32",
+    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+    "ldmatrix.x1",
+    "ldmatrix.x2.trans",
+    "stmatrix.x4",
+    "stmatrix.sync.aligned.m8n8.x2.shared.b16",
+    "SM75_U32x1_LDSM_N",
+    "SM75_U32x4_LDSM_N",
+    "SM75_U16x2_LDSM_T",
+    "SM75_U16x8_LDSM_T",
+    "SM90_U32x2_STSM_N",
+    "SM90_U16x4_STSM_T",
+    "ld.shared.v2.f16x2",
+    "st.shared.b128",
+]
 
 
 @pytest.mark.parametrize("name", SPELLINGS)
 def test_instruction_table_matches_verifys_spellings(name):
     from verify.instructions import parse_instruction
+
     theirs, mine = parse_instruction(name), hardware.instruction(name)
     assert (mine.bytes_per_lane, mine.address_lanes, mine.phase_lanes) == (
-        theirs.bytes_per_address, theirs.address_lanes, theirs.phase_lanes)
+        theirs.bytes_per_address,
+        theirs.address_lanes,
+        theirs.phase_lanes,
+    )
 
 
 def test_cp_async_is_refused():
@@ -381,19 +454,22 @@ def test_pointer_swizzle_commutes_with_adding_a_period(seed):
 
 
 def test_implicit_keys_and_out_of_bounds_accesses():
-    spec = ("dtype f16\nbuffer align 128\nlayout T = tma(SWIZZLE_128B, f16, (64, 8))\n"
-            "access ok = st.shared.v4 T(8 * (lane % 8), lane / 8)\n"
-            "access far = ld.shared.b32 T(lane, 8)\ncheck conflict_free far\n"
-            "check aligned 32 ok\n")
+    spec = (
+        "dtype f16\nbuffer align 128\nlayout T = tma(SWIZZLE_128B, f16, (64, 8))\n"
+        "access ok = st.shared.v4 T(8 * (lane % 8), lane / 8)\n"
+        "access far = ld.shared.b32 T(lane, 8)\ncheck conflict_free far\n"
+        "check aligned 32 ok\n"
+    )
     got = answers(spec)
-    assert set(got) == {"in_bounds ok", "aligned 32 ok", "in_bounds far",
-                        "base_aligned T"}
+    assert set(got) == {"in_bounds ok", "aligned 32 ok", "in_bounds far", "base_aligned T"}
     assert not got["in_bounds far"].holds and not got["base_aligned T"].holds
 
 
 def test_bank_checks_of_misaligned_accesses_are_refuted_without_figures():
-    spec = ("dtype f16\nlayout A = (8,65):(65,1)\naccess rd = ldmatrix.x1 A(lane, 0)\n"
-            "check conflict_free rd\n")
+    spec = (
+        "dtype f16\nlayout A = (8,65):(65,1)\naccess rd = ldmatrix.x1 A(lane, 0)\n"
+        "check conflict_free rd\n"
+    )
     got = answers(spec)
     assert not got["aligned 16 rd"].holds and got["conflict_free rd"] == Answer(False)
 
@@ -405,14 +481,17 @@ def test_equivalent_layouts_of_different_sizes_are_refused():
         answers(spec)
 
 
-@pytest.mark.parametrize("text,message", [
-    ("dtype f16\nlayout A = 8:0x40000000\naccess rd = ld.shared.b16 A(lane % 8)\n", "2\\^32"),
-    ("dtype f16\nlayout A = (8,8):(8,1)\ncheck bijective B\n", "unknown layout"),
-    ("dtype f16\nlayout A = (8,8):((1,2),1)\ncheck bijective A\n", "congruent"),
-    ("dtype f16\nlayout A = (4096,4096):(4096,1)\ncheck bijective A\n", "limit"),
-    ("dtype f16\nlayout A = 8:1\ncheck base_aligned A\n", "needs no aligned buffer"),
-    ("dtype f16\nlayout A = 8:1\naccess rd = ld.shared.b16 A(lane, 0)\n", "coordinates"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("dtype f16\nlayout A = 8:0x40000000\naccess rd = ld.shared.b16 A(lane % 8)\n", "2\\^32"),
+        ("dtype f16\nlayout A = (8,8):(8,1)\ncheck bijective B\n", "unknown layout"),
+        ("dtype f16\nlayout A = (8,8):((1,2),1)\ncheck bijective A\n", "congruent"),
+        ("dtype f16\nlayout A = (4096,4096):(4096,1)\ncheck bijective A\n", "limit"),
+        ("dtype f16\nlayout A = 8:1\ncheck base_aligned A\n", "needs no aligned buffer"),
+        ("dtype f16\nlayout A = 8:1\naccess rd = ld.shared.b16 A(lane, 0)\n", "coordinates"),
+    ],
+)
 def test_refusals_say_why(text, message):
     with pytest.raises(OracleRefusal, match=message) as err:
         answers(text, "my.spec")
@@ -434,8 +513,11 @@ def thread_mapped_accesses(path: str) -> set[str]:
     """Accesses of a spec written 'by' a thread map (tests/test_thread_maps.py
     checks those maps against Triton and pycute; the oracle leaves them out)."""
     with open(path) as f:
-        return {line.split()[1] for line in f
-                if line.startswith("access ") and " by " in line.split("#")[0]}
+        return {
+            line.split()[1]
+            for line in f
+            if line.startswith("access ") and " by " in line.split("#")[0]
+        }
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob("specs/**/*.spec", recursive=True)))
@@ -446,7 +528,7 @@ def test_agrees_with_verify_on_bundled_specs(path):
         if (path, result.property) in KNOWN_DIFFERENCES:
             continue
         if result.property.split()[-1] in thread_mapped_accesses(path):
-            assert result.property not in mine      # read by Triton/pycute, not the oracle
+            assert result.property not in mine  # read by Triton/pycute, not the oracle
             continue
         assert result.property in mine, f"{path}: no answer for {result.property}"
         answer = mine[result.property]

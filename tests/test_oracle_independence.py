@@ -5,6 +5,7 @@ modules; from the rest of `verify` nothing at all (the grammar file is read as
 a package resource, not imported). Any other import, or a dynamic import of a
 `verify.` module named in a string, fails this test.
 """
+
 import ast
 import pathlib
 import sys
@@ -13,7 +14,7 @@ import pytest
 
 ORACLE = pathlib.Path(__file__).resolve().parents[1] / "verify" / "oracle"
 ALLOWED_THIRD_PARTY = {"lark", "pycute", "triton", "numpy"}
-ALLOWED_STRINGS = {"verify.spec"}      # importlib.resources package holding grammar.lark
+ALLOWED_STRINGS = {"verify.spec"}  # importlib.resources package holding grammar.lark
 
 
 def imported_modules(tree: ast.AST):
@@ -54,19 +55,29 @@ def test_oracle_imports_nothing_of_verify(path):
 @pytest.mark.parametrize("path", oracle_files(), ids=lambda p: p.name)
 def test_oracle_names_no_verify_module_in_strings(path):
     tree = ast.parse(path.read_text(), str(path))
-    named = [(n.lineno, n.value) for n in ast.walk(tree)
-             if isinstance(n, ast.Constant) and isinstance(n.value, str)
-             and n.value.startswith("verify.") and n.value not in ALLOWED_STRINGS
-             and not n.value.startswith("verify.oracle")]
+    named = [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and n.value.startswith("verify.")
+        and n.value not in ALLOWED_STRINGS
+        and not n.value.startswith("verify.oracle")
+    ]
     assert not named, f"{path.name} names verify modules: {named}"
 
 
 def test_the_scan_catches_forbidden_imports():
-    source = ("import verify.layout\nfrom verify import expr\nfrom verify.spec.parser import "
-              "parse_text\nfrom verify.oracle import cute\nimport numpy\nfrom . import hardware\n")
+    source = (
+        "import verify.layout\nfrom verify import expr\nfrom verify.spec.parser import "
+        "parse_text\nfrom verify.oracle import cute\nimport numpy\nfrom . import hardware\n"
+    )
     found = [m for _, m in imported_modules(ast.parse(source))]
     assert [m for m in found if not is_allowed(m)] == [
-        "verify.layout", "verify.expr", "verify.spec.parser"]
+        "verify.layout",
+        "verify.expr",
+        "verify.spec.parser",
+    ]
 
 
 def only_thread_maps(path: str) -> bool:
@@ -74,8 +85,11 @@ def only_thread_maps(path: str) -> bool:
     with open(path) as f:
         lines = [line.split("#")[0].split() for line in f]
     accesses = [w for w in lines if w[:1] == ["access"]]
-    layout_checks = [w for w in lines if w[:1] == ["check"] and w[1:2] in (
-        ["bijective"], ["equivalent"], ["base_aligned"])]
+    layout_checks = [
+        w
+        for w in lines
+        if w[:1] == ["check"] and w[1:2] in (["bijective"], ["equivalent"], ["base_aligned"])
+    ]
     return bool(accesses) and all("by" in w for w in accesses) and not layout_checks
 
 
@@ -95,22 +109,30 @@ def test_oracle_runs_with_nothing_of_verify_but_the_grammar(tmp_path):
     import json
     import shutil
     import subprocess
+
     root = tmp_path / "alone"
-    shutil.copytree(ORACLE, root / "verify" / "oracle",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ORACLE, root / "verify" / "oracle", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (root / "verify" / "spec").mkdir()
     shutil.copy(ORACLE.parent / "spec" / "grammar.lark", root / "verify" / "spec")
     for package in ("verify", "verify/spec"):
         (root / package / "__init__.py").write_text("")
     repo = ORACLE.parents[1]
     specs = sorted(str(p) for p in (repo / "specs").rglob("*.spec"))
-    out = subprocess.run([sys.executable, "-c", RUN_ALONE, str(root), *specs], cwd=root,
-                         env={"PYTHONPATH": str(root), "PATH": ""}, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", RUN_ALONE, str(root), *specs],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout.splitlines()[-1])
     # A spec whose checks are all of accesses 'by' a thread map gets no answer (the
     # oracle does not read thread maps); every other spec gets some.
     assert all(n > 0 for p, n in report["answered"].items() if not only_thread_maps(p))
-    assert all(m in ("verify", "verify.spec") or m.startswith("verify.oracle")
-               for m in report["loaded"]), report["loaded"]
+    assert all(
+        m in ("verify", "verify.spec") or m.startswith("verify.oracle") for m in report["loaded"]
+    ), report["loaded"]

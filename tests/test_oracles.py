@@ -9,6 +9,7 @@
 CI installs both (.ci/run) and sets VERIFY_REQUIRE_ORACLES=1, so there a missing
 oracle fails instead of skipping.
 """
+
 import importlib
 import itertools
 import math
@@ -30,16 +31,19 @@ def oracle(module: str):
 
 # -- pycute ------------------------------------------------------------------------
 
+
 def random_cute(rng: random.Random):
     """(verify text, pycute shape, pycute stride) of a random nested layout."""
+
     def mode(depth=0):
         if depth == 2 or rng.random() < 0.6:
             n = rng.choice([1, 2, 3, 4, 8])
             return n, rng.randint(0, 70)
         sub = [mode(depth + 1) for _ in range(rng.choice([2, 3]))]
         return tuple(s for s, _ in sub), tuple(d for _, d in sub)
+
     modes = [mode() for _ in range(rng.choice([1, 2, 3]))]
-    while size_of([s for s, _ in modes]) > 4096:         # keep whole tiles small
+    while size_of([s for s, _ in modes]) > 4096:  # keep whole tiles small
         modes = [mode() for _ in range(rng.choice([1, 2, 3]))]
     shape, stride = tuple(s for s, _ in modes), tuple(d for _, d in modes)
     return f"{fmt_tuple(shape)}:{fmt_tuple(stride)}", shape, stride
@@ -64,19 +68,33 @@ def test_swizzled_layouts_match_pycute(case):
     mid = f" o {off}" if off else ""
     theirs = pycute.ComposedLayout(pycute.Swizzle(b, m, s), off, pycute.Layout(shape, stride))
     assert offsets(f"Sw<{b},{m},{s}>{mid} o {text}") == [
-        theirs(i) for i in range(pycute.size(theirs.layoutA))], (b, m, s, text)
+        theirs(i) for i in range(pycute.size(theirs.layoutA))
+    ], (b, m, s, text)
 
 
-@pytest.mark.parametrize("atom,target,order", [
-    ("(8,64):(64,1)", (128, 64), None), ("(8,64):(64,1)", (64, 128), None),
-    ("(8,32):(32,1)", (128, 64), (1, 0)), ("(64,8):(1,64)", (128, 64), None),
-    ("((4,2),32):((32,128),1)", (32, 64), None), ("(8,64):(64,1)", (64, 128, 3), None),
-    # Atoms with holes and padding: CuTe fills the holes before going past them.
-    ("(2,4):(1,5)", (4, 4), None), ("(2,4):(1,5)", (4, 8), (1, 0)),
-    ("(8,64):(72,1)", (16, 64), None), ("(8,64):(72,1)", (16, 128), (1, 0)),
-    ("(4,8):(9,1)", (8, 16), None), ("(2,2):(1,4)", (4, 8, 2), (2, 0, 1)),
-    ("(2,3):(3,1)", (4, 6), None), ("((2,2),4):((1,8),2)", (8, 8), (1, 0)),
-    ("(4,2):(2,16)", (8, 4), None), ("8:2", (32, 2), None), ("8:2", (16, 4), (1, 0))])
+@pytest.mark.parametrize(
+    "atom,target,order",
+    [
+        ("(8,64):(64,1)", (128, 64), None),
+        ("(8,64):(64,1)", (64, 128), None),
+        ("(8,32):(32,1)", (128, 64), (1, 0)),
+        ("(64,8):(1,64)", (128, 64), None),
+        ("((4,2),32):((32,128),1)", (32, 64), None),
+        ("(8,64):(64,1)", (64, 128, 3), None),
+        # Atoms with holes and padding: CuTe fills the holes before going past them.
+        ("(2,4):(1,5)", (4, 4), None),
+        ("(2,4):(1,5)", (4, 8), (1, 0)),
+        ("(8,64):(72,1)", (16, 64), None),
+        ("(8,64):(72,1)", (16, 128), (1, 0)),
+        ("(4,8):(9,1)", (8, 16), None),
+        ("(2,2):(1,4)", (4, 8, 2), (2, 0, 1)),
+        ("(2,3):(3,1)", (4, 6), None),
+        ("((2,2),4):((1,8),2)", (8, 8), (1, 0)),
+        ("(4,2):(2,16)", (8, 4), None),
+        ("8:2", (32, 2), None),
+        ("8:2", (16, 4), (1, 0)),
+    ],
+)
 def test_tile_to_shape_is_cute_blocked_product(atom, target, order):
     """tile_to_shape(A, shape) at (m, n, ...) is logical_product(A, repeats) at
     ((m % a0, n % a1, ...), (m / a0, n / a1, ...)), repeats ordered column-major
@@ -84,8 +102,11 @@ def test_tile_to_shape_is_cute_blocked_product(atom, target, order):
     pycute = oracle("pycute")
     shape_text, stride_text = atom.split(":")
     a = pycute.Layout(eval_tuple(shape_text), eval_tuple(stride_text))
-    assert offsets(_tile_text(atom, target, order)) == \
-        _tiled_offsets(pycute, a, target, order), (atom, target, order)
+    assert offsets(_tile_text(atom, target, order)) == _tiled_offsets(pycute, a, target, order), (
+        atom,
+        target,
+        order,
+    )
 
 
 @pytest.mark.parametrize("case", range(40))
@@ -104,7 +125,7 @@ def test_tile_to_shape_of_random_injective_atoms_is_cute_blocked_product(case):
     text = _tile_text(f"{fmt_tuple(shape)}:{fmt_tuple(stride)}", target, order)
     try:
         theirs = _tiled_offsets(pycute, pycute.Layout(shape, stride), target, order)
-    except (AssertionError, PycuteLostIndices):   # no layout places the repeats: refused
+    except (AssertionError, PycuteLostIndices):  # no layout places the repeats: refused
         with pytest.raises(SpecError, match="CuTe cannot represent"):
             offsets(text)
         return
@@ -115,15 +136,20 @@ def test_tile_to_shape_tiles_a_composition_as_one_layout():
     """composition(A, B) of two layouts is a layout; that layout is what is tiled
     (not B, with A applied afterwards)."""
     pycute = oracle("pycute")
-    for a, b, target in (("(4,4):(4,1)", "(4,4):(1,4)", (8, 4)),
-                         ("(8,8):(8,1)", "(8,8):(1,8)", (16, 8)),
-                         ("(4,8):(8,1)", "(2,8):(1,4)", (4, 16))):
-        atom = pycute.composition(pycute.Layout(*map(eval_tuple, a.split(":"))),
-                                  pycute.Layout(*map(eval_tuple, b.split(":"))))
+    for a, b, target in (
+        ("(4,4):(4,1)", "(4,4):(1,4)", (8, 4)),
+        ("(8,8):(8,1)", "(8,8):(1,8)", (16, 8)),
+        ("(4,8):(8,1)", "(2,8):(1,4)", (4, 16)),
+    ):
+        atom = pycute.composition(
+            pycute.Layout(*map(eval_tuple, a.split(":"))),
+            pycute.Layout(*map(eval_tuple, b.split(":"))),
+        )
         mine = offsets(_tile_text(f"composition({a}, {b})", target, None))
         assert mine == _tiled_offsets(pycute, atom, target, None), (a, b)
-    assert sorted(offsets("tile_to_shape(composition((4,4):(4,1), (4,4):(1,4)), (8,4))")) == \
-        list(range(32))
+    assert sorted(offsets("tile_to_shape(composition((4,4):(4,1), (4,4):(1,4)), (8,4))")) == list(
+        range(32)
+    )
 
 
 def test_tile_to_shape_refuses_what_cute_cannot_compose():
@@ -184,9 +210,15 @@ def _tiled_offsets(pycute, atom, target, order) -> list[int]:
     product = pycute.logical_product(block, pycute.Layout(tuple(reps), tuple(rep_stride)))
     if pycute.size(product) != math.prod(target):
         raise PycuteLostIndices(product)
-    return [product((tuple(c % e for c, e in zip(coord, extents)),
-                     tuple(c // e for c, e in zip(coord, extents))))
-            for coord in colex(target)]
+    return [
+        product(
+            (
+                tuple(c % e for c, e in zip(coord, extents)),
+                tuple(c // e for c, e in zip(coord, extents)),
+            )
+        )
+        for coord in colex(target)
+    ]
 
 
 def test_composition_view_is_cute_composition():
@@ -205,6 +237,7 @@ def size_of(shape) -> int:
 
 def eval_tuple(text: str):
     import ast
+
     return ast.literal_eval(text)
 
 
@@ -216,16 +249,18 @@ def colex(shape):
 
 # -- Triton --------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def triton_layouts():
     """Offsets from Triton's own linear layouts, on whole tensors."""
     oracle("triton")
     from triton._C.libtriton import gluon_ir, ir
+
     context = ir.context()
     ir.load_dialects(context)
     builder = gluon_ir.GluonOpBuilder(context)
 
-    def offsets_of(layout, shape, keep_alive=context):   # the builder needs its context
+    def offsets_of(layout, shape, keep_alive=context):  # the builder needs its context
         linear = builder.to_linear_layout(layout._to_ir(builder), list(shape))
         where = {}
         for offset in range(1 << len(linear.offset_bases)):
@@ -235,39 +270,64 @@ def triton_layouts():
                     coord = [x ^ y for x, y in zip(coord, basis)]
             where[tuple(coord)] = offset
         return [where[c] for c in colex(shape)], linear.alignment
+
     return offsets_of
 
 
-SWIZZLED = [(vec, per, most, order, shape)
-            for vec, per, most in itertools.product([1, 2, 4, 8, 16], [1, 2, 4], [1, 2, 4, 8, 16])
-            for shape, order in (((16, 64), [1, 0]), ((64, 16), [0, 1]), ((8, 32), [1, 0]),
-                                 ((4, 8, 16), [2, 1, 0]), ((4, 8, 16), [0, 2, 1]))]
+SWIZZLED = [
+    (vec, per, most, order, shape)
+    for vec, per, most in itertools.product([1, 2, 4, 8, 16], [1, 2, 4], [1, 2, 4, 8, 16])
+    for shape, order in (
+        ((16, 64), [1, 0]),
+        ((64, 16), [0, 1]),
+        ((8, 32), [1, 0]),
+        ((4, 8, 16), [2, 1, 0]),
+        ((4, 8, 16), [0, 2, 1]),
+    )
+]
 
 
 @pytest.mark.parametrize("vec,per,most,order,shape", SWIZZLED)
 def test_swizzled_shared_matches_triton(triton_layouts, vec, per, most, order, shape):
     from triton.experimental.gluon.language import SwizzledSharedLayout
-    text = (f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = {most}, "
-            f"order = {order}}}>")
+
+    text = (
+        f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = {most}, "
+        f"order = {order}}}>"
+    )
     theirs, _ = triton_layouts(SwizzledSharedLayout(vec, per, most, order), shape)
     assert offsets(text, shape=shape) == theirs
 
 
-@pytest.mark.parametrize("width,bits,transposed,shape", [
-    (w, b, t, s) for w in (32, 64, 128) for b in (8, 16, 32) for t in (False, True)
-    for s in ((64, 64), (128, 64), (64, 256), (256, 32)) if s[0 if t else 1] * b >= 8 * w])
+@pytest.mark.parametrize(
+    "width,bits,transposed,shape",
+    [
+        (w, b, t, s)
+        for w in (32, 64, 128)
+        for b in (8, 16, 32)
+        for t in (False, True)
+        for s in ((64, 64), (128, 64), (64, 256), (256, 32))
+        if s[0 if t else 1] * b >= 8 * w
+    ],
+)
 def test_nvmma_shared_matches_triton(triton_layouts, width, bits, transposed, shape):
     from triton.experimental.gluon.language import NVMMASharedLayout
-    text = (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
-            f"{str(transposed).lower()}, elementBitWidth = {bits}}}>")
+
+    text = (
+        f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
+        f"{str(transposed).lower()}, elementBitWidth = {bits}}}>"
+    )
     theirs, alignment = triton_layouts(NVMMASharedLayout(width, bits, 2, transposed), shape)
     assert offsets(text, shape=shape) == theirs
     from verify.api import parse_layout
+
     assert parse_layout(text, shape).required_align == alignment
 
 
 def test_old_triton_gpu_spelling_is_the_swizzled_encoding():
-    old = ("#triton_gpu.shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0], "
-           "hasLeadingOffset = false}>")
+    old = (
+        "#triton_gpu.shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0], "
+        "hasLeadingOffset = false}>"
+    )
     new = "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
     assert offsets(old, shape=(32, 32)) == offsets(new, shape=(32, 32))

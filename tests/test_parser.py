@@ -12,17 +12,22 @@ def error_of(text: str) -> str:
 
 
 def test_cute_print_forms_parse_to_the_same_layout():
-    texts = ["Sw<3,3,3> o _0 o (_8,_64):(_64,_1)", "Swizzle<3,3,3> o (8,64):(64,1)",
-             "Sw<3,3,3> o 0 o (_8, _64):(_64, _1)"]
+    texts = [
+        "Sw<3,3,3> o _0 o (_8,_64):(_64,_1)",
+        "Swizzle<3,3,3> o (8,64):(64,1)",
+        "Sw<3,3,3> o 0 o (_8, _64):(_64, _1)",
+    ]
     layouts = [parse_text(f"layout A = {t}").layouts["A"].function for t in texts]
     assert all(layout == layouts[0] for layout in layouts)
     assert layouts[0] == Composed(Swizzle(3, 3, 3), 0, CuteLayout((8, 64), (64, 1)))
 
 
 def test_nested_shapes_negative_shift_and_pointer_swizzle():
-    spec = parse_text("layout N = ((_8,_8),_64):((_64,_512),_1)\n"
-                      "layout S = Sw<2,4,-3> o (8,64):(64,1)\n"
-                      "layout G = Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)\n")
+    spec = parse_text(
+        "layout N = ((_8,_8),_64):((_64,_512),_1)\n"
+        "layout S = Sw<2,4,-3> o (8,64):(64,1)\n"
+        "layout G = Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)\n"
+    )
     assert spec.layouts["N"].function.shape == ((8, 8), 64)
     assert spec.layouts["S"].function.outer == Swizzle(2, 4, -3)
     assert spec.layouts["G"].pointer_swizzle == Swizzle(3, 4, 3)
@@ -34,19 +39,37 @@ def test_statements_may_continue_inside_parentheses():
     assert spec.layouts["A"].function == CuteLayout((8, 64), (64, 1))
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("layout A = (8,64):(64)\n", "t.spec:1:12: error: shape (8,64) and stride (64) are not congruent"),
-    ("dtype f16\nlayout A = (8,64):(64,1) o\n", "t.spec:2:27: error: expected one of #ttg.<encoding><{...}>, '(', 'composition'"),
-    ("layout A = (0,4):(1,1)\n", "expected every extent to be at least 1"),
-    ("layout = (8):(1)\n", "t.spec:1:8: error: expected one of a name"),
-    ("layout F(r in 0..0) = r\n", "t.spec:1:10: error: range of 'r' is empty"),
-    ("layout F(r in 0..4) = r + s\n", "formula uses 's'"),
-    ("layout A = Sw<3,3,2> o (8):(1)\n", "t.spec:1:12: error: Swizzle<3,3,2>: expected |S| >= B"),
-    ("check maxways <= 2 r\n", "t.spec:1:7: error: expected one of"),
-    ("layout A = (8):(1)\nlayout A = (8):(1)\n", "t.spec:2:8: error: layout 'A' is defined twice"),
-    ("layout A = (99999999999999999999999):(1)\n", "integer literal 99999999999999999999999 is too large"),
-    ("layout A = (8):(1) $\n", "t.spec:1:20: error: unexpected character '$'"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (
+            "layout A = (8,64):(64)\n",
+            "t.spec:1:12: error: shape (8,64) and stride (64) are not congruent",
+        ),
+        (
+            "dtype f16\nlayout A = (8,64):(64,1) o\n",
+            "t.spec:2:27: error: expected one of #ttg.<encoding><{...}>, '(', 'composition'",
+        ),
+        ("layout A = (0,4):(1,1)\n", "expected every extent to be at least 1"),
+        ("layout = (8):(1)\n", "t.spec:1:8: error: expected one of a name"),
+        ("layout F(r in 0..0) = r\n", "t.spec:1:10: error: range of 'r' is empty"),
+        ("layout F(r in 0..4) = r + s\n", "formula uses 's'"),
+        (
+            "layout A = Sw<3,3,2> o (8):(1)\n",
+            "t.spec:1:12: error: Swizzle<3,3,2>: expected |S| >= B",
+        ),
+        ("check maxways <= 2 r\n", "t.spec:1:7: error: expected one of"),
+        (
+            "layout A = (8):(1)\nlayout A = (8):(1)\n",
+            "t.spec:2:8: error: layout 'A' is defined twice",
+        ),
+        (
+            "layout A = (99999999999999999999999):(1)\n",
+            "integer literal 99999999999999999999999 is too large",
+        ),
+        ("layout A = (8):(1) $\n", "t.spec:1:20: error: unexpected character '$'"),
+    ],
+)
 def test_errors_name_file_line_column_expected_and_found(text, expected):
     assert expected in error_of(text)
 
@@ -81,23 +104,28 @@ def test_static_integers_are_accepted_wherever_an_integer_is():
         "layout F(r in _0.._8, c in 0.._64) = _64*r + (c ^ ((r & _7) << _3))\n"
         "access rd = ldmatrix.x1 A(lane, _8 * q) for q in _0.._8\n"
         "check aligned _16 rd\ncheck max_ways <= _1 rd\ncheck wavefronts == _1 rd\n"
-        "check equivalent F(r, c) == A(r, c) for r in 0.._8, c in _0..64\n")
+        "check equivalent F(r, c) == A(r, c) for r in 0.._8, c in _0..64\n"
+    )
     plain = parse_text(
         "dtype f16\nbuffer align 128 stages 2 stage_bytes 1024\n"
         "layout A = Sw<3,3,3> o (8,64):(64,1)\n"
         "layout F(r in 0..8, c in 0..64) = 64*r + (c ^ ((r & 7) << 3))\n"
         "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"
         "check aligned 16 rd\ncheck max_ways <= 1 rd\ncheck wavefronts == 1 rd\n"
-        "check equivalent F(r, c) == A(r, c) for r in 0..8, c in 0..64\n")
+        "check equivalent F(r, c) == A(r, c) for r in 0..8, c in 0..64\n"
+    )
     assert static.buffer == plain.buffer
     assert static.layouts == plain.layouts
     assert static.accesses["rd"].coords == plain.accesses["rd"].coords
     assert static.accesses["rd"].loops == plain.accesses["rd"].loops
     assert [(c.kind, c.bound, c.loops) for c in static.checks] == [
-        (c.kind, c.bound, c.loops) for c in plain.checks]
+        (c.kind, c.bound, c.loops) for c in plain.checks
+    ]
 
 
 def test_triton_fields_take_plain_integers_as_ttgir_prints_them():
     with pytest.raises(SpecError, match="expected 'name = value' entries, found 'vec = _8"):
-        parse_text("layout T = #ttg.swizzled_shared<{vec = _8, perPhase = 1, maxPhase = 8, "
-                   "order = [1, 0]}> shape (8, 64)\n")
+        parse_text(
+            "layout T = #ttg.swizzled_shared<{vec = _8, perPhase = 1, maxPhase = 8, "
+            "order = [1, 0]}> shape (8, 64)\n"
+        )

@@ -1,6 +1,7 @@
 """The pytest plugin, run as a user runs it (a pytest subprocess in a scratch
 directory): off unless --verify, one item per check, expect honoured, failures
 shown as their counterexample, -k, -x, pytest-xdist, and spec errors."""
+
 import os
 import subprocess
 import sys
@@ -31,9 +32,13 @@ TEST_MODULE = "def test_python():\n    assert True\n"
 
 
 def pytest_run(directory, *args):
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                             "-o", "addopts=", *args], cwd=directory, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", *args],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return result.returncode, result.stdout + result.stderr
 
 
@@ -59,16 +64,19 @@ def test_without_verify_no_spec_is_collected(project):
 def test_each_check_is_an_item_and_a_failure_shows_its_counterexample(project):
     code, out = pytest_run(project, "--verify", "specs", "-v")
     assert code == 1, out
-    for item in ("swizzled.spec::in_bounds rd [line 4] PASSED",
-                 "swizzled.spec::aligned 16 rd [line 4] PASSED",
-                 "swizzled.spec::bijective A [line 5] PASSED",
-                 "swizzled.spec::conflict_free rd [line 6] PASSED",
-                 "plain.spec::conflict_free rd [line 5] PASSED",      # expect refuted
-                 "plain.spec::max_ways <= 2 rd [line 6] FAILED"):
+    for item in (
+        "swizzled.spec::in_bounds rd [line 4] PASSED",
+        "swizzled.spec::aligned 16 rd [line 4] PASSED",
+        "swizzled.spec::bijective A [line 5] PASSED",
+        "swizzled.spec::conflict_free rd [line 6] PASSED",
+        "plain.spec::conflict_free rd [line 5] PASSED",  # expect refuted
+        "plain.spec::max_ways <= 2 rd [line 6] FAILED",
+    ):
         assert item in out, out
     assert "REFUTED  max_ways <= 2 rd" in out
-    assert "counterexample: ldmatrix.x1: lanes 0-7 hit banks 0-3 with 8 distinct words: 8-way" \
-        in out
+    assert (
+        "counterexample: ldmatrix.x1: lanes 0-7 hit banks 0-3 with 8 distinct words: 8-way" in out
+    )
     assert "1 failed, 7 passed" in out
     assert "Traceback" not in out
 
@@ -103,16 +111,22 @@ def test_a_spec_that_does_not_parse_is_a_located_collection_error(project):
 
 def test_a_spec_error_found_while_running_fails_its_items(project):
     (project / "specs" / "sizes.spec").write_text(
-        "dtype f16\nlayout A = (8,8):(8,1)\nlayout B = (8,4):(4,1)\ncheck equivalent A, B\n")
+        "dtype f16\nlayout A = (8,8):(8,1)\nlayout B = (8,4):(4,1)\ncheck equivalent A, B\n"
+    )
     code, out = pytest_run(project, "--verify", "specs/sizes.spec", "-q")
     assert code == 1
     assert "expected layouts of one size" in out
 
 
-@pytest.mark.parametrize("name", ["seed/ldmatrix_x1_8x64_swizzled.spec",
-                                  "traps/swizzle_base_misaligned.spec",
-                                  "cutlass_sm90/tma_boxes.spec",
-                                  "triton/mma_v2_i8_operands.spec"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seed/ldmatrix_x1_8x64_swizzled.spec",
+        "traps/swizzle_base_misaligned.spec",
+        "cutlass_sm90/tma_boxes.spec",
+        "triton/mma_v2_i8_operands.spec",
+    ],
+)
 def test_planned_items_are_the_checks_verify_runs(name):
     spec = parse_file(os.path.join(SPECS, name))
     assert planned_checks(spec) == [(r.line, r.property) for r in run_spec(spec)]

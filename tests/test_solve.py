@@ -28,15 +28,22 @@ def solver_with_x(limit: int):
         solver = new_solver(ctx)
         solver.add(ctx.in_range("x"))
         return solver
+
     return ctx, query
 
 
 def test_maximize_finds_the_true_maximum_and_proves_it():
     ctx, query = solver_with_x(100)
     x = ctx.lower(Var("x"))
-    best = maximize(query, lambda k: bv.uge(x, ctx.num(k)),
-                    lambda m: {"x": ctx.value(m, "x")}, lambda v: v["x"], {"x": 0}, 1000,
-                    Budget(10))
+    best = maximize(
+        query,
+        lambda k: bv.uge(x, ctx.num(k)),
+        lambda m: {"x": ctx.value(m, "x")},
+        lambda v: v["x"],
+        {"x": 0},
+        1000,
+        Budget(10),
+    )
     assert (best.value, best.witness, best.exact) == (99, {"x": 99}, True)
 
 
@@ -45,8 +52,15 @@ def test_a_model_that_does_not_replay_is_an_internal_error_not_a_verdict():
     x = ctx.lower(Var("x"))
     with pytest.raises(InternalError, match="scores 0 on replay"):
         # Planted bug: the concrete metric disagrees with the encoding.
-        maximize(query, lambda k: bv.uge(x, ctx.num(k)),
-                 lambda m: {"x": ctx.value(m, "x")}, lambda v: 0, {"x": 0}, 1000, Budget(10))
+        maximize(
+            query,
+            lambda k: bv.uge(x, ctx.num(k)),
+            lambda m: {"x": ctx.value(m, "x")},
+            lambda v: 0,
+            {"x": 0},
+            1000,
+            Budget(10),
+        )
 
 
 def test_exhausted_budget_is_unknown_never_proved():
@@ -66,9 +80,11 @@ def test_bound_status_orders_verdicts():
 def test_wide_values_do_not_wrap_around():
     """Rows 2^31 bytes apart (the top of the shared window) stay apart: same bank,
     different words, 2-way; a narrow bit-vector would have aliased them."""
-    spec = parse_text("dtype f32\nbuffer align 4\nlayout A = (_2,_32):(0x20000000,_1)\n"
-                      "access rd = ld.shared.b32 A(lane / 16, lane % 16)\n"
-                      "check bijective A\ncheck conflict_free rd\n")
+    spec = parse_text(
+        "dtype f32\nbuffer align 4\nlayout A = (_2,_32):(0x20000000,_1)\n"
+        "access rd = ld.shared.b32 A(lane / 16, lane % 16)\n"
+        "check bijective A\ncheck conflict_free rd\n"
+    )
     results = {r.property: r for r in run_spec(spec)}
     assert results["bijective A"].status == Status.PROVED
     assert results["conflict_free rd"].status == Status.REFUTED
@@ -78,8 +94,9 @@ def test_wide_values_do_not_wrap_around():
 def test_addresses_beyond_the_shared_window_are_rejected():
     """The hardware wraps at 2^32: a stride of 2^40 would alias rows there, so it is
     an error at the layout, not a proof."""
-    spec = parse_text("dtype f32\nlayout A = (_2,_32):(0x10000000000,_1)\ncheck bijective A\n",
-                      "wide.spec")
+    spec = parse_text(
+        "dtype f32\nlayout A = (_2,_32):(0x10000000000,_1)\ncheck bijective A\n", "wide.spec"
+    )
     with pytest.raises(SpecError, match="expected them below 2\\^32"):
         run_spec(spec)
 
@@ -88,8 +105,12 @@ def test_addresses_beyond_the_shared_window_are_rejected():
 def test_a_planted_wrong_violation_model_is_caught_by_the_replay(prop, monkeypatch):
     """A solver 'counterexample' that satisfies the property is an internal error,
     never printed as a refutation."""
-    program = Program(parse_text("dtype f16\nbuffer align 128\nlayout A = (8,64):(64,1)\n"
-                                 "access rd = ldmatrix.x1 A(lane, 0)\n"))
+    program = Program(
+        parse_text(
+            "dtype f16\nbuffer align 128\nlayout A = (8,64):(64,1)\n"
+            "access rd = ldmatrix.x1 A(lane, 0)\n"
+        )
+    )
     access = program.access("rd", None)
     good = {n: r.lo for n, r in access.ranges.items()}
     # The solver "finds" a violation whose values satisfy the property.
@@ -127,16 +148,23 @@ def test_bank_figures_are_searched_once_per_access(monkeypatch):
     monkeypatch.setattr(props.BankQuery, "wavefronts", timed_out)
     results = run_spec(parse_text(FOUR_BANK_CHECKS, "four.spec"), engine="z3")
     assert len(calls) == 1
-    assert [r.status for r in results[-4:]] == [Status.REFUTED, Status.PROVED,
-                                                Status.PROVED, Status.UNKNOWN]
+    assert [r.status for r in results[-4:]] == [
+        Status.REFUTED,
+        Status.PROVED,
+        Status.PROVED,
+        Status.UNKNOWN,
+    ]
     assert results[-1].reason == "timeout after 60 s"
 
 
 @pytest.mark.parametrize("engine", ["z3", "enumeration"])
 def test_no_time_for_the_bank_search_gives_unknown_or_a_replayed_refutation(engine):
-    results = {r.property: r for r in run_spec(parse_text(FOUR_BANK_CHECKS, "f.spec"),
-                                               timeout=0, engine=engine)}
-    bank = [r for p, r in results.items() if p.split()[0] in ("conflict_free", "max_ways",
-                                                             "wavefronts")]
+    results = {
+        r.property: r
+        for r in run_spec(parse_text(FOUR_BANK_CHECKS, "f.spec"), timeout=0, engine=engine)
+    }
+    bank = [
+        r for p, r in results.items() if p.split()[0] in ("conflict_free", "max_ways", "wavefronts")
+    ]
     assert all(r.status != Status.PROVED for r in bank)
     assert any(r.status == Status.UNKNOWN for r in bank)

@@ -1,5 +1,6 @@
 """verify SPECS... shows each spec's results as soon as it is checked (file order,
 with -j too), a progress line only on a terminal, and no Triton leak report."""
+
 import io
 import os
 import re
@@ -10,8 +11,14 @@ from conftest import ROOT, SPECS
 
 from verify import stream
 
-SEED = [os.path.join(SPECS, "seed", name) for name in
-        ("ldmatrix_x1_8x64_plain.spec", "ldmatrix_x1_8x64_swizzled.spec", "f32_32x32_column.spec")]
+SEED = [
+    os.path.join(SPECS, "seed", name)
+    for name in (
+        "ldmatrix_x1_8x64_plain.spec",
+        "ldmatrix_x1_8x64_swizzled.spec",
+        "f32_32x32_column.spec",
+    )
+]
 
 
 def test_each_file_is_handed_back_before_the_next_is_checked(monkeypatch):
@@ -48,8 +55,13 @@ def untimed(text: str) -> str:
 
 def run_cli(*args):
     env = {**os.environ, "PYTHONPATH": ROOT}
-    return subprocess.run([sys.executable, "-m", "verify.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "verify.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
 
 
 def test_streamed_output_is_the_whole_report_in_file_order_without_progress_in_a_pipe():

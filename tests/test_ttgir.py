@@ -1,5 +1,6 @@
 """`verify ttgir`: compiled Triton kernels (specs/triton_kernels/, TTGIR from Triton
 3.9.0 via benchmarks/triton_kernels.py) checked op by op, at their Python lines."""
+
 import json
 import subprocess
 import sys
@@ -36,8 +37,7 @@ def test_gluon_plain_store_is_stmatrix_x4_on_sm90_with_a_verdict():
     """The PTX has 2 stmatrix.x4 for sm_90 and 8 st.shared.b32 for sm_80
     (benchmarks/results/triton_kernels.md): lanes along a row, 4 words per row."""
     checker = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir", 30)
-    store = next(r for r in checker.results
-                 if r.property == "conflict_free local_store %tile_8")
+    store = next(r for r in checker.results if r.property == "conflict_free local_store %tile_8")
     assert (store.status, store.max_ways, store.wavefronts) == (Status.PROVED, 1, 4)
     assert (store.file, store.line) == ("specs/triton_kernels/gluon_transpose.py", 31)
     assert ("local_store %tile_8", "stmatrix.x4", 2) in decisions(checker)
@@ -76,8 +76,7 @@ def test_matmul_buffers_are_bijective_and_the_rest_is_listed_not_modelled(target
     proved = {r.property for r in results if r.status == Status.PROVED}
     assert {"bijective local_alloc %a", "bijective local_alloc %b"} <= proved
     unknown = [r for r in results if r.status == Status.UNKNOWN]
-    assert unknown and all(r.property.startswith("not modelled: ") and r.reason
-                           for r in unknown)
+    assert unknown and all(r.property.startswith("not modelled: ") and r.reason for r in unknown)
     assert not any(r.status == Status.REFUTED for r in results)
     reasons = " ".join(r.reason for r in unknown)
     assert "cp.async" in reasons and "ldmatrix" not in reasons
@@ -89,15 +88,18 @@ def test_transpose_convert_layout_is_listed_not_modelled():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "verify.cli", "ttgir", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "verify.cli", "ttgir", *args], capture_output=True, text=True
+    )
 
 
 def test_cli_report_line_format_and_exit_status():
     out = run_cli(f"{KERNELS}/gluon_transpose_plain.sm80.ttgir")
     assert out.returncode == 1
-    assert ("specs/triton_kernels/gluon_transpose.py:32: REFUTED  conflict_free local_load "
-            "%column_major  [") in out.stdout
+    assert (
+        "specs/triton_kernels/gluon_transpose.py:32: REFUTED  conflict_free local_load "
+        "%column_major  ["
+    ) in out.stdout
     assert "    max_ways 32; wavefronts 32 (ideal 1)" in out.stdout
     assert out.stdout.rstrip().endswith("7 checks: 6 proved, 1 refuted, 0 unknown")
     assert run_cli(f"{KERNELS}/gluon_transpose_swizzled.sm80.ttgir").returncode == 0
@@ -107,18 +109,26 @@ def test_cli_report_line_format_and_exit_status():
 
 def test_cli_json_names_the_op():
     doc = json.loads(run_cli(f"{KERNELS}/gluon_transpose_plain.sm80.ttgir", "--json").stdout)
-    load = next(c for c in doc["checks"]
-                if c["property"] == "conflict_free local_load %column_major")
+    load = next(
+        c for c in doc["checks"] if c["property"] == "conflict_free local_load %column_major"
+    )
     assert (load["spec"], load["line"], load["status"], load["max_ways"]) == (
-        "specs/triton_kernels/gluon_transpose.py", 32, "refuted", 32)
+        "specs/triton_kernels/gluon_transpose.py",
+        32,
+        "refuted",
+        32,
+    )
 
 
-@pytest.mark.parametrize("text,where", [
-    ("module {\n  %0 = foo.bar : i32\n}\n", ":2:"),
-    ("module {\n  tt.func @f( {\n", ":"),
-    ("(" * 500, ":1:1:"),
-    ("\0module", ":1:1:"),
-])
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ("module {\n  %0 = foo.bar : i32\n}\n", ":2:"),
+        ("module {\n  tt.func @f( {\n", ":"),
+        ("(" * 500, ":1:1:"),
+        ("\0module", ":1:1:"),
+    ],
+)
 def test_hostile_ttgir_is_a_located_error(tmp_path, text, where):
     path = tmp_path / "k.ttgir"
     path.write_text(text)
@@ -156,8 +166,7 @@ def test_largest_vectorisation_takes_registers_in_any_order():
 
 def cvt(register, lane, warp=()):
     """A Cvt whose register coordinates are the offsets themselves (1-D)."""
-    return lowering.Cvt(tuple(register), tuple(lane), tuple(warp),
-                        tuple((r,) for r in register))
+    return lowering.Cvt(tuple(register), tuple(lane), tuple(warp), tuple((r,) for r in register))
 
 
 def test_plain_matrix_plan_takes_lanes_2_3_4_then_registers_as_row_addresses():
@@ -166,8 +175,8 @@ def test_plain_matrix_plan_takes_lanes_2_3_4_then_registers_as_row_addresses():
     (.x4); the last register indexes instructions."""
     plan = lowering.matrix_plan(cvt((1, 64, 8, 512), (2, 4, 16, 32, 128)), 16, False, 0, 1024)
     assert plan == lowering.MatrixPlan(
-        False, 4, (("lane", 2), ("lane", 3), ("lane", 4), ("register", 1),
-                   ("register", 2)), (3,))
+        False, 4, (("lane", 2), ("lane", 3), ("lane", 4), ("register", 1), ("register", 2)), (3,)
+    )
     assert lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 0, 1024).count == 2
     # A subslice whose start moves inside the row tile (getMaskSpanOffsets) refuses it.
     assert lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 4, 1024) is None
@@ -180,13 +189,18 @@ def test_transposed_plan_row_register_minimises_conflicts_then_keeps_word_order(
     distinct 16-byte rows of one 128-byte phase; register 0 (offset 128 = row 16)
     would share a bank phase with lane 0 (row 8 ^ 16 span), register 1 (row 1)
     does not, so register 1 is chosen; without conflicts, register 0 is kept."""
-    lanes = (16, 32, 1, 2, 4)                    # rows 2 and 4, then the row's elements
+    lanes = (16, 32, 1, 2, 4)  # rows 2 and 4, then the row's elements
     conflicting = lowering.matrix_plan(cvt((128, 8, 256), lanes), 16, True, 0, 4096)
     assert conflicting.address_bits[0] == ("register", 1)
     assert conflicting.count == 4 and conflicting.instruction_registers == ()
     free = lowering.matrix_plan(cvt((8, 128, 256), lanes), 16, True, 0, 4096)
-    assert free.address_bits == (("register", 0), ("lane", 0), ("lane", 1),
-                                 ("register", 1), ("register", 2))
+    assert free.address_bits == (
+        ("register", 0),
+        ("lane", 0),
+        ("lane", 1),
+        ("register", 1),
+        ("register", 2),
+    )
     assert lowering.row_conflicts([16, 2, 4], 512) == 1
     assert lowering.row_conflicts([1, 2, 4], 512) == 0
 
@@ -200,63 +214,92 @@ def test_choose_orders_stmatrix_by_target_and_falls_back_to_st_shared():
 
 # -- verify triton / check_kernel: compiling the user's kernel on this CPU ---------------
 
+
 def run_triton(*args):
-    return subprocess.run([sys.executable, "-m", "verify.cli", "triton", *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "verify.cli", "triton", *args], capture_output=True, text=True
+    )
 
 
 GLUON = f"{KERNELS}/gluon_transpose.py"
 
 
 def test_triton_command_compiles_a_gluon_kernel_and_reports_its_lines():
-    out = run_triton(f"{GLUON}:transpose_plain", "--target", "sm_90",
-                     "--signature", "x_ptr:*fp32,y_ptr:*fp32", "--num-warps", "4")
+    out = run_triton(
+        f"{GLUON}:transpose_plain",
+        "--target",
+        "sm_90",
+        "--signature",
+        "x_ptr:*fp32,y_ptr:*fp32",
+        "--num-warps",
+        "4",
+    )
     assert out.returncode == 1, out.stderr
-    assert ("specs/triton_kernels/gluon_transpose.py:32: REFUTED  conflict_free local_load "
-            "%column_major") in out.stdout
+    assert (
+        "specs/triton_kernels/gluon_transpose.py:32: REFUTED  conflict_free local_load "
+        "%column_major"
+    ) in out.stdout
     assert "gluon_transpose.py:31: PROVED   conflict_free local_store %tile_8" in out.stdout
-    assert run_triton(f"{GLUON}:transpose_swizzled", "--target", "sm_80", "--signature",
-                      "x_ptr:*fp32,y_ptr:*fp32").returncode == 0
+    assert (
+        run_triton(
+            f"{GLUON}:transpose_swizzled",
+            "--target",
+            "sm_80",
+            "--signature",
+            "x_ptr:*fp32,y_ptr:*fp32",
+        ).returncode
+        == 0
+    )
 
 
 def test_check_kernel_takes_a_jit_function_and_check_compiled_a_compiled_kernel():
     from verify.ttgir import check_compiled, check_kernel
     from verify.ttgir.kernel import compile_kernel, load_kernel
+
     fn = load_kernel(f"{GLUON}:transpose_plain")
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
     found = {r.property: r.status for r in check_kernel(fn, target="sm_90", signature=sig)}
     assert found["conflict_free local_store %tile_8"] == Status.PROVED
     assert found["conflict_free local_load %column_major"] == Status.REFUTED
     compiled = compile_kernel(fn, "sm_80", signature=sig)
-    store = next(r for r in check_compiled(compiled)
-                 if r.property == "conflict_free local_store %tile_8")
-    assert (store.status, store.wavefronts) == (Status.PROVED, 1)   # st.shared.b32 on sm_80
+    store = next(
+        r for r in check_compiled(compiled) if r.property == "conflict_free local_store %tile_8"
+    )
+    assert (store.status, store.wavefronts) == (Status.PROVED, 1)  # st.shared.b32 on sm_80
 
 
 def test_signature_is_inferred_from_constexprs_annotations_and_defaults(tmp_path):
     from verify.ttgir.kernel import build_signature, load_kernel
+
     path = tmp_path / "k.py"
-    path.write_text("import triton\nimport triton.language as tl\n\n@triton.jit\n"
-                    "def k(p: tl.pointer_type(tl.float16), n, scale=1.5, B: tl.constexpr = 8,"
-                    " C: tl.constexpr = 2):\n    pass\n")
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def k(p: tl.pointer_type(tl.float16), n, scale=1.5, B: tl.constexpr = 8,"
+        " C: tl.constexpr = 2):\n    pass\n"
+    )
     fn = load_kernel(f"{path}:k")
     sig, values, attrs = build_signature(fn, {"n": "i32"}, {"C": 4})
-    assert sig == {"p": "*fp16", "n": "i32", "scale": "fp32", "B": "constexpr",
-                   "C": "constexpr"}
+    assert sig == {"p": "*fp16", "n": "i32", "scale": "fp32", "B": "constexpr", "C": "constexpr"}
     assert values == {"B": 8, "C": 4} and attrs == {(0,): [["tt.divisibility", 16]]}
     with pytest.raises(SpecError, match="cannot infer the type of parameter 'n'") as e:
         build_signature(fn, {}, {})
-    assert e.value.pos.line == 5          # the def line
+    assert e.value.pos.line == 5  # the def line
 
 
-@pytest.mark.parametrize("source,line,words", [
-    ("def broken(:\n", 1, "SyntaxError"),
-    ("import triton\nx = 1\nraise RuntimeError('no GPU here')\n", 3, "no GPU here"),
-    ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n"
-     "    a = 1\n    tl.store(x_ptr, undefined_name)\n", 7, "undefined_name"),
-])
-def test_a_kernel_that_fails_to_import_or_compile_is_a_located_error(tmp_path, source, line,
-                                                                    words):
+@pytest.mark.parametrize(
+    "source,line,words",
+    [
+        ("def broken(:\n", 1, "SyntaxError"),
+        ("import triton\nx = 1\nraise RuntimeError('no GPU here')\n", 3, "no GPU here"),
+        (
+            "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n"
+            "    a = 1\n    tl.store(x_ptr, undefined_name)\n",
+            7,
+            "undefined_name",
+        ),
+    ],
+)
+def test_a_kernel_that_fails_to_import_or_compile_is_a_located_error(tmp_path, source, line, words):
     path = tmp_path / "k.py"
     path.write_text(source)
     out = run_triton(f"{path}:k", "--signature", "x_ptr:*fp32")
@@ -280,33 +323,82 @@ def test_bad_references_and_options_are_errors(tmp_path):
 # modelled as (Python line, op) with how many there are. Every op of the catalog
 # is in one of the three.
 CATALOG = {
-    "matmul.sm80": ((), 32, {(28, "async_copy_global_to_local"): 3,
-                             (29, "async_copy_global_to_local"): 3, (38, "convert_layout"): 1}),
-    "matmul.sm90": ((), 4, {(28, "async_copy_global_to_local"): 3,
-                            (29, "async_copy_global_to_local"): 3, (30, "warp_group_dot"): 1,
-                            (38, "convert_layout"): 1}),
+    "matmul.sm80": (
+        (),
+        32,
+        {
+            (28, "async_copy_global_to_local"): 3,
+            (29, "async_copy_global_to_local"): 3,
+            (38, "convert_layout"): 1,
+        },
+    ),
+    "matmul.sm90": (
+        (),
+        4,
+        {
+            (28, "async_copy_global_to_local"): 3,
+            (29, "async_copy_global_to_local"): 3,
+            (30, "warp_group_dot"): 1,
+            (38, "convert_layout"): 1,
+        },
+    ),
     "transpose.sm80": ((), 0, {(12, "convert_layout"): 1}),
     "transpose.sm90": ((), 0, {(12, "convert_layout"): 1}),
-    "softmax.sm80": ((), 4, {(19, "async_copy_global_to_local"): 2, (20, "reduce"): 1,
-                             (22, "reduce"): 1}),
-    "softmax.sm90": ((), 4, {(19, "async_copy_global_to_local"): 2, (20, "reduce"): 1,
-                             (22, "reduce"): 1}),
-    "attention.sm80": ((), 15, {(15, "async_copy_global_to_local"): 3,
-                                (23, "async_copy_global_to_local"): 3,
-                                (49, "convert_layout"): 1}),
-    "attention.sm90": ((), 9, {(15, "async_copy_global_to_local"): 3,
-                               (23, "async_copy_global_to_local"): 3, (16, "warp_group_dot"): 1,
-                               (24, "warp_group_dot"): 1, (49, "convert_layout"): 1}),
-    **{f"gluon_transpose_plain.{t}": (("conflict_free local_load %column_major",), 6, {})
-       for t in ("sm80", "sm90")},
+    "softmax.sm80": (
+        (),
+        4,
+        {(19, "async_copy_global_to_local"): 2, (20, "reduce"): 1, (22, "reduce"): 1},
+    ),
+    "softmax.sm90": (
+        (),
+        4,
+        {(19, "async_copy_global_to_local"): 2, (20, "reduce"): 1, (22, "reduce"): 1},
+    ),
+    "attention.sm80": (
+        (),
+        15,
+        {
+            (15, "async_copy_global_to_local"): 3,
+            (23, "async_copy_global_to_local"): 3,
+            (49, "convert_layout"): 1,
+        },
+    ),
+    "attention.sm90": (
+        (),
+        9,
+        {
+            (15, "async_copy_global_to_local"): 3,
+            (23, "async_copy_global_to_local"): 3,
+            (16, "warp_group_dot"): 1,
+            (24, "warp_group_dot"): 1,
+            (49, "convert_layout"): 1,
+        },
+    ),
+    **{
+        f"gluon_transpose_plain.{t}": (("conflict_free local_load %column_major",), 6, {})
+        for t in ("sm80", "sm90")
+    },
     **{f"gluon_transpose_swizzled.{t}": ((), 7, {}) for t in ("sm80", "sm90")},
-    **{f"gluon_transpose_disagree.{t}": (
-        ("conflict_free local_load %column_major", "equivalent local_alloc %smem, "
-         "local_alloc %smem as local_load %column_major sees it"), 6, {})
-       for t in ("sm80", "sm90")},
-    **{f"gluon_columns_swizzled_fp16.{t}": (
-        ("conflict_free local_load %back", "conflict_free local_store %tile_8"), 5,
-        {(19, "convert_layout"): 1, (22, "convert_layout"): 1}) for t in ("sm80", "sm90")},
+    **{
+        f"gluon_transpose_disagree.{t}": (
+            (
+                "conflict_free local_load %column_major",
+                "equivalent local_alloc %smem, "
+                "local_alloc %smem as local_load %column_major sees it",
+            ),
+            6,
+            {},
+        )
+        for t in ("sm80", "sm90")
+    },
+    **{
+        f"gluon_columns_swizzled_fp16.{t}": (
+            ("conflict_free local_load %back", "conflict_free local_store %tile_8"),
+            5,
+            {(19, "convert_layout"): 1, (22, "convert_layout"): 1},
+        )
+        for t in ("sm80", "sm90")
+    },
 }
 
 
@@ -331,12 +423,17 @@ def test_reader_and_writer_disagree_through_a_reinterpret_view(target):
     word 32r + (c ^ r), the reader looks for it at 32r + c. The load is checked
     on the view it reads through (32-way down a column), the store on the
     buffer's own layout (conflict-free)."""
-    results = {r.property: r for r in check(f"{KERNELS}/gluon_transpose_disagree.{target}.ttgir",
-                                            30)}
-    eq = results["equivalent local_alloc %smem, local_alloc %smem as local_load %column_major "
-                 "sees it"]
-    assert (eq.status, eq.file, eq.line) == (Status.REFUTED,
-                                             "specs/triton_kernels/gluon_transpose.py", 49)
+    results = {
+        r.property: r for r in check(f"{KERNELS}/gluon_transpose_disagree.{target}.ttgir", 30)
+    }
+    eq = results[
+        "equivalent local_alloc %smem, local_alloc %smem as local_load %column_major sees it"
+    ]
+    assert (eq.status, eq.file, eq.line) == (
+        Status.REFUTED,
+        "specs/triton_kernels/gluon_transpose.py",
+        49,
+    )
     load = results["conflict_free local_load %column_major"]
     assert (load.max_ways, load.wavefronts) == (32, 32)
     assert results["conflict_free local_store %tile_8"].status == Status.PROVED
@@ -349,10 +446,11 @@ def test_fp16_columns_with_an_8_phase_swizzle_are_8_way(target):
     checker = run_kernel(f"{KERNELS}/gluon_columns_swizzled_fp16.{target}.ttgir", 30)
     for prop in ("conflict_free local_store %tile_8", "conflict_free local_load %back"):
         r = next(r for r in checker.results if r.property == prop)
-        assert (r.status, r.max_ways, r.wavefronts, r.ideal_wavefronts) == (
-            Status.REFUTED, 8, 8, 1)
+        assert (r.status, r.max_ways, r.wavefronts, r.ideal_wavefronts) == (Status.REFUTED, 8, 8, 1)
     assert {(d["instruction"], d["per_warp"]) for d in checker.decisions} == {
-        ("st.shared.b16", 16), ("ld.shared.b16", 16)}
+        ("st.shared.b16", 16),
+        ("ld.shared.b16", 16),
+    }
 
 
 def test_softmax_reductions_across_warps_are_listed_at_the_users_lines():
@@ -360,20 +458,28 @@ def test_softmax_reductions_across_warps_are_listed_at_the_users_lines():
     scratch shared memory: listed at softmax.py's lines, not triton/language's."""
     results = check(f"{KERNELS}/softmax.sm90.ttgir", 30)
     reduces = [r for r in results if r.property == "not modelled: reduce"]
-    assert [(r.file, r.line) for r in reduces] == [("specs/triton_kernels/softmax.py", 20),
-                                                   ("specs/triton_kernels/softmax.py", 22)]
+    assert [(r.file, r.line) for r in reduces] == [
+        ("specs/triton_kernels/softmax.py", 20),
+        ("specs/triton_kernels/softmax.py", 22),
+    ]
     assert "ReduceOpHelper" in reduces[0].reason
     load = next(r for r in results if r.property == "conflict_free local_load %row_9")
     assert (load.status, load.max_ways, load.wavefronts, load.ideal_wavefronts) == (
-        Status.PROVED, 1, 4, 4)
+        Status.PROVED,
+        1,
+        4,
+        4,
+    )
 
 
 def test_attention_sm80_operands_are_ldmatrix_and_q_is_stored_in_128_bit_vectors():
     checker = run_kernel(f"{KERNELS}/attention.sm80.ttgir", 30)
-    assert decisions(checker) == {("local_alloc %q_21", "st.shared.v4.b32", 4),
-                                  ("local_load %q_73", "ldmatrix.x4", 4),
-                                  ("local_load %qk_71", "ldmatrix.x4", 8),
-                                  ("local_load %v_87", "ldmatrix.x4.trans", 8)}
+    assert decisions(checker) == {
+        ("local_alloc %q_21", "st.shared.v4.b32", 4),
+        ("local_load %q_73", "ldmatrix.x4", 4),
+        ("local_load %qk_71", "ldmatrix.x4", 8),
+        ("local_load %v_87", "ldmatrix.x4.trans", 8),
+    }
     checks = [r for r in checker.results if r.property.startswith("conflict_free")]
     assert all((r.status, r.max_ways, r.wavefronts) == (Status.PROVED, 1, 4) for r in checks)
 
@@ -390,8 +496,10 @@ def test_each_op_knows_the_loops_around_it():
 
 # -- benchmarks/triton_h200.py: launch marshalling and the prediction ------------------
 
+
 def h200():
     from benchmarks import triton_h200
+
     return triton_h200
 
 
@@ -406,8 +514,18 @@ def test_launch_metadata_lists_the_ptx_entry_parameters_with_triton_scratch():
     kernels = committed_launches()
     mm = kernels["matmul"]
     assert [p["name"] for p in mm["params"]] == [
-        "a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm",
-        "global_scratch", "profile_scratch"]
+        "a_ptr",
+        "b_ptr",
+        "c_ptr",
+        "M",
+        "N",
+        "K",
+        "stride_am",
+        "stride_bk",
+        "stride_cm",
+        "global_scratch",
+        "profile_scratch",
+    ]
     assert [p["ptx"] for p in mm["params"]] == ["u64"] * 3 + ["u32"] * 6 + ["u64"] * 2
     assert mm["shared"] == 98304 and mm["num_warps"] == 4
     assert set(kernels) == set(h200().LAUNCHES)
@@ -418,19 +536,21 @@ def test_launch_metadata_lists_the_ptx_entry_parameters_with_triton_scratch():
 
 def test_marshal_passes_pointers_scalars_and_null_scratch_in_entry_order():
     import numpy as np
+
     module = h200()
     params = committed_launches()["attention"]["params"]
-    args = module.marshal(params, {"sm_scale": 0.125, "N_CTX": -3},
-                          {"Q": 0x7F0000001000, "K": 16, "V": 32, "Out": 48})
+    args = module.marshal(
+        params, {"sm_scale": 0.125, "N_CTX": -3}, {"Q": 0x7F0000001000, "K": 16, "V": 32, "Out": 48}
+    )
     assert [a.dtype for a in args] == [np.uint64] * 4 + [np.float32, np.uint32] + [np.uint64] * 2
     assert [int(a) for a in args[:4]] == [0x7F0000001000, 16, 32, 48]
-    assert float(args[4]) == 0.125 and int(args[5]) == (1 << 32) - 3   # i32 -3 as 32 bits
-    assert [int(a) for a in args[6:]] == [0, 0]                       # no scratch: null
+    assert float(args[4]) == 0.125 and int(args[5]) == (1 << 32) - 3  # i32 -3 as 32 bits
+    assert [int(a) for a in args[6:]] == [0, 0]  # no scratch: null
     assert b"".join(a.tobytes() for a in args)[32:36] == np.float32(0.125).tobytes()
     with pytest.raises(ValueError, match="pointer passed as .u32"):
         module.marshal([{"name": "p", "ptx": "u32", "signature": "*fp16"}], {}, {})
     with pytest.raises(KeyError):
-        module.marshal(params, {}, {})                                # a missing scalar
+        module.marshal(params, {}, {})  # a missing scalar
 
 
 def test_prediction_sums_every_warp_instruction_over_loops_and_ctas():
@@ -449,8 +569,10 @@ def test_prediction_sums_every_warp_instruction_over_loops_and_ctas():
 def test_measured_rows_keep_the_catalog_launches_of_ncu_csv():
     module = h200()
     metric = module.WAVEFRONTS.format("ld")
-    text = ('==PROF== noise\n"ID","Kernel Name","' + metric + '"\n'
-            '"0","transpose_plain","1,024"\n"1","cupy_fill","7"\n')
+    text = (
+        '==PROF== noise\n"ID","Kernel Name","' + metric + '"\n'
+        '"0","transpose_plain","1,024"\n"1","cupy_fill","7"\n'
+    )
     assert module.measured_rows(text, [metric]) == [("gluon_transpose_plain", metric, 1024.0)]
 
 
@@ -462,6 +584,7 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
     import types
 
     import numpy as np
+
     launched = []
 
     class Kernel:
@@ -469,8 +592,9 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
             self.name, self.max_dynamic_shared_size_bytes = name, 0
 
         def __call__(self, grid, block, args, shared_mem):
-            launched.append((self.name, grid, block, len(args), shared_mem,
-                             self.max_dynamic_shared_size_bytes))
+            launched.append(
+                (self.name, grid, block, len(args), shared_mem, self.max_dynamic_shared_size_bytes)
+            )
 
     class Array:
         def __init__(self, data):
@@ -485,8 +609,7 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
     fake.asarray, fake.asnumpy = Array, lambda a: a.value
     fake.zeros = lambda n, dtype: Array(np.zeros(n, dtype))
     fake.uint8 = np.uint8
-    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(
-        deviceSynchronize=lambda: None))
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(deviceSynchronize=lambda: None))
     monkeypatch.setitem(sys.modules, "cupy", fake)
     module = h200()
     module.launch_all(str(tmp_path / "check.txt"))
@@ -495,8 +618,11 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
     for name, grid, block, nargs, shared, opted in launched:
         meta = next(k for k in kernels.values() if k["name"] == name)
         assert grid == module.LAUNCHES[meta["stem"]].grid
-        assert (block, nargs, shared) == ((32 * meta["num_warps"], 1, 1),
-                                          len(meta["params"]), meta["shared"])
+        assert (block, nargs, shared) == (
+            (32 * meta["num_warps"], 1, 1),
+            len(meta["params"]),
+            meta["shared"],
+        )
         assert opted == (meta["shared"] if meta["shared"] > 48 * 1024 else 0)
     # Nothing ran, so every poisoned output is NaN: a launch that writes nothing fails.
     assert (tmp_path / "check.txt").read_text().count("relative error nan") == len(kernels)

@@ -5,6 +5,7 @@ may also drive a solver (seed parameters, check's answers, the exception a resou
 limit raises). A constructor or operator function named anywhere else (z3.Not,
 z3.BitVec, z3.ULT, ...) would build terms outside the module that sizes their widths.
 """
+
 import ast
 import pathlib
 
@@ -21,14 +22,20 @@ def z3_names(tree: ast.AST) -> set[str]:
     """Every z3.X the module names, and a marker for names imported from z3."""
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id == "z3":
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "z3"
+        ):
             names.add(node.attr)
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "z3":
             names |= {f"from z3 import {a.name}" for a in node.names}
         if isinstance(node, ast.Import):
-            names |= {f"import {a.name} as {a.asname}" for a in node.names
-                      if a.name == "z3" and a.asname not in (None, "z3")}
+            names |= {
+                f"import {a.name} as {a.asname}"
+                for a in node.names
+                if a.name == "z3" and a.asname not in (None, "z3")
+            }
     return names
 
 

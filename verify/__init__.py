@@ -10,20 +10,33 @@ Python entry points::
     verify.wavefronts("ld.shared.b32", [4 * l for l in range(32)])   # -> 1
     verify.offsets("Sw<3,3,3> o (_8,_64):(_64,_1)")  # -> [0, 72, 144, ...]
 """
+
 from verify.api import (
-                        check,
-                        check_layout,
-                        check_text,
-                        layout_spec,
-                        notation,
-                        offsets,
-                        parse_layout,
-                        wavefronts,
+    check,
+    check_layout,
+    check_text,
+    layout_spec,
+    notation,
+    offsets,
+    parse_layout,
+    wavefronts,
 )
 from verify.errors import SpecError
 from verify.report import Report
 from verify.results import CheckResult
 from verify.solve import Status
 
-__all__ = ["check", "check_layout", "check_text", "layout_spec", "notation", "offsets",
-           "parse_layout", "wavefronts", "CheckResult", "Report", "SpecError", "Status"]
+__all__ = [
+    "check",
+    "check_layout",
+    "check_text",
+    "layout_spec",
+    "notation",
+    "offsets",
+    "parse_layout",
+    "wavefronts",
+    "CheckResult",
+    "Report",
+    "SpecError",
+    "Status",
+]

@@ -1,4 +1,5 @@
 """The Python entry points, shared by the CLI."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,9 @@ MAX_MAP_SIZE = 1 << 22
 DEFAULT_LAYOUT_NAME = "L"
 
 
-def parse_layout(text: str, shape: tuple[int, ...] | None = None,
-                 dtype: str | None = None) -> LayoutDef:
+def parse_layout(
+    text: str, shape: tuple[int, ...] | None = None, dtype: str | None = None
+) -> LayoutDef:
     """A layout from CuTe text (``Sw<3,3,3> o (_8,_64):(_64,_1)``), a formula
     (``L(r in 0..8, c in 0..64) = 64*r + c``), or a Triton shared encoding
     (``#ttg.swizzled_shared<{...}>``), which needs the tensor `shape`. With a
@@ -39,27 +41,40 @@ def parse_layout(text: str, shape: tuple[int, ...] | None = None,
     except SpecError as e:
         line = e.pos.line - dtype_lines
         col = max(1, e.pos.col - shift) if line == 1 else e.pos.col
-        raise SpecError(e.message, Pos(line, col), "<layout>",
-                        text.splitlines()[0] if line == 1 and text else None) from None
+        raise SpecError(
+            e.message,
+            Pos(line, col),
+            "<layout>",
+            text.splitlines()[0] if line == 1 and text else None,
+        ) from None
     if len(spec.layouts) != 1 or spec.accesses or spec.checks:
         raise SpecError("expected exactly one layout", Pos(1, 1), "<layout>")
     return next(iter(spec.layouts.values()))
 
 
-def layout_statement(text: str, shape: tuple[int, ...] | None = None,
-                     name: str | None = None) -> str:
+def layout_statement(
+    text: str, shape: tuple[int, ...] | None = None, name: str | None = None
+) -> str:
     """The spec statement defining layout `name` (default L) from `text` in any
     notation `parse_layout` reads; a formula keeps its own name unless `name` is given."""
     text = text.strip()
     if shape is not None and not text.startswith("#"):
-        raise SpecError("a shape is given only with a Triton encoding (#ttg.<...>), found "
-                        f"{text[:40]!r}", Pos(1, 1), "<layout>")
+        raise SpecError(
+            f"a shape is given only with a Triton encoding (#ttg.<...>), found {text[:40]!r}",
+            Pos(1, 1),
+            "<layout>",
+        )
     if shape is None and text.startswith("#"):
-        raise SpecError("a Triton encoding needs the tensor shape: expected --shape D0,D1 "
-                        "(Python: shape=(D0, D1))", Pos(1, 1), "<layout>")
-    if "=" in text.split("<")[0]:           # a formula: NAME(params) = expr
-        return "layout " + (re.sub(r"^[A-Za-z][A-Za-z0-9_]*(?=\s*\()", name, text)
-                            if name else text)
+        raise SpecError(
+            "a Triton encoding needs the tensor shape: expected --shape D0,D1 "
+            "(Python: shape=(D0, D1))",
+            Pos(1, 1),
+            "<layout>",
+        )
+    if "=" in text.split("<")[0]:  # a formula: NAME(params) = expr
+        return "layout " + (
+            re.sub(r"^[A-Za-z][A-Za-z0-9_]*(?=\s*\()", name, text) if name else text
+        )
     return f"layout {name or DEFAULT_LAYOUT_NAME} = {text}{_shape_suffix(shape)}"
 
 
@@ -67,8 +82,9 @@ def _shape_suffix(shape: tuple[int, ...] | None) -> str:
     return "" if shape is None else f" shape ({', '.join(str(int(n)) for n in shape)})"
 
 
-def offsets(layout: str | LayoutDef, dtype: str | None = None,
-            shape: tuple[int, ...] | None = None) -> list[int]:
+def offsets(
+    layout: str | LayoutDef, dtype: str | None = None, shape: tuple[int, ...] | None = None
+) -> list[int]:
     """[L(0), ..., L(size-1)] in CuTe's 1-D order, in elements.
 
     A layout given as text is parsed with `dtype` (see `parse_layout`), so a
@@ -91,8 +107,10 @@ def offsets(layout: str | LayoutDef, dtype: str | None = None,
         return values
     eb = ldef.pointer_bits // 8
     if any(v % eb for v in values):
-        raise SpecError(f"{ldef.pointer_swizzle} moves bytes inside a {ldef.pointer_bits}-bit "
-                        "element, so its offsets are not whole elements")
+        raise SpecError(
+            f"{ldef.pointer_swizzle} moves bytes inside a {ldef.pointer_bits}-bit "
+            "element, so its offsets are not whole elements"
+        )
     return [v // eb for v in values]
 
 
@@ -119,8 +137,9 @@ def copy_wavefront_cost(instr: str, addresses: list[int], sources: list[int]) ->
     bound G for .cg: `CopyCost.exact` says which)."""
     instruction = parse_instruction(instr)
     if not instruction.is_copy:
-        raise SpecError(f"{instruction.name} has no global sources: sources are given only "
-                        "for cp.async")
+        raise SpecError(
+            f"{instruction.name} has no global sources: sources are given only for cp.async"
+        )
     try:
         return copy_cost(instruction, list(addresses), list(sources))
     except ValueError as e:
@@ -140,9 +159,11 @@ def wavefronts(instr: str, addresses: list[int], sources: list[int] | None = Non
     instruction = parse_instruction(instr)
     if instruction.is_copy or sources is not None:
         if sources is None:
-            raise SpecError(f"{instruction.name}: its cost depends on the global source "
-                            "addresses as much as on the destinations: expected sources "
-                            "(one per lane)")
+            raise SpecError(
+                f"{instruction.name}: its cost depends on the global source "
+                "addresses as much as on the destinations: expected sources "
+                "(one per lane)"
+            )
         return copy_wavefront_cost(instr, addresses, sources).wavefronts
     try:
         return hardware_wavefronts(instruction, list(addresses))
@@ -171,8 +192,9 @@ def check(path: str, timeout: float = 60.0, engine: str = "auto") -> Report:
         raise _with_file_source(e.located(path), path) from None
 
 
-def check_text(text: str, name: str = "<string>", timeout: float = 60.0,
-               engine: str = "auto") -> Report:
+def check_text(
+    text: str, name: str = "<string>", timeout: float = 60.0, engine: str = "auto"
+) -> Report:
     """Run every check of a spec given as text; results and errors name the file `name`."""
     try:
         spec = parse_text(text, name)
@@ -181,11 +203,20 @@ def check_text(text: str, name: str = "<string>", timeout: float = 60.0,
         raise e.located(name).with_source(text) from None
 
 
-def check_layout(layout, accesses: Mapping[str, str] | None = None, checks: Iterable[str] = (),
-                 *, name: str = DEFAULT_LAYOUT_NAME, dtype: str | None = None,
-                 shape: tuple[int, ...] | None = None, align: int | None = None,
-                 stages: int | None = None, stage_bytes: int | None = None,
-                 timeout: float = 60.0, engine: str = "auto") -> Report:
+def check_layout(
+    layout,
+    accesses: Mapping[str, str] | None = None,
+    checks: Iterable[str] = (),
+    *,
+    name: str = DEFAULT_LAYOUT_NAME,
+    dtype: str | None = None,
+    shape: tuple[int, ...] | None = None,
+    align: int | None = None,
+    stages: int | None = None,
+    stage_bytes: int | None = None,
+    timeout: float = 60.0,
+    engine: str = "auto",
+) -> Report:
     """Check a layout given as a Python value, read by `accesses` ({name: access}).
 
     `layout` is text in any notation `parse_layout` reads or a pycute
@@ -194,19 +225,38 @@ def check_layout(layout, accesses: Mapping[str, str] | None = None, checks: Iter
     (``"ldmatrix.x1 L(lane, 8 * q) for q in 0..8"``), each check as after
     ``check`` (``"conflict_free rd"``, ``"max_ways <= 2 rd expect refuted"``).
     Accesses get their implicit in_bounds and alignment checks as in a spec."""
-    text = layout_spec(layout, accesses, checks, name=name, dtype=dtype, shape=shape,
-                       align=align, stages=stages, stage_bytes=stage_bytes)
+    text = layout_spec(
+        layout,
+        accesses,
+        checks,
+        name=name,
+        dtype=dtype,
+        shape=shape,
+        align=align,
+        stages=stages,
+        stage_bytes=stage_bytes,
+    )
     return check_text(text, "<layout>", timeout, engine)
 
 
-def layout_spec(layout, accesses: Mapping[str, str] | None = None, checks: Iterable[str] = (),
-                *, name: str = DEFAULT_LAYOUT_NAME, dtype: str | None = None,
-                shape: tuple[int, ...] | None = None, align: int | None = None,
-                stages: int | None = None, stage_bytes: int | None = None) -> str:
+def layout_spec(
+    layout,
+    accesses: Mapping[str, str] | None = None,
+    checks: Iterable[str] = (),
+    *,
+    name: str = DEFAULT_LAYOUT_NAME,
+    dtype: str | None = None,
+    shape: tuple[int, ...] | None = None,
+    align: int | None = None,
+    stages: int | None = None,
+    stage_bytes: int | None = None,
+) -> str:
     """The spec text `check_layout` checks, one statement a line."""
-    buffer = " ".join(f"{option} {value}" for option, value in
-                      (("align", align), ("stages", stages), ("stage_bytes", stage_bytes))
-                      if value is not None)
+    buffer = " ".join(
+        f"{option} {value}"
+        for option, value in (("align", align), ("stages", stages), ("stage_bytes", stage_bytes))
+        if value is not None
+    )
     lines = [f"dtype {dtype}"] if dtype else []
     lines += [f"buffer {buffer}"] if buffer else []
     lines.append(layout_statement(notation(layout), shape, name))
@@ -228,8 +278,10 @@ def notation(layout) -> str:
         return f"Sw<{int(layout.bits)},{int(layout.base)},{int(layout.shift)}>"
     if hasattr(layout, "shape") and hasattr(layout, "stride"):
         return f"{_int_tuple(layout.shape)}:{_int_tuple(layout.stride)}"
-    raise TypeError("expected a layout as text or a pycute Layout, Swizzle or ComposedLayout, "
-                    f"found {type(layout).__name__}")
+    raise TypeError(
+        "expected a layout as text or a pycute Layout, Swizzle or ComposedLayout, "
+        f"found {type(layout).__name__}"
+    )
 
 
 def _int_tuple(value) -> str:

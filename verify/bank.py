@@ -8,6 +8,7 @@ are the sum of the phases' costs.
 This is the reference the symbolic encoding (`verify.properties`) is tested
 against, the replay of every counterexample, and `verify wavefronts`.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -18,13 +19,13 @@ from verify.instructions import WARP, Instruction, parse_instruction
 
 BANKS = 32
 WORD_BYTES = 4
-SHARED_WINDOW = 1 << 32           # shared addresses are 32-bit
+SHARED_WINDOW = 1 << 32  # shared addresses are 32-bit
 
 
 @dataclass(frozen=True)
 class PhaseCost:
     lanes: range
-    ways: int                    # distinct words in the busiest bank (>= 1)
+    ways: int  # distinct words in the busiest bank (>= 1)
     worst_bank: int
     words_by_bank: dict[int, frozenset[int]]
 
@@ -59,8 +60,12 @@ def phase_cost(instr: Instruction, lanes: range, addresses: list[int]) -> PhaseC
         for w in lane_words(instr, addresses[lane]):
             words_by_bank[w % BANKS].add(w)
     worst = max(sorted(words_by_bank), key=lambda b: len(words_by_bank[b]))
-    return PhaseCost(lanes, len(words_by_bank[worst]), worst,
-                     {b: frozenset(ws) for b, ws in sorted(words_by_bank.items())})
+    return PhaseCost(
+        lanes,
+        len(words_by_bank[worst]),
+        worst,
+        {b: frozenset(ws) for b, ws in sorted(words_by_bank.items())},
+    )
 
 
 def check_addresses(instr: Instruction, addresses: list[int]) -> list[int]:
@@ -73,17 +78,23 @@ def check_addresses(instr: Instruction, addresses: list[int]) -> list[int]:
     """
     need = instr.address_lanes
     if len(addresses) != need:
-        raise ValueError(f"{instr.name} takes {need} lane addresses (lanes 0-{need - 1}): "
-                         f"expected {need}, found {len(addresses)}")
+        raise ValueError(
+            f"{instr.name} takes {need} lane addresses (lanes 0-{need - 1}): "
+            f"expected {need}, found {len(addresses)}"
+        )
     for lane, a in enumerate(addresses):
         if a < 0:
             raise ValueError(f"{instr.name}: lane {lane} address {a} is negative")
         if a >= SHARED_WINDOW:
-            raise ValueError(f"{instr.name}: lane {lane} address {a} is past the 32-bit shared "
-                             "window: expected less than 2^32")
+            raise ValueError(
+                f"{instr.name}: lane {lane} address {a} is past the 32-bit shared "
+                "window: expected less than 2^32"
+            )
         if a % instr.bytes_per_address:
-            raise ValueError(f"{instr.name}: lane {lane} address {a} is not "
-                             f"{instr.bytes_per_address}-byte aligned")
+            raise ValueError(
+                f"{instr.name}: lane {lane} address {a} is not "
+                f"{instr.bytes_per_address}-byte aligned"
+            )
     return list(addresses)
 
 
@@ -95,6 +106,7 @@ def bank_cost(instr: Instruction, addresses: list[int]) -> BankCost:
 
 # ---- What the H200 does beyond the phase model (benchmarks/results/hw_rules.md) ----
 
+
 def _union_ways(instr_bytes: int, addresses: list[int]) -> int:
     by_bank: dict[int, set[int]] = defaultdict(set)
     for a in addresses:
@@ -105,8 +117,9 @@ def _union_ways(instr_bytes: int, addresses: list[int]) -> int:
 
 def _merges(addresses: list[int]) -> bool:
     """Lanes in equal pairs (2k, 2k+1), or two addresses alternating lane by lane."""
-    return (all(addresses[2 * k] == addresses[2 * k + 1] for k in range(len(addresses) // 2))
-            or all(a == addresses[lane % 2] for lane, a in enumerate(addresses)))
+    return all(addresses[2 * k] == addresses[2 * k + 1] for k in range(len(addresses) // 2)) or all(
+        a == addresses[lane % 2] for lane, a in enumerate(addresses)
+    )
 
 
 def hardware_wavefronts(instr: Instruction, addresses: list[int]) -> int:
@@ -127,15 +140,15 @@ def hardware_wavefronts(instr: Instruction, addresses: list[int]) -> int:
 @dataclass(frozen=True)
 class CopyPhase:
     lanes: range
-    cost: int                    # max over the phase's edges of out(a) + in(b) - both(a, b)
-    edge: tuple[int, int]        # a (source bank, destination bank) edge attaining it
+    cost: int  # max over the phase's edges of out(a) + in(b) - both(a, b)
+    edge: tuple[int, int]  # a (source bank, destination bank) edge attaining it
 
 
 @dataclass(frozen=True)
 class CopyCost:
     instruction: Instruction
     wavefronts: int
-    phases: tuple[CopyPhase, ...]   # rule C's; empty for .cg, whose bound is warp-wide
+    phases: tuple[CopyPhase, ...]  # rule C's; empty for .cg, whose bound is warp-wide
 
     @property
     def exact(self) -> bool:
@@ -148,12 +161,13 @@ class CopyCost:
 
 def copy_edges(size: int, destination: int, source: int) -> list[tuple[int, int]]:
     """(source bank, destination bank) of each word one lane copies."""
-    return [((source // WORD_BYTES + k) % BANKS, (destination // WORD_BYTES + k) % BANKS)
-            for k in range(size // WORD_BYTES)]
+    return [
+        ((source // WORD_BYTES + k) % BANKS, (destination // WORD_BYTES + k) % BANKS)
+        for k in range(size // WORD_BYTES)
+    ]
 
 
-def copy_phase(size: int, lanes: range, destinations: list[int],
-               sources: list[int]) -> CopyPhase:
+def copy_phase(size: int, lanes: range, destinations: list[int], sources: list[int]) -> CopyPhase:
     """Rule C for one phase: every copied word is an edge, none shared between lanes."""
     edges = [e for lane in lanes for e in copy_edges(size, destinations[lane], sources[lane])]
     out, into = defaultdict(int), defaultdict(int)
@@ -180,8 +194,9 @@ def copy_cost(instr: Instruction, destinations: list[int], sources: list[int]) -
     sources = _checked_sources(instr, sources)
     if instr.cache == "cg":
         return CopyCost(instr, len(set(destinations)), ())
-    phases = tuple(copy_phase(instr.bytes_per_address, p, destinations, sources)
-                   for p in instr.phases)
+    phases = tuple(
+        copy_phase(instr.bytes_per_address, p, destinations, sources) for p in instr.phases
+    )
     return CopyCost(instr, sum(p.cost for p in phases), phases)
 
 
@@ -189,17 +204,21 @@ def _checked_sources(instr: Instruction, sources: list[int]) -> list[int]:
     """One global address per lane, non-negative and aligned to the copy size (PTX
     requires it); any 64-bit address is allowed, only its bank matters."""
     if len(sources) != WARP:
-        raise ValueError(f"{instr.name} takes {WARP} source addresses (lanes 0-31): found "
-                         f"{len(sources)}")
+        raise ValueError(
+            f"{instr.name} takes {WARP} source addresses (lanes 0-31): found {len(sources)}"
+        )
     for lane, a in enumerate(sources):
         if a < 0 or a % instr.bytes_per_address:
-            raise ValueError(f"{instr.name}: lane {lane} source address {a} is not a "
-                             f"non-negative multiple of {instr.bytes_per_address}")
+            raise ValueError(
+                f"{instr.name}: lane {lane} source address {a} is not a "
+                f"non-negative multiple of {instr.bytes_per_address}"
+            )
     return list(sources)
 
 
-def cp_async_cost(size: int, destinations: list[int], sources: list[int],
-                  cache: str = "ca") -> CopyCost:
+def cp_async_cost(
+    size: int, destinations: list[int], sources: list[int], cache: str = "ca"
+) -> CopyCost:
     """`copy_cost` of ``cp.async.{cache}`` of `size` bytes (the measurements' spelling)."""
     try:
         instr = parse_instruction(f"cp.async.{cache}.{size}")

@@ -7,6 +7,7 @@ refuted. Checks are keyed by spec path, property as written and occurrence, not
 by line, so moving a check keeps its record. A `--format json` report reads as a
 baseline too: it has the same fields.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,10 @@ FIGURES = ("max_ways", "wavefronts")
 
 @dataclass
 class Comparison:
-    regressions: list[str] = field(default_factory=list)   # one line per worse figure
+    regressions: list[str] = field(default_factory=list)  # one line per worse figure
     improvements: int = 0
     compared: int = 0
-    new: list[CheckResult] = field(default_factory=list)   # checks with no record
+    new: list[CheckResult] = field(default_factory=list)  # checks with no record
 
 
 def keyed(results: list[CheckResult]) -> dict[tuple[str, str, int], CheckResult]:
@@ -48,8 +49,10 @@ def load(path: str) -> dict[tuple[str, str, int], dict]:
     except (OSError, ValueError) as e:
         raise SpecError(f"cannot read baseline {path}: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
-        raise SpecError(f"baseline {path}: expected a JSON object with a 'checks' list "
-                        "(written by --update-baseline, or a --format json report)")
+        raise SpecError(
+            f"baseline {path}: expected a JSON object with a 'checks' list "
+            "(written by --update-baseline, or a --format json report)"
+        )
     entries, seen = {}, {}
     for entry in doc["checks"]:
         base = (os.path.normpath(entry["spec"]), entry["property"])
@@ -100,12 +103,18 @@ def write(path: str, results: list[CheckResult], specs_run: list[str]):
     if os.path.exists(path):
         kept = [entry for key, entry in load(path).items() if key[0] not in ran]
     checks = kept + [_entry(r) for r in results]
-    checks.sort(key=lambda e: os.path.normpath(e["spec"]))    # stable: file order kept
+    checks.sort(key=lambda e: os.path.normpath(e["spec"]))  # stable: file order kept
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"schema_version": BASELINE_VERSION, "checks": checks}, f, indent=1)
         f.write("\n")
 
 
 def _entry(r: CheckResult) -> dict:
-    return {"spec": os.path.normpath(r.file), "line": r.line, "property": r.property,
-            "status": r.status.value, "max_ways": r.max_ways, "wavefronts": r.wavefronts}
+    return {
+        "spec": os.path.normpath(r.file),
+        "line": r.line,
+        "property": r.property,
+        "status": r.status.value,
+        "max_ways": r.max_ways,
+        "wavefronts": r.wavefronts,
+    }

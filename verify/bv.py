@@ -19,6 +19,7 @@ a function here (`eq`, `ne`, `add`, `ult`, ...). Only this module and
 The bank geometry (bank count, word size) is `verify.bank`'s: the encoding takes
 its bit widths from there.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -109,7 +110,7 @@ class Context:
         fixed = fixed or {}
         key = (id(e), tuple(sorted((n, v) for n, v in fixed.items() if n in self._uses(e))))
         if key not in self._lowered:
-            self._lowered[key] = (e, self._lower(e, fixed))   # e kept alive: ids stay unique
+            self._lowered[key] = (e, self._lower(e, fixed))  # e kept alive: ids stay unique
         return self._lowered[key][1]
 
     def _lower(self, e: Expr, fixed: Mapping[str, int]) -> z3.BitVecRef:
@@ -161,12 +162,12 @@ def width_for(exprs: Iterable[Expr], ranges: Mapping[str, Range], extra: int = 0
     property encodings (``addr + size``) without wrap-around.
     Raises SpecError past MAX_WIDTH, whichever engine then evaluates the values.
     """
-    top = max([extra, *(r.hi for r in ranges.values()),
-               *(max_intermediate(e, ranges) for e in exprs)])
+    top = max(
+        [extra, *(r.hi for r in ranges.values()), *(max_intermediate(e, ranges) for e in exprs)]
+    )
     width = max(8, top.bit_length() + 2)
     if width > MAX_WIDTH:
-        raise SpecError(f"values need {width} bits: expected magnitudes below "
-                        f"2^{MAX_WIDTH - 2}")
+        raise SpecError(f"values need {width} bits: expected magnitudes below 2^{MAX_WIDTH - 2}")
     return width
 
 

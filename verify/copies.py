@@ -16,6 +16,7 @@ Engine. Only enumeration decides these checks: the solver has no encoding of
 rule C yet. A domain above `decide.ENUMERATION_LIMIT` points is refused with an
 error at the check rather than enumerated for minutes or left UNKNOWN.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,23 +50,30 @@ def refuse_undecidable(program: Program, access: Access, check: CheckDef, engine
     engine may not decide."""
     name = access.instruction.name
     if check.kind != "wavefronts" and not check.text.startswith("conflict_free"):
-        raise SpecError(f"{check.text}: max_ways is not defined for {name}, whose cost is not "
-                        "a count of words in one bank: expected 'wavefronts <= n' or "
-                        "'conflict_free' (wavefronts at most the ideal)", check.pos)
+        raise SpecError(
+            f"{check.text}: max_ways is not defined for {name}, whose cost is not "
+            "a count of words in one bank: expected 'wavefronts <= n' or "
+            "'conflict_free' (wavefronts at most the ideal)",
+            check.pos,
+        )
     if engine == decide.Z3:
-        raise SpecError(f"{check.text}: {name} is decided by enumeration only (the solver has "
-                        "no encoding of rule C yet): expected --engine auto or enumeration",
-                        check.pos)
+        raise SpecError(
+            f"{check.text}: {name} is decided by enumeration only (the solver has "
+            "no encoding of rule C yet): expected --engine auto or enumeration",
+            check.pos,
+        )
     points = decide.access_points(program, access)
     if points > decide.ENUMERATION_LIMIT:
-        raise SpecError(f"{check.text}: {name} has {points} lane evaluations (lanes x loop "
-                        f"values x stages x bases), above the {decide.ENUMERATION_LIMIT} that "
-                        "enumeration decides; cp.async is decided by enumeration only (the "
-                        "solver has no encoding of rule C yet): narrow the loops", check.pos)
+        raise SpecError(
+            f"{check.text}: {name} has {points} lane evaluations (lanes x loop "
+            f"values x stages x bases), above the {decide.ENUMERATION_LIMIT} that "
+            "enumeration decides; cp.async is decided by enumeration only (the "
+            "solver has no encoding of rule C yet): narrow the loops",
+            check.pos,
+        )
 
 
-def decide_copy(program: Program, access: Access, check: CheckDef,
-                budget: Budget) -> CopyAnswer:
+def decide_copy(program: Program, access: Access, check: CheckDef, budget: Budget) -> CopyAnswer:
     """A ``wavefronts`` or ``conflict_free`` check of an aligned cp.async (after
     `refuse_undecidable`)."""
     instr = access.instruction
@@ -74,10 +82,11 @@ def decide_copy(program: Program, access: Access, check: CheckDef,
     status = _status(best, bound, check.exact, instr.hardware_exact)
     reason = best.reason
     if status == Status.UNKNOWN and not reason:
-        reason = (f"bound G gives {best.value}, above {bound}; the H200's exact cost for "
-                  f"{instr.name} is not known")
-    cex = copy_counterexample(program, access, best.witness) if status == Status.REFUTED \
-        else None
+        reason = (
+            f"bound G gives {best.value}, above {bound}; the H200's exact cost for "
+            f"{instr.name} is not known"
+        )
+    cex = copy_counterexample(program, access, best.witness) if status == Status.REFUTED else None
     return CopyAnswer(status, cex, reason if status == Status.UNKNOWN else "", best.value)
 
 
@@ -93,6 +102,7 @@ def _status(best: Maximum, bound: int, equal: bool, exact_rule: bool) -> Status:
 
 
 # -- rule C and bound G over the domain -------------------------------------------
+
 
 def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
     """The largest cost over every instance, with the first instance attaining it.
@@ -112,13 +122,16 @@ def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
             shape = domain.shape_of(env)
             dst = evaluate(access.address, env, shape).reshape(-1, instr.address_lanes)
             src = evaluate(source, env, shape).reshape(-1, instr.address_lanes)
-            best.offer(_costs(instr, dst.astype(np.int64), src.astype(np.int64)),
-                       start // instr.address_lanes)
+            best.offer(
+                _costs(instr, dst.astype(np.int64), src.astype(np.int64)),
+                start // instr.address_lanes,
+            )
     values = instance.values_at(best.flat or 0)
     replay = _replayed_cost(access, values).wavefronts
     if best.flat is not None and replay != best.value:
-        raise InternalError(f"enumerated cp.async wavefronts {best.value} replay as {replay}: "
-                            f"{values}")
+        raise InternalError(
+            f"enumerated cp.async wavefronts {best.value} replay as {replay}: {values}"
+        )
     return Maximum(replay, values, exact=not reason, reason=reason)
 
 
@@ -132,8 +145,8 @@ def _costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
     dst_banks = (dst[:, :, None] // WORD_BYTES + words) % BANKS
     total = np.zeros(dst.shape[0], dtype=np.int64)
     for lanes in instr.phases:
-        a = src_banks[:, lanes.start:lanes.stop].reshape(dst.shape[0], -1)
-        b = dst_banks[:, lanes.start:lanes.stop].reshape(dst.shape[0], -1)
+        a = src_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
+        b = dst_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
         # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
         same_a = a[:, :, None] == a[:, None, :]
         same_b = b[:, :, None] == b[:, None, :]
@@ -143,20 +156,24 @@ def _costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
 
 
 def _replayed_cost(access: Access, values: dict[str, int]):
-    return copy_cost(access.instruction, access.lane_addresses(values),
-                     access.source.lane_addresses(values))
+    return copy_cost(
+        access.instruction, access.lane_addresses(values), access.source.lane_addresses(values)
+    )
 
 
 # -- the counterexample -------------------------------------------------------------
+
 
 def copy_counterexample(program: Program, access: Access, values: dict[str, int]):
     """The costliest phase's edge (a, b): the lanes reading source bank a or writing
     destination bank b, each with its global source beneath it."""
     cost = _replayed_cost(access, values)
     instr, source = access.instruction, access.source
-    if not cost.phases:                       # bound G: distinct destinations
-        summary = (f"{instr.name}: {cost.wavefronts} distinct 16-byte destinations, so bound G "
-                   f"allows {cost.wavefronts} wavefronts (ideal {cost.ideal})")
+    if not cost.phases:  # bound G: distinct destinations
+        summary = (
+            f"{instr.name}: {cost.wavefronts} distinct 16-byte destinations, so bound G "
+            f"allows {cost.wavefronts} wavefronts (ideal {cost.ideal})"
+        )
         return Counterexample(summary, shown_instance(program, values))
     worst = max(cost.phases, key=lambda p: p.cost)
     a, b = worst.edge
@@ -165,13 +182,25 @@ def copy_counterexample(program: Program, access: Access, values: dict[str, int]
         dst, src = _lane_row(access, lane, values), _lane_row(source, lane, values)
         edges = copy_edges(instr.bytes_per_address, dst.address, src.address)
         if any(ea == a or eb == b for ea, eb in edges):
-            rows += [dst, LaneRow(None, src.coord, src.address, src.words, src.banks,
-                                  label=f"{source.layout.name} <-")]
-    per_phase = ", ".join(f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.cost}"
-                          for p in cost.phases)
-    summary = (f"{instr.name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); per phase "
-               f"{per_phase}; lanes {worst.lanes.start}-{worst.lanes.stop - 1} read source "
-               f"bank {a} and write shared bank {b} with {worst.cost} words between them")
+            rows += [
+                dst,
+                LaneRow(
+                    None,
+                    src.coord,
+                    src.address,
+                    src.words,
+                    src.banks,
+                    label=f"{source.layout.name} <-",
+                ),
+            ]
+    per_phase = ", ".join(
+        f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.cost}" for p in cost.phases
+    )
+    summary = (
+        f"{instr.name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); per phase "
+        f"{per_phase}; lanes {worst.lanes.start}-{worst.lanes.stop - 1} read source "
+        f"bank {a} and write shared bank {b} with {worst.cost} words between them"
+    )
     return Counterexample(summary, shown_instance(program, values), tuple(rows))
 
 

@@ -18,6 +18,7 @@ solver that runs out of time fall back to enumeration: the check's timeout is
 spent by then, and above the limit enumerating takes seconds to minutes; the
 UNKNOWN says so, and `--engine enumeration` asks for it explicitly.
 """
+
 from __future__ import annotations
 
 from math import prod
@@ -49,8 +50,7 @@ ENUMERATION_LIMIT = 1 << 22
 def engine_for(requested: str, points: int) -> str:
     """The engine that decides a check over `points` domain points."""
     if requested not in ENGINE_NAMES:
-        raise ValueError(f"engine: expected one of {', '.join(ENGINE_NAMES)}, found "
-                         f"{requested!r}")
+        raise ValueError(f"engine: expected one of {', '.join(ENGINE_NAMES)}, found {requested!r}")
     if requested != AUTO:
         return requested
     return ENUMERATION if points <= ENUMERATION_LIMIT else Z3

@@ -6,6 +6,7 @@ CuTe atom takes (``half_t``, ``float``); and the PTX type qualifiers an
 instruction takes (``.b16``, ``.f16x2``). Specs, notations and instructions all
 read them here, so a type has one width everywhere.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,23 +26,48 @@ DTYPE_ALIASES = {
     **dict.fromkeys(("float", "float32", "fp32"), "f32"),
     **dict.fromkeys(("tfloat32", "tfloat32_t", "fp32_tf32"), "tf32"),
     **dict.fromkeys(("double", "float64", "fp64"), "f64"),
-    **dict.fromkeys(("fp8", "float_e4m3_t", "fp8e4m3", "fp8_e4m3", "float8_e4m3fn",
-                     "fp8e4nv", "__nv_fp8_e4m3"), "e4m3"),
-    **dict.fromkeys(("float_e5m2_t", "fp8e5m2", "fp8_e5m2", "float8_e5m2", "fp8e5",
-                     "__nv_fp8_e5m2"), "e5m2"),
-    **{f"{t}{n}{suffix}": f"{t[0]}{n}" for t in ("int", "uint") for n in (8, 16, 32, 64)
-       for suffix in ("", "_t")},
+    **dict.fromkeys(
+        ("fp8", "float_e4m3_t", "fp8e4m3", "fp8_e4m3", "float8_e4m3fn", "fp8e4nv", "__nv_fp8_e4m3"),
+        "e4m3",
+    ),
+    **dict.fromkeys(
+        ("float_e5m2_t", "fp8e5m2", "fp8_e5m2", "float8_e5m2", "fp8e5", "__nv_fp8_e5m2"), "e5m2"
+    ),
+    **{
+        f"{t}{n}{suffix}": f"{t[0]}{n}"
+        for t in ("int", "uint")
+        for n in (8, 16, 32, 64)
+        for suffix in ("", "_t")
+    },
 }
 
 # The C++ element types of CuTe's atoms (``Layout_K_SW128_Atom<half_t>``), besides
 # verify's own names.
-_CUTE_SPELLINGS = ("int8_t", "uint8_t", "float_e4m3_t", "float_e5m2_t", "half_t", "bfloat16_t",
-                   "float", "tfloat32_t", "int32_t", "uint32_t", "double", "int64_t", "uint64_t")
+_CUTE_SPELLINGS = (
+    "int8_t",
+    "uint8_t",
+    "float_e4m3_t",
+    "float_e5m2_t",
+    "half_t",
+    "bfloat16_t",
+    "float",
+    "tfloat32_t",
+    "int32_t",
+    "uint32_t",
+    "double",
+    "int64_t",
+    "uint64_t",
+)
 CUTE_TYPE_BITS = {**BITS, **{t: BITS[DTYPE_ALIASES[t]] for t in _CUTE_SPELLINGS}}
 
 # PTX type qualifiers: .b8 ... .f64 (verify's names of that form), and the packed ones.
-PTX_TYPE_BITS = {**{t: bits for t, bits in BITS.items() if re.fullmatch(r"[bsuf]\d+", t)},
-                 "b128": 128, "bf16": 16, "f16x2": 32, "bf16x2": 32}
+PTX_TYPE_BITS = {
+    **{t: bits for t, bits in BITS.items() if re.fullmatch(r"[bsuf]\d+", t)},
+    "b128": 128,
+    "bf16": 16,
+    "f16x2": 32,
+    "bf16x2": 32,
+}
 
 
 def canonical_dtype(name: str) -> str | None:

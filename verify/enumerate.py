@@ -24,6 +24,7 @@ The domain is walked in chunks of at most CHUNK points, so memory stays bounded
 and the check's time budget is looked at between chunks: running out is UNKNOWN,
 as for the solver.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -55,12 +56,22 @@ MAX_SORTED = 1 << 27
 # every value exactly; otherwise the values are Python integers.
 INT64_SAFE = 1 << 62
 
-_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.floordiv,
-        "%": operator.mod, "&": operator.and_, "|": operator.or_, "^": operator.xor,
-        "<<": operator.lshift, ">>": operator.rshift}
+_OPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.floordiv,
+    "%": operator.mod,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+}
 
 
 # -- the domain and vectorised evaluation ---------------------------------------
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -98,8 +109,10 @@ class Domain:
             split -= 1
             inner *= sizes[split]
         rank = len(sizes)
-        whole = {self.names[i]: _along(np.arange(self.ranges[i].lo, self.ranges[i].hi), i, rank)
-                 for i in range(split, rank)}
+        whole = {
+            self.names[i]: _along(np.arange(self.ranges[i].lo, self.ranges[i].hi), i, rank)
+            for i in range(split, rank)
+        }
         if split == 0:
             yield 0, whole
             return
@@ -129,7 +142,7 @@ class Vectorised:
 
     def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
         for e in exprs:
-            bounds(e, ranges)          # the located SpecErrors the solver path raises
+            bounds(e, ranges)  # the located SpecErrors the solver path raises
         bv.width_for(exprs, ranges)
         self.exact_ints = any(max_intermediate(e, ranges) >= INT64_SAFE for e in exprs)
 
@@ -179,8 +192,13 @@ class _Clock:
         return f"timeout after {self.budget.seconds:g} s"
 
 
-def _find(domain: Domain, exprs: list[Expr], violated, budget: Budget,
-          replay: Callable[[dict[str, int]], Counterexample]) -> Verdict:
+def _find(
+    domain: Domain,
+    exprs: list[Expr],
+    violated,
+    budget: Budget,
+    replay: Callable[[dict[str, int]], Counterexample],
+) -> Verdict:
     """The first point of `domain` where violated(*values of exprs) holds, replayed
     into the counterexample; none proves the property."""
     ranges = dict(zip(domain.names, domain.ranges))
@@ -202,6 +220,7 @@ def _misaligned(n: int):
 
 # -- alignment and bounds of one access ---------------------------------------
 
+
 def _access_domain(access: Access, base: Range) -> tuple[Domain, list[str]]:
     """Instances outside, the lane innermost; and the solver's order of the names."""
     ranges = {**access.ranges, BASE: base}
@@ -219,17 +238,28 @@ def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
     domain, order = _access_domain(access, program.base_range(access.layout, n))
-    return _find(domain, [access.address], _misaligned(n), budget,
-                 lambda values: witness.misaligned(program, access, n, _in_order(values, order)))
+    return _find(
+        domain,
+        [access.address],
+        _misaligned(n),
+        budget,
+        lambda values: witness.misaligned(program, access, n, _in_order(values, order)),
+    )
 
 
 def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
     n = ldef.required_align
-    domain = Domain.of({STAGE: Range(0, program.spec.buffer.stages),
-                        BASE: program.base_range(ldef, n)})
-    return _find(domain, [program.stage_start()], _misaligned(n), budget,
-                 lambda values: witness.stage_misaligned(program, ldef, values))
+    domain = Domain.of(
+        {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
+    )
+    return _find(
+        domain,
+        [program.stage_start()],
+        _misaligned(n),
+        budget,
+        lambda values: witness.stage_misaligned(program, ldef, values),
+    )
 
 
 def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
@@ -239,11 +269,18 @@ def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
 
     def outside(*values):
         return np.logical_or.reduce([(c < r.lo) | (c >= r.hi) for c, r in zip(values, limits)])
-    return _find(domain, coords, outside, budget,
-                 lambda values: witness.out_of_bounds(program, access, _in_order(values, order)))
+
+    return _find(
+        domain,
+        coords,
+        outside,
+        budget,
+        lambda values: witness.out_of_bounds(program, access, _in_order(values, order)),
+    )
 
 
 # -- bank conflicts ----------------------------------------------------------
+
 
 def _phase_ways(words: np.ndarray) -> np.ndarray:
     """words: (instances, items) word indices of one phase -> per instance, the
@@ -264,7 +301,7 @@ def phase_costs(access: Access, addresses: np.ndarray) -> np.ndarray:
     first_words = addresses // WORD_BYTES
     per_phase = []
     for lanes in instr.phases:
-        words = first_words[:, lanes.start:lanes.stop, None] + np.arange(instr.words_per_address)
+        words = first_words[:, lanes.start : lanes.stop, None] + np.arange(instr.words_per_address)
         per_phase.append(_phase_ways(words.reshape(words.shape[0], -1)))
     return np.stack(per_phase, axis=1)
 
@@ -301,12 +338,13 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
             costs = phase_costs(access, addresses)
             ways.offer(costs.max(axis=1), start // lanes)
             waves.offer(costs.sum(axis=1), start // lanes)
-    return BankFigures(_replayed(access, instance, ways, "max_ways", reason),
-                       _replayed(access, instance, waves, "wavefronts", reason))
+    return BankFigures(
+        _replayed(access, instance, ways, "max_ways", reason),
+        _replayed(access, instance, waves, "wavefronts", reason),
+    )
 
 
-def _replayed(access: Access, instance: Domain, best: _Best, metric: str,
-              reason: str) -> Maximum:
+def _replayed(access: Access, instance: Domain, best: _Best, metric: str, reason: str) -> Maximum:
     """The maximum with its witness, confirmed by the plain bank model."""
     values = instance.values_at(best.flat or 0)
     replay = getattr(bank_cost(access.instruction, access.lane_addresses(values)), metric)
@@ -316,6 +354,7 @@ def _replayed(access: Access, instance: Domain, best: _Best, metric: str,
 
 
 # -- layouts -----------------------------------------------------------------
+
 
 def _layout_address(program: Program, ldef: LayoutDef):
     coords = coordinate_vars(ldef.function)
@@ -336,9 +375,12 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     eb = program.elem_bytes(ldef.pos, ldef)
     own = Domain.of({**dict(coords), STAGE: ranges[STAGE]})
     if own.points > MAX_SORTED:
-        return Verdict(Status.UNKNOWN, reason=f"{own.points} addresses per base are too many "
-                                              "to sort in memory: this check needs the solver "
-                                              "engine")
+        return Verdict(
+            Status.UNKNOWN,
+            reason=f"{own.points} addresses per base are too many "
+            "to sort in memory: this check needs the solver "
+            "engine",
+        )
     evaluate = Vectorised([address], ranges)
     with _Clock(budget) as clock:
         for base in range(ranges[BASE].lo, ranges[BASE].hi):
@@ -353,8 +395,10 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
             close = _first(np.diff(flat[order]) < eb)
             if close is not None:
                 va, vb = own.values_at(int(order[close])), own.values_at(int(order[close + 1]))
-                return Verdict(Status.REFUTED, witness.overlap(program, ldef, address, coords,
-                                                               va, vb, base, eb))
+                return Verdict(
+                    Status.REFUTED,
+                    witness.overlap(program, ldef, address, coords, va, vb, base, eb),
+                )
     return Verdict(Status.PROVED)
 
 
@@ -381,5 +425,10 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
 
 def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict:
     """lhs == rhs for every value of the loop variables."""
-    return _find(Domain.of(dict(loops)), [lhs, rhs], operator.ne, budget,
-                 lambda values: witness.unequal(lhs, rhs, values))
+    return _find(
+        Domain.of(dict(loops)),
+        [lhs, rhs],
+        operator.ne,
+        budget,
+        lambda values: witness.unequal(lhs, rhs, values),
+    )

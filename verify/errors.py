@@ -6,6 +6,7 @@ Where the source is known the offending line follows, with a caret under the
 column, as compilers print it. `SpecErrors` carries every error of one file.
 `InternalError` is ours: a solver model that does not replay, an impossible state.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,13 @@ class Pos:
 class SpecError(Exception):
     """Bad input: says what was expected, what was found, and where."""
 
-    def __init__(self, message: str, pos: Pos | None = None, file: str | None = None,
-                 source_line: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        pos: Pos | None = None,
+        file: str | None = None,
+        source_line: str | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.pos = pos or Pos()
@@ -82,12 +88,12 @@ def each_error(error: SpecError) -> list[SpecError]:
 def source_excerpt(line: str, pos: Pos) -> list[str]:
     """The line and a caret under column `pos.col`, gutter numbered like gcc's:
 
-        4 | access rd = ldmatrix.x1 B(lane, 0)
-          |                        ^
+    4 | access rd = ldmatrix.x1 B(lane, 0)
+      |                        ^
     """
     number = str(pos.line)
     # Tabs before the column stay tabs, so the caret lines up however they render.
-    lead = "".join(c if c == "\t" else " " for c in line[:max(0, pos.col - 1)])
+    lead = "".join(c if c == "\t" else " " for c in line[: max(0, pos.col - 1)])
     gutter = " " * len(number)
     return [f" {number} | {line.rstrip()}", f" {gutter} | {lead}^"]
 

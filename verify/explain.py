@@ -27,6 +27,7 @@ lanes agree in bits log2(w)-6. A swizzle ``x ^ ((x & Y) >> S)`` gives two
 values the same XOR iff they agree on the read bits Y; values that differ
 only above bit 6 keep their bank under the same XOR.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -39,8 +40,8 @@ from verify.notation.triton import as_cute_swizzle
 from verify.program import Access, Program
 from verify.results import LaneRow
 
-BANK_PERIOD = BANKS * WORD_BYTES          # 128 bytes: one turn of the banks
-BANK_TOP_BIT = BANK_PERIOD.bit_length() - 2   # byte bit 6, the highest that picks a bank
+BANK_PERIOD = BANKS * WORD_BYTES  # 128 bytes: one turn of the banks
+BANK_TOP_BIT = BANK_PERIOD.bit_length() - 2  # byte bit 6, the highest that picks a bank
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,9 @@ class SwizzleView:
     """A swizzle as it acts on a layout: on element offsets or byte addresses."""
 
     swizzle: Swizzle
-    name: str                     # as the spec says it, e.g. "Sw<3,3,3>"
-    unit_bits: int                # log2 bytes per unit of its input: 0 bytes, 1 for f16 ...
-    before: Callable[[dict, tuple[int, ...]], int]   # its input for (instance, coordinate)
+    name: str  # as the spec says it, e.g. "Sw<3,3,3>"
+    unit_bits: int  # log2 bytes per unit of its input: 0 bytes, 1 for f16 ...
+    before: Callable[[dict, tuple[int, ...]], int]  # its input for (instance, coordinate)
 
     def mask(self, value: int) -> int:
         """What it XORs into `value`."""
@@ -87,12 +88,18 @@ def swizzle_view(program: Program, access: Access) -> SwizzleView | None:
         def absolute(values, coord):
             offset = evaluate(ldef.function.apply([Const(c) for c in coord]), {})
             return evaluate(start, values) + eb * offset
-        return SwizzleView(ldef.pointer_swizzle, f"{ldef.pointer_swizzle} on byte addresses",
-                           0, absolute)
+
+        return SwizzleView(
+            ldef.pointer_swizzle, f"{ldef.pointer_swizzle} on byte addresses", 0, absolute
+        )
     function = ldef.function
     if isinstance(function, Composed) and isinstance(function.outer, Swizzle):
-        name, swizzle, offset, inner = str(function.outer), function.outer, function.offset, \
-            function.inner
+        name, swizzle, offset, inner = (
+            str(function.outer),
+            function.outer,
+            function.offset,
+            function.inner,
+        )
     elif as_cute_swizzle(function) is not None:
         swizzle, inner = as_cute_swizzle(function)
         name, offset = f"the encoding's swizzle (CuTe's {swizzle})", 0
@@ -103,6 +110,7 @@ def swizzle_view(program: Program, access: Access) -> SwizzleView | None:
 
     def element_offset(values, coord):
         return offset + evaluate(inner.apply([Const(c) for c in coord]), {})
+
     return SwizzleView(swizzle, name, eb.bit_length() - 1, element_offset)
 
 
@@ -114,6 +122,7 @@ def has_no_swizzle(access: Access) -> bool:
         if isinstance(function, Composed):
             return plain(function.outer) and plain(function.inner)
         return isinstance(function, CuteLayout)
+
     fields = getattr(getattr(ldef.function, "encoding", None), "fields", {})
     return ldef.pointer_swizzle is None and (plain(ldef.function) or fields.get("maxPhase") == 1)
 
@@ -138,8 +147,13 @@ def bank_bits(access: Access) -> int:
     return ((1 << (BANK_TOP_BIT + 1)) - 1) & ~((1 << low) - 1)
 
 
-def bank_explanation(program: Program, access: Access, rows: tuple[LaneRow, ...],
-                     hot_bank: int, values: dict[str, int]) -> tuple[tuple[str, str], ...]:
+def bank_explanation(
+    program: Program,
+    access: Access,
+    rows: tuple[LaneRow, ...],
+    hot_bank: int,
+    values: dict[str, int],
+) -> tuple[tuple[str, str], ...]:
     """("why" | "fix", sentence) pairs for lanes `rows` that share `hot_bank`."""
     pair = colliding_pair(rows, hot_bank)
     if pair is None:
@@ -147,9 +161,12 @@ def bank_explanation(program: Program, access: Access, rows: tuple[LaneRow, ...]
     a, b = pair
     word_a, word_b = (4 * next(w for w in r.words if w % BANKS == hot_bank) for r in (a, b))
     apart = abs(word_b - word_a)
-    why = ("why", f"lanes {a.lane} and {b.lane} at {_coord(a)} and {_coord(b)} need words "
-                  f"{apart} bytes apart (bytes {word_a} and {word_b}): a multiple of the "
-                  f"{BANK_PERIOD}-byte bank period, so one bank serves them one after the other")
+    why = (
+        "why",
+        f"lanes {a.lane} and {b.lane} at {_coord(a)} and {_coord(b)} need words "
+        f"{apart} bytes apart (bytes {word_a} and {word_b}): a multiple of the "
+        f"{BANK_PERIOD}-byte bank period, so one bank serves them one after the other",
+    )
     view = swizzle_view(program, access)
     if view is not None:
         return (why, *_swizzle_lines(view, access, a, b, values))
@@ -160,86 +177,130 @@ def bank_explanation(program: Program, access: Access, rows: tuple[LaneRow, ...]
 
 def _tiling_hint(view: SwizzleView) -> str:
     """How CuTe keeps rows within a swizzle's repeat (Triton encodings have no atoms)."""
-    return (" (tile the swizzled atom with tile_to_shape instead of stretching it)"
-            if view.name.startswith("Sw<") else "")
+    return (
+        " (tile the swizzled atom with tile_to_shape instead of stretching it)"
+        if view.name.startswith("Sw<")
+        else ""
+    )
 
 
 def _coord(row: LaneRow) -> str:
     return "(" + ", ".join(map(str, row.coord)) + ")"
 
 
-def _plain_lines(program: Program, access: Access, a: LaneRow,
-                 b: LaneRow) -> tuple[tuple[str, str], ...]:
+def _plain_lines(
+    program: Program, access: Access, a: LaneRow, b: LaneRow
+) -> tuple[tuple[str, str], ...]:
     differ = (a.address ^ b.address) & ~bank_bits(access)
     fix = f"XOR byte {bits_text(differ)} into byte {bits_text(bank_bits(access))} (a swizzle)"
-    return (("why", f"the layout has no swizzle: their addresses differ only in byte "
-                    f"{bits_text(differ)}, above the bank bits (byte "
-                    f"{bits_text(bank_bits(access))})"),
-            ("fix", fix + _padding_hint(program, access, a, b)))
+    return (
+        (
+            "why",
+            f"the layout has no swizzle: their addresses differ only in byte "
+            f"{bits_text(differ)}, above the bank bits (byte "
+            f"{bits_text(bank_bits(access))})",
+        ),
+        ("fix", fix + _padding_hint(program, access, a, b)),
+    )
 
 
 def _padding_hint(program: Program, access: Access, a: LaneRow, b: LaneRow) -> str:
     """', or pad mode i's stride': when the lanes differ along a mode of a
     shape:stride layout whose step is a whole number of bank turns."""
     function = access.layout.function
-    if not isinstance(function, CuteLayout) or isinstance(function.stride, int) \
-            or len(a.coord) != len(function.stride):
+    if (
+        not isinstance(function, CuteLayout)
+        or isinstance(function.stride, int)
+        or len(a.coord) != len(function.stride)
+    ):
         return ""
     eb = program.elem_bytes(access.definition.pos, access.layout)
     pad = max(WORD_BYTES, access.instruction.bytes_per_address, eb) // eb
     for mode, step in enumerate(function.stride):
-        if isinstance(step, int) and a.coord[mode] != b.coord[mode] \
-                and step * eb % BANK_PERIOD == 0:
-            return (f", or pad mode {mode}'s stride of {step * eb} bytes (a multiple of "
-                    f"{BANK_PERIOD}) by {pad * eb} bytes: {step} -> {step + pad} elements")
+        if (
+            isinstance(step, int)
+            and a.coord[mode] != b.coord[mode]
+            and step * eb % BANK_PERIOD == 0
+        ):
+            return (
+                f", or pad mode {mode}'s stride of {step * eb} bytes (a multiple of "
+                f"{BANK_PERIOD}) by {pad * eb} bytes: {step} -> {step + pad} elements"
+            )
     return ""
 
 
-def _swizzle_lines(view: SwizzleView, access: Access, a: LaneRow, b: LaneRow,
-                   values: dict[str, int]) -> tuple[tuple[str, str], ...]:
+def _swizzle_lines(
+    view: SwizzleView, access: Access, a: LaneRow, b: LaneRow, values: dict[str, int]
+) -> tuple[tuple[str, str], ...]:
     before_a, before_b = (view.before(values, r.coord) for r in (a, b))
     differ = before_a ^ before_b
     reads, writes = view.swizzle.source_mask, view.swizzle.target_mask
-    head = (f"{view.name} reads {view.bits(reads)} and XORs them into "
-            f"{view.bits(writes)}")
+    head = f"{view.name} reads {view.bits(reads)} and XORs them into {view.bits(writes)}"
     if not differ & reads:
         period = 1 << reads.bit_length()
         unit = "bytes" if view.unit_bits == 0 else "elements"
-        return (("why", f"{head}; before it these lanes are at {before_a} and {before_b}, which "
+        return (
+            (
+                "why",
+                f"{head}; before it these lanes are at {before_a} and {before_b}, which "
                 f"differ only in {view.bits(differ)}: it reads none of them, so it XORs "
-                f"the same value into both (its pattern repeats every {period} {unit})"),
-                ("fix", f"a swizzle that also reads {view.bits(differ)}, or a tile whose "
-                        f"colliding rows stay within one {period}-{unit[:-1]} repeat"
-                        f"{_tiling_hint(view)}"))
+                f"the same value into both (its pattern repeats every {period} {unit})",
+            ),
+            (
+                "fix",
+                f"a swizzle that also reads {view.bits(differ)}, or a tile whose "
+                f"colliding rows stay within one {period}-{unit[:-1]} repeat"
+                f"{_tiling_hint(view)}",
+            ),
+        )
     moved = (view.mask(before_a) ^ view.mask(before_b)) << view.unit_bits
     if not moved & bank_bits(access):
-        return (("why", f"{head}; it reads {view.bits(differ & reads)}, where these lanes "
+        return (
+            (
+                "why",
+                f"{head}; it reads {view.bits(differ & reads)}, where these lanes "
                 f"differ, but the bits it writes do not pick the bank of a "
                 f"{access.instruction.bytes_per_address}-byte access (byte "
-                f"{bits_text(bank_bits(access))})"),
-                ("fix", f"a swizzle that writes byte {bits_text(bank_bits(access))} "
-                        f"(a different M)"))
-    return (("why", f"{head}; it gives these lanes XOR values {view.mask(before_a)} and "
-                    f"{view.mask(before_b)}, which move them from {before_a} and {before_b} "
-                    f"onto one bank"),)
+                f"{bits_text(bank_bits(access))})",
+            ),
+            ("fix", f"a swizzle that writes byte {bits_text(bank_bits(access))} (a different M)"),
+        )
+    return (
+        (
+            "why",
+            f"{head}; it gives these lanes XOR values {view.mask(before_a)} and "
+            f"{view.mask(before_b)}, which move them from {before_a} and {before_b} "
+            f"onto one bank",
+        ),
+    )
 
 
-def alignment_explanation(program: Program, access: Access, row: LaneRow, n: int,
-                          values: dict[str, int]) -> tuple[tuple[str, str], ...]:
+def alignment_explanation(
+    program: Program, access: Access, row: LaneRow, n: int, values: dict[str, int]
+) -> tuple[tuple[str, str], ...]:
     """Why lane `row`'s address is not a multiple of `n`: a swizzle that writes
     inside the lane's own bytes, or a stride that is not a multiple of them."""
     view = swizzle_view(program, access)
     inside = n - 1
     if view is not None and (view.swizzle.target_mask << view.unit_bits) & inside:
-        lowest = (view.swizzle.target_mask << view.unit_bits) & -(view.swizzle.target_mask
-                                                                  << view.unit_bits)
-        return (("why", f"{view.name} XORs into {view.bits(view.swizzle.target_mask)}, "
-                        f"inside the {n} bytes one lane addresses (byte "
-                        f"{bits_text(inside)}): it moves part of a vector and leaves the "
-                        f"address {row.address % n} bytes past a multiple of {n}"),
-                ("fix", f"a swizzle whose lowest written bit is byte bit "
-                        f"{n.bit_length() - 1} or above (it writes byte bit "
-                        f"{lowest.bit_length() - 1} now)"))
+        lowest = (view.swizzle.target_mask << view.unit_bits) & -(
+            view.swizzle.target_mask << view.unit_bits
+        )
+        return (
+            (
+                "why",
+                f"{view.name} XORs into {view.bits(view.swizzle.target_mask)}, "
+                f"inside the {n} bytes one lane addresses (byte "
+                f"{bits_text(inside)}): it moves part of a vector and leaves the "
+                f"address {row.address % n} bytes past a multiple of {n}",
+            ),
+            (
+                "fix",
+                f"a swizzle whose lowest written bit is byte bit "
+                f"{n.bit_length() - 1} or above (it writes byte bit "
+                f"{lowest.bit_length() - 1} now)",
+            ),
+        )
     return _stride_explanation(program, access, n)
 
 
@@ -253,9 +314,17 @@ def _stride_explanation(program: Program, access: Access, n: int) -> tuple[tuple
     for mode, (extent, step) in enumerate(zip(shape, stride)):
         if isinstance(step, int) and extent > 1 and step * eb % n:
             good = -(-step * eb // n) * n // eb
-            return (("why", f"mode {mode} of {function} steps {step} elements = {step * eb} "
-                            f"bytes, not a multiple of {n}: lanes that step along it land "
-                            f"off the {n}-byte grid"),
-                    ("fix", f"a stride that is a multiple of {n // eb} elements in mode "
-                            f"{mode} (for example {good})"))
+            return (
+                (
+                    "why",
+                    f"mode {mode} of {function} steps {step} elements = {step * eb} "
+                    f"bytes, not a multiple of {n}: lanes that step along it land "
+                    f"off the {n}-byte grid",
+                ),
+                (
+                    "fix",
+                    f"a stride that is a multiple of {n // eb} elements in mode "
+                    f"{mode} (for example {good})",
+                ),
+            )
     return ()

@@ -13,6 +13,7 @@ arithmetic over the variables' ranges, that no subexpression can be negative and
 how many bits the largest one needs; the bit-vector width is chosen from it, so
 the unsigned bit-vector operations are exact (no wrap-around).
 """
+
 from __future__ import annotations
 
 import operator
@@ -99,10 +100,18 @@ def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
     return e
 
 
-_CONCRETE = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-             "/": operator.floordiv, "%": operator.mod, "&": operator.and_,
-             "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
-             ">>": operator.rshift}
+_CONCRETE = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.floordiv,
+    "%": operator.mod,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+}
 
 
 def _apply(op: str, x: int, y: int, pos: Pos) -> int:
@@ -112,8 +121,11 @@ def _apply(op: str, x: int, y: int, pos: Pos) -> int:
         raise SpecError(f"shift amount {y} is larger than {MAX_SHIFT}", pos)
     r = _CONCRETE[op](x, y)
     if r < 0:
-        raise SpecError(f"expression is negative ({x} {op} {y} = {r}); "
-                        "addresses and coordinates must be non-negative", pos)
+        raise SpecError(
+            f"expression is negative ({x} {op} {y} = {r}); "
+            "addresses and coordinates must be non-negative",
+            pos,
+        )
     return r
 
 
@@ -142,11 +154,12 @@ def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
             try:
                 return env[name]
             except KeyError:
-                return evaluate(e, env)     # raises the located "unknown variable"
+                return evaluate(e, env)  # raises the located "unknown variable"
+
         return variable
     a, b, op, pos = compiled(e.a), compiled(e.b), e.op, e.pos
     fn = _CONCRETE[op]
-    if op in ("+", "*", "&", "|", "^"):          # cannot fail on non-negative operands
+    if op in ("+", "*", "&", "|", "^"):  # cannot fail on non-negative operands
         return lambda env: fn(a(env), b(env))
     return lambda env: _apply(op, a(env), b(env), pos)
 
@@ -159,7 +172,9 @@ def _interval(op: str, a: tuple[int, int], b: tuple[int, int], pos: Pos) -> tupl
         if alo - bhi < 0:
             raise SpecError(
                 f"subtraction may be negative: left side in [{alo}, {ahi}], right side in "
-                f"[{blo}, {bhi}]; addresses and coordinates must be non-negative", pos)
+                f"[{blo}, {bhi}]; addresses and coordinates must be non-negative",
+                pos,
+            )
         return alo - bhi, ahi - blo
     if op == "*":
         return alo * blo, ahi * bhi

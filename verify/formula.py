@@ -12,6 +12,7 @@ disagree. sympy's own ``Mod`` has rewritten ``Mod(8*Mod(d0, 8), 64)`` into
 normalised here, by rules that hold for non-negative integers, before sympy's
 ``Mod`` sees them.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -26,8 +27,11 @@ import sympy
 from verify.expr import Const, Expr, Range, Var, compiled, render
 
 _BITWISE = {"^": sympy.Function("xor"), "&": sympy.Function("and"), "|": sympy.Function("or")}
-_BITWISE_OPS = {_BITWISE["^"]: operator.xor, _BITWISE["&"]: operator.and_,
-                _BITWISE["|"]: operator.or_}
+_BITWISE_OPS = {
+    _BITWISE["^"]: operator.xor,
+    _BITWISE["&"]: operator.and_,
+    _BITWISE["|"]: operator.or_,
+}
 
 # Every point of a domain this small is checked; larger ones by a fixed sample.
 EXHAUSTIVE_POINTS = 1 << 14
@@ -46,8 +50,13 @@ def to_sympy(e: Expr) -> sympy.Expr:
         return a * 2**b
     if e.op == ">>":
         return sympy.floor(a / 2**b)
-    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-            "/": lambda: sympy.floor(a / b), "%": lambda: _mod(a, b)}[e.op]()
+    return {
+        "+": lambda: a + b,
+        "-": lambda: a - b,
+        "*": lambda: a * b,
+        "/": lambda: sympy.floor(a / b),
+        "%": lambda: _mod(a, b),
+    }[e.op]()
 
 
 def _mod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
@@ -62,9 +71,9 @@ def _mod(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
         return coefficient * _mod(rest, b // coefficient)
     if isinstance(a, sympy.Mod) and a.args[1].is_Integer:
         inner, modulus = a.args
-        if modulus % b == 0:        # (x mod m) mod b == x mod b when b divides m
+        if modulus % b == 0:  # (x mod m) mod b == x mod b when b divides m
             return _mod(inner, b)
-        if b % modulus == 0:        # x mod m < m <= b already
+        if b % modulus == 0:  # x mod m < m <= b already
             return a
     return sympy.Mod(a, b)
 

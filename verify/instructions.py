@@ -16,6 +16,7 @@ Names are accepted in full PTX spelling, short forms and CuTe copy-atom names:
 ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``, ``ldmatrix.x4.trans``,
 ``SM75_U16x8_LDSM_T``, ``ld.shared.v4.b32``, ``ld.shared.v4``, ``st.shared.b64``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,26 +31,37 @@ WARP = 32
 _CUTE_MATRIX_ATOMS = {
     f"SM{sm}_U{u}x{n}_{op}_{t}": (fam, m, t == "T")
     for sm, op, fam in ((75, "LDSM", "ldmatrix"), (90, "STSM", "stmatrix"))
-    for t, shapes in (("N", ((32, 1, 1), (32, 2, 2), (32, 4, 4))),
-                      ("T", ((16, 2, 1), (16, 4, 2), (16, 8, 4))))
+    for t, shapes in (
+        ("N", ((32, 1, 1), (32, 2, 2), (32, 4, 4))),
+        ("T", ((16, 2, 1), (16, 4, 2), (16, 8, 4))),
+    )
     for u, n, m in shapes
 }
 
-_IGNORED_QUALIFIERS = {"sync", "aligned", "m8n8", "shared", "shared::cta", "volatile",
-                       "relaxed", "weak", "cta"}
+_IGNORED_QUALIFIERS = {
+    "sync",
+    "aligned",
+    "m8n8",
+    "shared",
+    "shared::cta",
+    "volatile",
+    "relaxed",
+    "weak",
+    "cta",
+}
 
 
 @dataclass(frozen=True)
 class Instruction:
     """One warp-wide shared-memory instruction, as the bank model sees it."""
 
-    name: str                 # canonical short spelling, e.g. "ldmatrix.x4.trans"
-    family: str               # "ld", "st", "ldmatrix" or "stmatrix"
-    bytes_per_address: int    # bytes covered by one lane's address
-    address_lanes: int        # lanes 0 .. address_lanes-1 supply addresses
-    phase_lanes: int          # lanes served together in one phase
+    name: str  # canonical short spelling, e.g. "ldmatrix.x4.trans"
+    family: str  # "ld", "st", "ldmatrix" or "stmatrix"
+    bytes_per_address: int  # bytes covered by one lane's address
+    address_lanes: int  # lanes 0 .. address_lanes-1 supply addresses
+    phase_lanes: int  # lanes served together in one phase
     trans: bool = False
-    cache: str = ""           # cp.async's cache operator: "ca" or "cg"
+    cache: str = ""  # cp.async's cache operator: "ca" or "cg"
 
     @property
     def is_copy(self) -> bool:
@@ -68,8 +80,9 @@ class Instruction:
 
     @property
     def phases(self) -> list[range]:
-        return [range(s, s + self.phase_lanes)
-                for s in range(0, self.address_lanes, self.phase_lanes)]
+        return [
+            range(s, s + self.phase_lanes) for s in range(0, self.address_lanes, self.phase_lanes)
+        ]
 
     @property
     def ideal_wavefronts(self) -> int:
@@ -92,8 +105,10 @@ class Instruction:
             return self.hardware_fidelity
         if self.exact:
             return "exact (matches H200 measurements)"
-        return ("upper bound (the H200 merged some repeated-address 64/128-bit loads "
-                "into fewer wavefronts)")
+        return (
+            "upper bound (the H200 merged some repeated-address 64/128-bit loads "
+            "into fewer wavefronts)"
+        )
 
     @property
     def hardware_exact(self) -> bool:
@@ -105,8 +120,10 @@ class Instruction:
     def hardware_fidelity(self) -> str:
         """The label of the measured rules' figures."""
         if self.cache == "cg":
-            return ("upper bound (bound G: one wavefront per distinct 16-byte destination; "
-                    "the H200's exact cost for cp.async.cg is not known)")
+            return (
+                "upper bound (bound G: one wavefront per distinct 16-byte destination; "
+                "the H200's exact cost for cp.async.cg is not known)"
+            )
         if self.is_copy:
             return "exact (rule C: source-to-destination bank edges, matches H200 measurements)"
         if self.merges_phases:
@@ -125,8 +142,9 @@ def _vector_access(family: str, quals: list[str], text: str) -> Instruction:
             raise SpecError(f"instruction '{text}': unknown qualifier '.{q}'")
     bits = vec * elem_bits
     if bits not in (8, 16, 32, 64, 128):
-        raise SpecError(f"instruction '{text}': expected 8, 16, 32, 64 or 128 bits per lane, "
-                        f"found {bits}")
+        raise SpecError(
+            f"instruction '{text}': expected 8, 16, 32, 64 or 128 bits per lane, found {bits}"
+        )
     phase = {64: 16, 128: 8}.get(bits, WARP)
     short = f"{family}.shared" + (f".v{vec}" if vec > 1 else "") + f".b{elem_bits}"
     return Instruction(short, family, bits // 8, WARP, phase)
@@ -140,8 +158,9 @@ def _matrix_access(family: str, quals: list[str], text: str) -> Instruction:
         elif q == "trans":
             trans = True
         elif q not in _IGNORED_QUALIFIERS and q != "b16":
-            raise SpecError(f"instruction '{text}': unknown qualifier '.{q}' "
-                            "(only .m8n8 with .b16 is modelled)")
+            raise SpecError(
+                f"instruction '{text}': unknown qualifier '.{q}' (only .m8n8 with .b16 is modelled)"
+            )
     if count is None:
         raise SpecError(f"instruction '{text}': expected .x1, .x2 or .x4")
     return _matrix(family, count, trans)
@@ -156,8 +175,15 @@ def _matrix(family: str, count: int, trans: bool) -> Instruction:
 CP_ASYNC_PHASE_LANES = {4: 32, 8: 16, 16: 8}
 # PTX qualifiers that do not change the shared-memory side: the state spaces and
 # the L2 hints (measured with none; an L2 hint acts on the global side).
-_COPY_IGNORED = {"shared", "shared::cta", "global", "L2::64B", "L2::128B", "L2::256B",
-                 "L2::cache_hint"}
+_COPY_IGNORED = {
+    "shared",
+    "shared::cta",
+    "global",
+    "L2::64B",
+    "L2::128B",
+    "L2::256B",
+    "L2::cache_hint",
+}
 
 
 def _copy(quals: list[str], text: str) -> Instruction:
@@ -170,14 +196,19 @@ def _copy(quals: list[str], text: str) -> Instruction:
         elif q not in _COPY_IGNORED:
             raise SpecError(f"instruction '{text}': unknown qualifier '.{q}'")
     if not cache:
-        raise SpecError(f"instruction '{text}': expected the cache operator .ca or .cg "
-                        "(cp.async.ca.shared.global.16)")
+        raise SpecError(
+            f"instruction '{text}': expected the cache operator .ca or .cg "
+            "(cp.async.ca.shared.global.16)"
+        )
     if size not in CP_ASYNC_PHASE_LANES or (cache == "cg" and size != 16):
-        raise SpecError(f"instruction '{text}': expected the copy size as a qualifier, "
-                        f"{'.16 (.cg copies 16 bytes)' if cache == 'cg' else '.4, .8 or .16'}"
-                        f", found {'.' + str(size) if size else 'none'}")
-    return Instruction(f"cp.async.{cache}.{size}", "cp.async", size, WARP,
-                       CP_ASYNC_PHASE_LANES[size], cache=cache)
+        raise SpecError(
+            f"instruction '{text}': expected the copy size as a qualifier, "
+            f"{'.16 (.cg copies 16 bytes)' if cache == 'cg' else '.4, .8 or .16'}"
+            f", found {'.' + str(size) if size else 'none'}"
+        )
+    return Instruction(
+        f"cp.async.{cache}.{size}", "cp.async", size, WARP, CP_ASYNC_PHASE_LANES[size], cache=cache
+    )
 
 
 def parse_instruction(text: str) -> Instruction:
@@ -189,11 +220,14 @@ def parse_instruction(text: str) -> Instruction:
         return _copy(quals[1:], text)
     if head in ("ld", "st"):
         if "shared" not in quals and "shared::cta" not in quals:
-            raise SpecError(f"instruction '{text}': expected a shared-memory access "
-                            f"('{head}.shared...')")
+            raise SpecError(
+                f"instruction '{text}': expected a shared-memory access ('{head}.shared...')"
+            )
         return _vector_access(head, quals, text)
     if head in ("ldmatrix", "stmatrix"):
         return _matrix_access(head, quals, text)
-    raise SpecError(f"unknown instruction '{text}': expected ld.shared*, st.shared*, "
-                    "ldmatrix*, stmatrix*, cp.async.{ca,cg}.SIZE or a CuTe atom such as "
-                    "SM75_U32x4_LDSM_N")
+    raise SpecError(
+        f"unknown instruction '{text}': expected ld.shared*, st.shared*, "
+        "ldmatrix*, stmatrix*, cp.async.{ca,cg}.SIZE or a CuTe atom such as "
+        "SM75_U32x4_LDSM_N"
+    )

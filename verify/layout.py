@@ -32,6 +32,7 @@ Worked example
 Every layout lowers to one `Expr` (``crd2idx``), so the concrete evaluator and the
 bit-vector encoder see the same function.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -151,8 +152,10 @@ class CuteLayout(LayoutBase):
             return crd2idx(coords[0], self.shape, self.stride)
         shape, stride = self.shape, self.stride
         if isinstance(shape, int) or len(coords) != len(shape):
-            raise SpecError(f"layout {self} takes {len(self.mode_sizes)} coordinates "
-                            f"(or one 1-D index), found {len(coords)}")
+            raise SpecError(
+                f"layout {self} takes {len(self.mode_sizes)} coordinates "
+                f"(or one 1-D index), found {len(coords)}"
+            )
         terms = [crd2idx(c, s, d) for c, s, d in zip(coords, shape, stride)]
         total: Expr = Const(0)
         for t in terms:
@@ -181,12 +184,15 @@ class Swizzle(LayoutBase):
 
     def __post_init__(self):
         if self.bits < 0 or self.base < 0:
-            raise SpecError(f"Swizzle<{self.bits},{self.base},{self.shift}>: "
-                            "expected B >= 0 and M >= 0")
+            raise SpecError(
+                f"Swizzle<{self.bits},{self.base},{self.shift}>: expected B >= 0 and M >= 0"
+            )
         if abs(self.shift) < self.bits:
-            raise SpecError(f"Swizzle<{self.bits},{self.base},{self.shift}>: "
-                            f"expected |S| >= B so the two bit fields do not overlap, "
-                            f"found |S| = {abs(self.shift)} < B = {self.bits}")
+            raise SpecError(
+                f"Swizzle<{self.bits},{self.base},{self.shift}>: "
+                f"expected |S| >= B so the two bit fields do not overlap, "
+                f"found |S| = {abs(self.shift)} < B = {self.bits}"
+            )
 
     @property
     def source_mask(self) -> int:
@@ -202,8 +208,11 @@ class Swizzle(LayoutBase):
         if self.bits == 0:
             return x
         picked = BinOp("&", x, Const(self.source_mask))
-        moved = (BinOp(">>", picked, Const(self.shift)) if self.shift >= 0
-                 else BinOp("<<", picked, Const(-self.shift)))
+        moved = (
+            BinOp(">>", picked, Const(self.shift))
+            if self.shift >= 0
+            else BinOp("<<", picked, Const(-self.shift))
+        )
         return BinOp("^", x, moved)
 
     @property
@@ -250,11 +259,12 @@ class Formula(LayoutBase):
         return [r for _, r in self.params]
 
     def crd2idx(self, coords: list[Expr]) -> Expr:
-        if len(coords) == 1 and len(self.params) > 1:      # a CuTe 1-D index
+        if len(coords) == 1 and len(self.params) > 1:  # a CuTe 1-D index
             coords = self.idx2crd(coords[0])
         if len(coords) != len(self.params):
-            raise SpecError(f"formula layout takes {len(self.params)} coordinates, "
-                            f"found {len(coords)}")
+            raise SpecError(
+                f"formula layout takes {len(self.params)} coordinates, found {len(coords)}"
+            )
         return substitute(self.body, {n: c for (n, _), c in zip(self.params, coords)})
 
     def __str__(self) -> str:

@@ -23,6 +23,7 @@ shared window, and `$base` ranges over them alone. This keeps bit-vectors
 narrow (a full-window base forces 34-bit terms, and division or remainder by a
 non-power of two at that width made some queries 20x slower).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -39,9 +40,10 @@ from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
 
+
 def base_period(ldef: LayoutDef) -> int:
     """2^t such that base and base + K*2^t behave identically (see module doc)."""
-    top = BANKS * WORD_BYTES                    # the bank pattern's period
+    top = BANKS * WORD_BYTES  # the bank pattern's period
     if ldef.pointer_swizzle is not None:
         masks = ldef.pointer_swizzle.source_mask | ldef.pointer_swizzle.target_mask
         top = max(top, 1 << masks.bit_length())
@@ -55,9 +57,9 @@ class Access:
     definition: AccessDef
     instruction: Instruction
     layout: LayoutDef
-    address: Expr                 # byte address, over lane, loops, $stage, $base
-    ranges: dict[str, Range]      # every variable of `address`
-    source: Access | None = None   # cp.async: the global side (`Program.copy_source`)
+    address: Expr  # byte address, over lane, loops, $stage, $base
+    ranges: dict[str, Range]  # every variable of `address`
+    source: Access | None = None  # cp.async: the global side (`Program.copy_source`)
 
     @property
     def name(self) -> str:
@@ -118,11 +120,16 @@ class Program:
         if dtype is None and ldef is not None and ldef.pointer_bits:
             return ldef.pointer_bits // 8
         if dtype is None:
-            raise SpecError("expected a 'dtype' statement (f16, bf16, f32, tf32, i8, f8, f64, "
-                            "b8..b64) before addresses can be computed", where)
+            raise SpecError(
+                "expected a 'dtype' statement (f16, bf16, f32, tf32, i8, f8, f64, "
+                "b8..b64) before addresses can be computed",
+                where,
+            )
         if dtype not in DTYPE_BYTES:
-            raise SpecError(f"unknown dtype '{dtype}': expected one of "
-                            f"{', '.join(sorted(DTYPE_BYTES))}", self.spec.dtype_pos)
+            raise SpecError(
+                f"unknown dtype '{dtype}': expected one of {', '.join(sorted(DTYPE_BYTES))}",
+                self.spec.dtype_pos,
+            )
         # The parser has refused every layout whose notation names another element width.
         return DTYPE_BYTES[dtype]
 
@@ -133,22 +140,29 @@ class Program:
         if buf.stages < 1:
             raise SpecError(f"buffer stages: expected at least 1, found {buf.stages}", buf.pos)
         if buf.stages > 1 and buf.stage_bytes <= 0:
-            raise SpecError("buffer with several stages: expected 'stage_bytes N' "
-                            "(stage k starts at base + k*N)", buf.pos)
+            raise SpecError(
+                "buffer with several stages: expected 'stage_bytes N' "
+                "(stage k starts at base + k*N)",
+                buf.pos,
+            )
 
     def layout(self, name: str, where: Pos) -> LayoutDef:
         if name not in self.spec.layouts:
-            raise SpecError(f"unknown layout '{name}': expected one of "
-                            f"{sorted(self.spec.layouts) or 'the layouts defined in the spec'}",
-                            where)
+            raise SpecError(
+                f"unknown layout '{name}': expected one of "
+                f"{sorted(self.spec.layouts) or 'the layouts defined in the spec'}",
+                where,
+            )
         return self.spec.layouts[name]
 
     def access(self, name: str, where: Pos) -> Access:
         if name not in self.spec.accesses:
-            raise SpecError(f"unknown access '{name}': expected one of "
-                            f"{sorted(self.spec.accesses) or 'the accesses defined in the spec'}",
-                            where)
-        if name not in self._accesses:         # resolved once: a thread map takes ms
+            raise SpecError(
+                f"unknown access '{name}': expected one of "
+                f"{sorted(self.spec.accesses) or 'the accesses defined in the spec'}",
+                where,
+            )
+        if name not in self._accesses:  # resolved once: a thread map takes ms
             self._accesses[name] = self._resolve_access(self.spec.accesses[name])
         return self._accesses[name]
 
@@ -182,8 +196,11 @@ class Program:
         verify's unbounded arithmetic keeps apart."""
         top = bounds(address, ranges)[1]
         if top >= SHARED_WINDOW:
-            raise SpecError(f"byte addresses reach {top}: expected them below 2^32, the "
-                            "shared-memory window (is a stride or an extent too large?)", where)
+            raise SpecError(
+                f"byte addresses reach {top}: expected them below 2^32, the "
+                "shared-memory window (is a stride or an extent too large?)",
+                where,
+            )
 
     def _resolve_access(self, adef: AccessDef) -> Access:
         try:
@@ -191,16 +208,19 @@ class Program:
         except SpecError as e:
             raise SpecError(e.message, adef.instr_pos) from None
         ldef = self.layout(adef.layout, adef.layout_pos)
-        if isinstance(adef, MappedAccessDef):     # ``... by THREAD_MAP``: derive coordinates
+        if isinstance(adef, MappedAccessDef):  # ``... by THREAD_MAP``: derive coordinates
             adef = adef.expand(instr, ldef, self.elem_bytes(adef.pos, ldef))
-        ranges = {LANE: Range(0, instr.address_lanes), **dict(adef.loops),
-                  **self.buffer_ranges(ldef)}
+        ranges = {
+            LANE: Range(0, instr.address_lanes),
+            **dict(adef.loops),
+            **self.buffer_ranges(ldef),
+        }
         try:
             address = self.address(ldef, list(adef.coords), adef.pos)
         except SpecError as e:
             raise SpecError(e.message, e.pos if e.pos.line else adef.layout_pos) from None
         for c in adef.coords:
-            bounds(c, ranges)          # names unknown variables and negative terms early
+            bounds(c, ranges)  # names unknown variables and negative terms early
         self.check_window(address, ranges, adef.pos)
         access = Access(adef, instr, ldef, address, ranges)
         if instr.is_copy or adef.source is not None:
@@ -222,26 +242,37 @@ class Program:
         """
         adef, instr = access.definition, access.instruction
         if adef.source is None:
-            raise SpecError(f"{instr.name} copies from global memory and its cost depends on "
-                            "the sources: expected 'from G(coords)' after the destination, G a "
-                            "layout of the global tile", adef.instr_pos)
+            raise SpecError(
+                f"{instr.name} copies from global memory and its cost depends on "
+                "the sources: expected 'from G(coords)' after the destination, G a "
+                "layout of the global tile",
+                adef.instr_pos,
+            )
         if not instr.is_copy:
-            raise SpecError(f"'from' names a global source: only cp.async has one, not "
-                            f"{instr.name}", adef.source.pos)
+            raise SpecError(
+                f"'from' names a global source: only cp.async has one, not {instr.name}",
+                adef.source.pos,
+            )
         align = self.spec.global_align
         if align <= 0 or align % instr.bytes_per_address:
-            raise SpecError(f"{instr.name} copies {instr.bytes_per_address}-byte aligned global "
-                            f"memory: expected 'global align N' with N a multiple of "
-                            f"{instr.bytes_per_address}, found {align}",
-                            self.spec.global_pos if self.spec.global_pos.line else adef.instr_pos)
+            raise SpecError(
+                f"{instr.name} copies {instr.bytes_per_address}-byte aligned global "
+                f"memory: expected 'global align N' with N a multiple of "
+                f"{instr.bytes_per_address}, found {align}",
+                self.spec.global_pos if self.spec.global_pos.line else adef.instr_pos,
+            )
         gdef = self.layout(adef.source.layout, adef.source.pos)
         if gdef.pointer_swizzle is not None:
-            raise SpecError(f"layout '{gdef.name}' swizzles shared-memory addresses: a global "
-                            "tile's layout maps coordinates to element offsets", adef.source.pos)
+            raise SpecError(
+                f"layout '{gdef.name}' swizzles shared-memory addresses: a global "
+                "tile's layout maps coordinates to element offsets",
+                adef.source.pos,
+            )
         coords = list(adef.source.coords)
         for c in coords:
             bounds(c, access.ranges)
         address = mul(Const(self.elem_bytes(adef.source.pos, gdef)), gdef.function.apply(coords))
-        definition = replace(adef, layout=gdef.name, coords=tuple(coords), source=None,
-                             layout_pos=adef.source.pos)
+        definition = replace(
+            adef, layout=gdef.name, coords=tuple(coords), source=None, layout_pos=adef.source.pos
+        )
         return Access(definition, instr, gdef, address, access.ranges)

@@ -23,6 +23,7 @@ with the adder and 0.07 s so. (A single phase's maximum is faster with its
 bit-vector count cnt_p >= k than with a cardinality constraint, so phases keep
 theirs: 1.5 s against 3.1 s on a 32-lane 8-bit store.)
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -54,6 +55,7 @@ COUNT_BITS = 16
 
 # -- shared helpers -----------------------------------------------------------
 
+
 def _context(exprs: list[Expr], ranges: dict[str, Range], extra: int = 0) -> bv.Context:
     return bv.Context(bv.width_for(exprs, ranges, extra), ranges)
 
@@ -66,8 +68,13 @@ def _decode(ctx: bv.Context, model: z3.ModelRef, names) -> dict[str, int]:
     return {n: ctx.value(model, n) for n in names}
 
 
-def _search_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Budget,
-                      replay: Callable[[dict[str, int]], Counterexample]) -> Verdict:
+def _search_violation(
+    ctx: bv.Context,
+    names,
+    violation: z3.BoolRef,
+    budget: Budget,
+    replay: Callable[[dict[str, int]], Counterexample],
+) -> Verdict:
     """Values of `names` (each in its range) that satisfy `violation`, if any:
     UNSAT proves the property; a model's values are replayed into the counterexample.
     """
@@ -83,6 +90,7 @@ def _search_violation(ctx: bv.Context, names, violation: z3.BoolRef, budget: Bud
 
 # -- alignment and bounds of one access ---------------------------------------
 
+
 def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict:
     """Every lane's address is a multiple of n, for every instance and aligned base."""
     if n <= 0 or n & (n - 1):
@@ -90,8 +98,13 @@ def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict
     ranges = {**access.ranges, BASE: program.base_range(access.layout, n)}
     ctx = _context([access.address], ranges)
     misaligned = bv.not_(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1))
-    return _search_violation(ctx, ranges, misaligned, budget,
-                             lambda values: witness.misaligned(program, access, n, values))
+    return _search_violation(
+        ctx,
+        ranges,
+        misaligned,
+        budget,
+        lambda values: witness.misaligned(program, access, n, values),
+    )
 
 
 def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
@@ -101,22 +114,36 @@ def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     ranges = {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
     ctx = _context([start], ranges)
     misaligned = bv.not_(bv.low_bits_zero(ctx.lower(start), n.bit_length() - 1))
-    return _search_violation(ctx, ranges, misaligned, budget,
-                             lambda values: witness.stage_misaligned(program, ldef, values))
+    return _search_violation(
+        ctx,
+        ranges,
+        misaligned,
+        budget,
+        lambda values: witness.stage_misaligned(program, ldef, values),
+    )
 
 
 def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
     """Every coordinate an access names lies inside its layout's domain."""
     coords, limits = access.definition.coords, access.coordinate_ranges
     ctx = _context(list(coords), access.ranges, max(r.hi for r in limits))
-    outside = ctx.any([ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)),
-                                bv.uge(ctx.lower(c), ctx.num(r.hi))])
-                       for c, r in zip(coords, limits)])
-    return _search_violation(ctx, access.ranges, outside, budget,
-                             lambda values: witness.out_of_bounds(program, access, values))
+    outside = ctx.any(
+        [
+            ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)), bv.uge(ctx.lower(c), ctx.num(r.hi))])
+            for c, r in zip(coords, limits)
+        ]
+    )
+    return _search_violation(
+        ctx,
+        access.ranges,
+        outside,
+        budget,
+        lambda values: witness.out_of_bounds(program, access, values),
+    )
 
 
 # -- bank conflicts ----------------------------------------------------------
+
 
 class BankQuery:
     """Per-phase distinct-word counts of one access, lanes concrete, instance symbolic.
@@ -132,8 +159,9 @@ class BankQuery:
         self.access = access
         instr = access.instruction
         self.instance = access.instance_vars
-        self.ctx = _context([access.address], dict(access.ranges),
-                            extra=WORD_BYTES * instr.words_per_address)
+        self.ctx = _context(
+            [access.address], dict(access.ranges), extra=WORD_BYTES * instr.words_per_address
+        )
         self.counted = [self._phase_items(p, lanes) for p, lanes in enumerate(instr.phases)]
         self.counts = [self.ctx.count_true(items, COUNT_BITS) for items in self.counted]
         self._phase_max: list | None = None
@@ -162,8 +190,10 @@ class BankQuery:
             group = bv.shifted_down(addr, unit_bits)
             first = ctx.all([bv.ne(group, earlier) for earlier in groups])
             groups.append(group)
-            counted += [ctx.all([first, bv.eq(bv.bank_of_word(addr, j, ctx), bank)])
-                        for j in range(instr.words_per_address)]
+            counted += [
+                ctx.all([first, bv.eq(bv.bank_of_word(addr, j, ctx), bank)])
+                for j in range(instr.words_per_address)
+            ]
         return counted
 
     def _at_least(self, term: z3.BitVecRef, k: int) -> z3.BoolRef:
@@ -195,29 +225,46 @@ class BankQuery:
         if self._phase_max is None:
             lanes = self.access.instruction.phase_lanes
             self._phase_max = [
-                maximize(self._solver, lambda k, c=count: self._at_least(c, k), self.decode,
-                         lambda v, p=p: self.cost(v).phases[p].ways, self.start(), lanes, budget)
-                for p, count in enumerate(self.counts)]
+                maximize(
+                    self._solver,
+                    lambda k, c=count: self._at_least(c, k),
+                    self.decode,
+                    lambda v, p=p: self.cost(v).phases[p].ways,
+                    self.start(),
+                    lanes,
+                    budget,
+                )
+                for p, count in enumerate(self.counts)
+            ]
         return self._phase_max
 
     def max_ways(self, budget: Budget) -> Maximum:
         maxima = self.phase_maxima(budget)
         best = max(maxima, key=lambda m: m.value)
-        return Maximum(best.value, best.witness, all(m.exact for m in maxima),
-                       next((m.reason for m in maxima if m.reason), ""))
+        return Maximum(
+            best.value,
+            best.witness,
+            all(m.exact for m in maxima),
+            next((m.reason for m in maxima if m.reason), ""),
+        )
 
     def wavefronts(self, budget: Budget) -> Maximum:
         maxima = self.phase_maxima(budget)
         ceiling = sum(m.value for m in maxima)
         start = max((m.witness for m in maxima), key=lambda v: self.cost(v).wavefronts)
         if not all(m.exact for m in maxima):
-            return Maximum(self.cost(start).wavefronts, start, False,
-                           next(m.reason for m in maxima if m.reason))
+            return Maximum(
+                self.cost(start).wavefronts,
+                start,
+                False,
+                next(m.reason for m in maxima if m.reason),
+            )
         if all(m.value == 1 for m in maxima):
             return Maximum(len(maxima), start, True)
         query, at_least = self.wavefront_encoding([m.value for m in maxima])
-        return maximize(query, at_least, self.decode, lambda v: self.cost(v).wavefronts,
-                        start, ceiling, budget)
+        return maximize(
+            query, at_least, self.decode, lambda v: self.cost(v).wavefronts, start, ceiling, budget
+        )
 
     def wavefront_encoding(self, caps: list[int]):
         """Fresh solvers for the wavefront ladder and "wavefronts >= n", given that
@@ -234,6 +281,7 @@ class BankQuery:
             solver = self._solver()
             solver.add(links)
             return solver
+
         return query, lambda n: self.ctx.at_least(steps, n)
 
 
@@ -244,6 +292,7 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
 
 
 # -- layouts -----------------------------------------------------------------
+
 
 def _layout_domain(program: Program, ldef: LayoutDef):
     coords = coordinate_vars(ldef.function)
@@ -261,8 +310,8 @@ class OverlapQuery:
     ctx: bv.Context
     solver: z3.Solver
     address: Expr
-    coords: list                  # (name, Range) of each layout coordinate
-    own: list[str]                # the coordinate names and the stage
+    coords: list  # (name, Range) of each layout coordinate
+    own: list[str]  # the coordinate names and the stage
     elem_bytes: int
 
 
@@ -298,8 +347,10 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     va = {n: ctx.value(result.model, n + "'a") for n in own}
     vb = {n: ctx.value(result.model, n + "'b") for n in own}
     base = ctx.value(result.model, BASE)
-    return Verdict(status, witness.overlap(program, ldef, query.address, query.coords, va, vb,
-                                           base, query.elem_bytes))
+    return Verdict(
+        status,
+        witness.overlap(program, ldef, query.address, query.coords, va, vb, base, query.elem_bytes),
+    )
 
 
 def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
@@ -315,6 +366,7 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
         solver = new_solver(ctx)
         solver.add(_in_ranges(ctx, names))
         return solver
+
     term = ctx.lower(value)
     scale = eb if ldef.pointer_swizzle else 1
 
@@ -324,9 +376,15 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     # Start from the highest corner of the domain: for a layout without a swizzle
     # that is the maximum, and the ascent needs one query to prove it.
     corners = [{n: (r.hi - 1 if high else r.lo) for n, r in coords} for high in (True, False)]
-    best = maximize(query, lambda k: bv.uge(term, ctx.num(k)),
-                    lambda m: _decode(ctx, m, names), score, max(corners, key=score),
-                    bounds(value, ranges)[1], budget)
+    best = maximize(
+        query,
+        lambda k: bv.uge(term, ctx.num(k)),
+        lambda m: _decode(ctx, m, names),
+        score,
+        max(corners, key=score),
+        bounds(value, ranges)[1],
+        budget,
+    )
     cosize = best.value // scale + 1
     facts = {"size": ldef.function.size(), "cosize": cosize if best.exact else None}
     if best.exact:
@@ -338,5 +396,10 @@ def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict:
     """lhs == rhs for every value of the loop variables."""
     ranges = dict(loops)
     ctx = _context([lhs, rhs], ranges)
-    return _search_violation(ctx, ranges, bv.ne(ctx.lower(lhs), ctx.lower(rhs)), budget,
-                             lambda values: witness.unequal(lhs, rhs, values))
+    return _search_violation(
+        ctx,
+        ranges,
+        bv.ne(ctx.lower(lhs), ctx.lower(rhs)),
+        budget,
+        lambda values: witness.unequal(lhs, rhs, values),
+    )

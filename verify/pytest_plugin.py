@@ -9,6 +9,7 @@ is installed; without ``--verify`` it only adds its options and collects nothing
 verify itself is imported only when a spec is collected, so other projects'
 test runs do not pay for loading the solver.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -16,12 +17,25 @@ import pytest
 
 def pytest_addoption(parser):
     group = parser.getgroup("verify", "verify: shared-memory layout specs")
-    group.addoption("--verify", action="store_true", default=False,
-                    help="collect *.spec files as tests, one item per check")
-    group.addoption("--verify-timeout", type=float, default=60.0, metavar="SECONDS",
-                    help="seconds per check; a check that runs out is UNKNOWN (default 60)")
-    group.addoption("--verify-engine", default="auto", choices=["auto", "z3", "enumeration"],
-                    help="who decides each check (default auto)")
+    group.addoption(
+        "--verify",
+        action="store_true",
+        default=False,
+        help="collect *.spec files as tests, one item per check",
+    )
+    group.addoption(
+        "--verify-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds per check; a check that runs out is UNKNOWN (default 60)",
+    )
+    group.addoption(
+        "--verify-engine",
+        default="auto",
+        choices=["auto", "z3", "enumeration"],
+        help="who decides each check (default auto)",
+    )
 
 
 def pytest_collect_file(file_path, parent):
@@ -38,6 +52,7 @@ class SpecFile(pytest.File):
     def collect(self):
         from verify.errors import SpecError
         from verify.spec.parser import parse_file
+
         try:
             spec = parse_file(self._shown_path())
         except SpecError as e:
@@ -46,8 +61,13 @@ class SpecFile(pytest.File):
         for line, prop in planned_checks(spec):
             occurrence = seen[line, prop] = seen.get((line, prop), -1) + 1
             suffix = f" #{occurrence + 1}" if occurrence else ""
-            yield CheckItem.from_parent(self, name=f"{prop} [line {line}]{suffix}",
-                                        line=line, prop=prop, occurrence=occurrence)
+            yield CheckItem.from_parent(
+                self,
+                name=f"{prop} [line {line}]{suffix}",
+                line=line,
+                prop=prop,
+                occurrence=occurrence,
+            )
 
     def results(self):
         """(results, error text) of the whole spec, run on first use."""
@@ -58,10 +78,12 @@ class SpecFile(pytest.File):
     def _run(self):
         from verify import api
         from verify.errors import SpecError
+
         options = self.config.getoption
         try:
-            return api.check(self._shown_path(), options("verify_timeout"),
-                             options("verify_engine")), None
+            return api.check(
+                self._shown_path(), options("verify_timeout"), options("verify_engine")
+            ), None
         except SpecError as e:
             return [], str(e)
 
@@ -89,8 +111,9 @@ class CheckItem(pytest.Item):
             raise CheckFailed(error)
         matches = [r for r in results if (r.line, r.property) == (self.line, self.prop)]
         if len(matches) <= self.occurrence:
-            raise CheckFailed(f"{self.path}:{self.line}: verify reported no check "
-                              f"'{self.prop}' on this line")
+            raise CheckFailed(
+                f"{self.path}:{self.line}: verify reported no check '{self.prop}' on this line"
+            )
         result = matches[self.occurrence]
         if not result.passed:
             raise CheckFailed(str(result))
@@ -118,6 +141,7 @@ def planned_checks(spec) -> list[tuple[int, str]]:
     'aligned N' covers it), each aligned-buffer layout's base alignment (unless
     checked explicitly), and the explicit checks."""
     from verify.instructions import parse_instruction
+
     items = []
     for access in spec.accesses.values():
         n = parse_instruction(access.instr_text).bytes_per_address
@@ -126,12 +150,17 @@ def planned_checks(spec) -> list[tuple[int, str]]:
             implicit.append(f"aligned {n} {access.name}")
         items += [(access.pos.line, 0, prop) for prop in implicit]
     explicit = {c.target for c in spec.checks if c.kind == "base_aligned"}
-    items += [(layout.pos.line, 0, f"base_aligned {layout.name}") for layout in
-              spec.layouts.values() if layout.required_align > 1 and layout.name not in explicit]
+    items += [
+        (layout.pos.line, 0, f"base_aligned {layout.name}")
+        for layout in spec.layouts.values()
+        if layout.required_align > 1 and layout.name not in explicit
+    ]
     items += [(check.pos.line, 1, check.text) for check in spec.checks]
     return [(line, prop) for line, _, prop in sorted(items, key=lambda t: t[:2])]
 
 
 def _explicitly_aligned(spec, access: str, n: int) -> bool:
-    return any(c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
-               for c in spec.checks)
+    return any(
+        c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
+        for c in spec.checks
+    )

@@ -1,5 +1,6 @@
 """Check results as text for people and as one JSON document for machines
 (JUnit, SARIF and GitHub annotations are in `verify.formats`)."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,9 @@ class ErrorRecord:
 
     @classmethod
     def of(cls, error: SpecError) -> ErrorRecord:
-        return cls(error.file or "<input>", error.pos.line, error.pos.col, error.message,
-                   str(error))
+        return cls(
+            error.file or "<input>", error.pos.line, error.pos.col, error.message, str(error)
+        )
 
     @property
     def header(self) -> str:
@@ -61,16 +63,16 @@ def _rows_text(rows: tuple[LaneRow, ...]) -> list[str]:
 
 
 def counterexample_text(cex: Counterexample) -> list[str]:
-    lines = [f"    counterexample: {cex.summary}",
-             f"    at: {_instance_text(cex.instance)}"]
+    lines = [f"    counterexample: {cex.summary}", f"    at: {_instance_text(cex.instance)}"]
     lines += _rows_text(cex.rows)
     lines += [f"    note: {n}" for n in cex.notes]
     lines += _explanation_text(cex.explanation)
     if cex.suggestion:
         layout, detail = cex.suggestion.split("\n", 1)
         lines.append(f"    suggestion: {layout}")
-        lines += textwrap.wrap(detail, EXPLANATION_WIDTH, initial_indent=" " * 16,
-                               subsequent_indent=" " * 16)
+        lines += textwrap.wrap(
+            detail, EXPLANATION_WIDTH, initial_indent=" " * 16, subsequent_indent=" " * 16
+        )
     return lines
 
 
@@ -83,8 +85,12 @@ def _explanation_text(explanation: tuple[tuple[str, str], ...]) -> list[str]:
     lines, last = [], None
     for label, sentence in explanation:
         head = f"    {label}: " if label != last else " " * (len(label) + 6)
-        lines += textwrap.wrap(sentence, EXPLANATION_WIDTH, initial_indent=head,
-                               subsequent_indent=" " * (len(label) + 6))
+        lines += textwrap.wrap(
+            sentence,
+            EXPLANATION_WIDTH,
+            initial_indent=head,
+            subsequent_indent=" " * (len(label) + 6),
+        )
         last = label
     return lines
 
@@ -102,8 +108,10 @@ def _figures(r: CheckResult) -> str:
     if "cosize" in r.facts:
         f = r.facts
         cosize = "unknown" if f["cosize"] is None else f"{f['cosize']} elements"
-        parts.append(f"size {f['size']}, cosize {cosize}, onto [0,size): "
-                     f"{ {True: 'yes', False: 'no'}.get(f.get('onto'), 'unknown')}")
+        parts.append(
+            f"size {f['size']}, cosize {cosize}, onto [0,size): "
+            f"{ {True: 'yes', False: 'no'}.get(f.get('onto'), 'unknown') }"
+        )
     return "; ".join(parts)
 
 
@@ -136,8 +144,10 @@ def summary_counts(results: list[CheckResult], spec_errors: int = 0) -> dict[str
 
 def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
     c = summary_counts(results, spec_errors)
-    line = (f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
-            f"{c['unknown']} unknown")
+    line = (
+        f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
+        f"{c['unknown']} unknown"
+    )
     if c["expectation_mismatches"]:
         line += f"; {c['expectation_mismatches']} not as expected"
     if spec_errors:
@@ -177,12 +187,24 @@ class Report(list):
 def _cex_json(cex: Counterexample | None):
     if cex is None:
         return None
-    return {"summary": cex.summary, "instance": cex.instance, "notes": list(cex.notes),
-            "explanation": [{"label": label, "text": text} for label, text in cex.explanation],
-            "suggestion": _suggestion_json(cex.suggestion),
-            "lanes": [{"lane": r.lane, "label": r.label or None, "coord": list(r.coord),
-                       "address": r.address, "words": list(r.words), "banks": list(r.banks)}
-                      for r in cex.rows]}
+    return {
+        "summary": cex.summary,
+        "instance": cex.instance,
+        "notes": list(cex.notes),
+        "explanation": [{"label": label, "text": text} for label, text in cex.explanation],
+        "suggestion": _suggestion_json(cex.suggestion),
+        "lanes": [
+            {
+                "lane": r.lane,
+                "label": r.label or None,
+                "coord": list(r.coord),
+                "address": r.address,
+                "words": list(r.words),
+                "banks": list(r.banks),
+            }
+            for r in cex.rows
+        ],
+    }
 
 
 def _suggestion_json(suggestion: str):
@@ -193,19 +215,34 @@ def _suggestion_json(suggestion: str):
 
 
 def result_json(r: CheckResult) -> dict:
-    return {"spec": r.file, "line": r.line, "property": r.property, "status": r.status.value,
-            "expect": r.expect, "implicit": r.implicit, "max_ways": r.max_ways,
-            "wavefronts": r.wavefronts, "ideal_wavefronts": r.ideal_wavefronts,
-            "model_fidelity": r.fidelity, "engine": r.engine or None,
-            "wall_seconds": round(r.seconds, 6), "solver_seconds": round(r.solver_seconds, 6),
-            "facts": r.facts, "reason": r.reason or None,
-            "counterexample": _cex_json(r.counterexample), "ok": r.matches_expectation}
+    return {
+        "spec": r.file,
+        "line": r.line,
+        "property": r.property,
+        "status": r.status.value,
+        "expect": r.expect,
+        "implicit": r.implicit,
+        "max_ways": r.max_ways,
+        "wavefronts": r.wavefronts,
+        "ideal_wavefronts": r.ideal_wavefronts,
+        "model_fidelity": r.fidelity,
+        "engine": r.engine or None,
+        "wall_seconds": round(r.seconds, 6),
+        "solver_seconds": round(r.solver_seconds, 6),
+        "facts": r.facts,
+        "reason": r.reason or None,
+        "counterexample": _cex_json(r.counterexample),
+        "ok": r.matches_expectation,
+    }
 
 
 def json_report(results: list[CheckResult], errors: list[ErrorRecord] = ()) -> str:
     """One document; each error is its ``file:line:col: error: ...`` line (the
     source excerpt is for people)."""
-    doc = {"schema_version": JSON_SCHEMA_VERSION,
-           "checks": [result_json(r) for r in results], "errors": [e.header for e in errors],
-           "summary": summary_counts(results, len(errors))}
+    doc = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "checks": [result_json(r) for r in results],
+        "errors": [e.header for e in errors],
+        "summary": summary_counts(results, len(errors)),
+    }
     return json.dumps(doc, indent=2)

@@ -1,4 +1,5 @@
 """What a check found: plain data shared by properties, reports and the CLI."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,13 +21,13 @@ class LaneRow:
 
 @dataclass(frozen=True)
 class Counterexample:
-    summary: str                  # one line a person can act on
-    instance: dict[str, int]      # loop values, stage, base (bytes)
+    summary: str  # one line a person can act on
+    instance: dict[str, int]  # loop values, stage, base (bytes)
     rows: tuple[LaneRow, ...] = ()
     notes: tuple[str, ...] = ()
     # ("why" | "fix", sentence): what the layout does to the colliding lanes (verify.explain)
     explanation: tuple[tuple[str, str], ...] = ()
-    suggestion: str = ""          # a layout that fixes it, re-checked (verify.suggest)
+    suggestion: str = ""  # a layout that fixes it, re-checked (verify.suggest)
 
 
 @dataclass(frozen=True)
@@ -61,16 +62,16 @@ class BankFigures:
 class CheckResult:
     file: str
     line: int
-    property: str                 # as written, e.g. "conflict_free rd"
+    property: str  # as written, e.g. "conflict_free rd"
     status: Status
     expect: str | None = None
     max_ways: int | None = None
     wavefronts: int | None = None
     ideal_wavefronts: int | None = None
     fidelity: str | None = None
-    seconds: float = 0.0          # wall time of the check
-    solver_seconds: float = 0.0   # of which inside the engine (solver or enumeration)
-    engine: str = ""              # "z3" or "enumeration": which engine decided it
+    seconds: float = 0.0  # wall time of the check
+    solver_seconds: float = 0.0  # of which inside the engine (solver or enumeration)
+    engine: str = ""  # "z3" or "enumeration": which engine decided it
     counterexample: Counterexample | None = None
     facts: dict = field(default_factory=dict)
     reason: str = ""
@@ -88,4 +89,5 @@ class CheckResult:
     def __str__(self) -> str:
         # report.py imports this module, so the text is fetched at call time.
         from verify.report import result_text
+
         return "\n".join(result_text(self))

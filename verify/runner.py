@@ -9,6 +9,7 @@ misaligned access is refuted with the alignment counterexample.
 Each check is decided by one engine (`verify.decide`): exhaustive evaluation
 when its domain is small, the solver otherwise, or the one `engine` names.
 """
+
 from __future__ import annotations
 
 import time
@@ -29,15 +30,18 @@ class Runner:
         self.program = Program(spec)
         self.timeout = timeout
         self.engine = engine
-        decide.engine_for(engine, 0)            # an unknown engine name fails here
+        decide.engine_for(engine, 0)  # an unknown engine name fails here
         self._alignment: dict[str, Decided] = {}
         self._figures: dict[str, Decided] = {}
 
     def run(self) -> list[CheckResult]:
         items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
         explicit = {c.target for c in self.spec.checks if c.kind == "base_aligned"}
-        items += [(ld.pos.line, 0, ld) for ld in self.spec.layouts.values()
-                  if ld.required_align > 1 and ld.name not in explicit]
+        items += [
+            (ld.pos.line, 0, ld)
+            for ld in self.spec.layouts.values()
+            if ld.required_align > 1 and ld.name not in explicit
+        ]
         items += [(c.pos.line, 1, c) for c in self.spec.checks]
         results = []
         for _, _, item in sorted(items, key=lambda t: (t[0], t[1])):
@@ -62,9 +66,14 @@ class Runner:
         access = self.program.access(adef.name, adef.pos)
         n = access.instruction.bytes_per_address
         points = decide.access_points(self.program, access)
-        implicit = [(f"in_bounds {adef.name}",
-                     lambda: self._decide(points, lambda engine, b: engine.in_bounds(
-                         self.program, access, b)))]
+        implicit = [
+            (
+                f"in_bounds {adef.name}",
+                lambda: self._decide(
+                    points, lambda engine, b: engine.in_bounds(self.program, access, b)
+                ),
+            )
+        ]
         if not self._explicitly_aligned(adef.name, n):
             implicit.append((f"aligned {n} {adef.name}", lambda: self._natural_alignment(access)))
         if access.source is not None:
@@ -75,14 +84,25 @@ class Runner:
         """A cp.async's global side: in bounds of its tile, aligned to the copy size."""
         source, n = access.source, access.instruction.bytes_per_address
         where = f"{access.name} from {source.layout.name}"
-        return [(f"in_bounds {where}", lambda: self._decide(points, lambda engine, b: (
-                     engine.in_bounds(self.program, source, b)))),
-                (f"aligned {n} {where}", lambda: self._natural_alignment(source))]
+        return [
+            (
+                f"in_bounds {where}",
+                lambda: self._decide(
+                    points, lambda engine, b: engine.in_bounds(self.program, source, b)
+                ),
+            ),
+            (f"aligned {n} {where}", lambda: self._natural_alignment(source)),
+        ]
 
     def _base_alignment(self, ldef: LayoutDef) -> CheckResult:
-        return self._implicit_result(ldef.pos.line, f"base_aligned {ldef.name}", lambda: (
-            self._decide(decide.stage_points(self.program, ldef),
-                         lambda engine, b: engine.base_aligned(self.program, ldef, b))))
+        return self._implicit_result(
+            ldef.pos.line,
+            f"base_aligned {ldef.name}",
+            lambda: self._decide(
+                decide.stage_points(self.program, ldef),
+                lambda engine, b: engine.base_aligned(self.program, ldef, b),
+            ),
+        )
 
     def _implicit_result(self, line: int, prop: str, decide_it) -> CheckResult:
         started = time.monotonic()
@@ -93,8 +113,10 @@ class Runner:
 
     def _explicitly_aligned(self, access: str, n: int) -> bool:
         """An explicit 'aligned N' check (N >= natural) already covers natural alignment."""
-        return any(c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
-                   for c in self.spec.checks)
+        return any(
+            c.kind == "aligned" and c.target == access and c.bound >= n and c.bound % n == 0
+            for c in self.spec.checks
+        )
 
     def _natural_alignment(self, access: Access) -> Decided:
         """Searched once per access (and once per cp.async's global side): the implicit
@@ -105,7 +127,8 @@ class Runner:
             n = access.instruction.bytes_per_address
             self._alignment[key] = self._decide(
                 decide.access_points(self.program, access, n),
-                lambda engine, b: engine.aligned(self.program, access, n, b))
+                lambda engine, b: engine.aligned(self.program, access, n, b),
+            )
             return self._alignment[key]
         return replace(self._alignment[key], solver_seconds=0.0)
 
@@ -113,8 +136,9 @@ class Runner:
 
     def _explicit(self, check: CheckDef) -> CheckResult:
         started = time.monotonic()
-        result = CheckResult(self.spec.file, check.pos.line, check.text, Status.UNKNOWN,
-                             expect=check.expect)
+        result = CheckResult(
+            self.spec.file, check.pos.line, check.text, Status.UNKNOWN, expect=check.expect
+        )
         try:
             _record(result, CHECKS[check.kind](self, check, result))
         except SpecError as e:
@@ -136,30 +160,43 @@ class Runner:
         def with_footprint(engine, budget) -> Verdict:
             verdict = engine.bijective(self.program, ldef, budget)
             return replace(verdict, figures=engine.footprint(self.program, ldef, budget))
-        verdict = self._charged(result, self._decide(decide.layout_points(self.program, ldef),
-                                                     with_footprint))
+
+        verdict = self._charged(
+            result, self._decide(decide.layout_points(self.program, ldef), with_footprint)
+        )
         facts = dict(verdict.figures)
         # Onto [0,size) needs the verdict: unknown while bijectivity is.
         known = facts["cosize"] is not None and verdict.status != Status.UNKNOWN
-        facts["onto"] = (verdict.status == Status.PROVED and facts["cosize"] == facts["size"]
-                         if known else None)
+        facts["onto"] = (
+            verdict.status == Status.PROVED and facts["cosize"] == facts["size"] if known else None
+        )
         return replace(verdict, figures=facts)
 
     def _check_base_aligned(self, check: CheckDef, result: CheckResult) -> Verdict:
         ldef = self.program.layout(check.target, check.pos)
         if ldef.required_align == 1:
-            raise SpecError(f"base_aligned {ldef.name}: expected a layout that requires an "
-                            "aligned buffer (a TMA box, GMMA atom or nvmma_shared encoding)",
-                            check.pos)
-        return self._charged(result, self._decide(
-            decide.stage_points(self.program, ldef),
-            lambda engine, b: engine.base_aligned(self.program, ldef, b)))
+            raise SpecError(
+                f"base_aligned {ldef.name}: expected a layout that requires an "
+                "aligned buffer (a TMA box, GMMA atom or nvmma_shared encoding)",
+                check.pos,
+            )
+        return self._charged(
+            result,
+            self._decide(
+                decide.stage_points(self.program, ldef),
+                lambda engine, b: engine.base_aligned(self.program, ldef, b),
+            ),
+        )
 
     def _check_aligned(self, check: CheckDef, result: CheckResult) -> Verdict:
         access = self.program.access(check.target, check.pos)
-        return self._charged(result, self._decide(
-            decide.access_points(self.program, access, check.bound),
-            lambda engine, b: engine.aligned(self.program, access, check.bound, b)))
+        return self._charged(
+            result,
+            self._decide(
+                decide.access_points(self.program, access, check.bound),
+                lambda engine, b: engine.aligned(self.program, access, check.bound, b),
+            ),
+        )
 
     def _check_max_ways(self, check: CheckDef, result: CheckResult) -> Verdict:
         return self._bank_check(check, result, "ways")
@@ -177,22 +214,32 @@ class Runner:
         if alignment.status == Status.PROVED and access.source is not None:
             alignment = self._charged(result, self._natural_alignment(access.source))
         if alignment.status != Status.PROVED:
-            return replace(alignment, reason=alignment.reason or (
-                "bank figures are undefined: the access is not naturally aligned"))
+            return replace(
+                alignment,
+                reason=alignment.reason
+                or ("bank figures are undefined: the access is not naturally aligned"),
+            )
         if instr.is_copy:
             return self._copy_check(check, result, access)
         figures: BankFigures = self._charged(result, self._bank_figures(access))
         result.max_ways = figures.ways.value
         result.wavefronts = figures.wavefronts.value
         best = figures.of(metric)
-        verdict = Verdict(bound_status(best, check.bound, check.exact),
-                          figures={"max_ways_exact": figures.ways.exact,
-                                   "wavefronts_exact": figures.wavefronts.exact})
+        verdict = Verdict(
+            bound_status(best, check.bound, check.exact),
+            figures={
+                "max_ways_exact": figures.ways.exact,
+                "wavefronts_exact": figures.wavefronts.exact,
+            },
+        )
         if verdict.status == Status.REFUTED:
             cex = witness.bank_counterexample(self.program, access, best.witness, metric)
-            if best.value <= check.bound:       # "== bound" that no instance reaches
-                cex = replace(cex, summary=f"no instance reaches {check.bound}; the worst "
-                                           f"gives {best.value}: {cex.summary}")
+            if best.value <= check.bound:  # "== bound" that no instance reaches
+                cex = replace(
+                    cex,
+                    summary=f"no instance reaches {check.bound}; the worst "
+                    f"gives {best.value}: {cex.summary}",
+                )
             return replace(verdict, counterexample=cex)
         if verdict.status == Status.UNKNOWN:
             return replace(verdict, reason=best.reason)
@@ -214,7 +261,8 @@ class Runner:
         if access.name not in self._figures:
             self._figures[access.name] = self._decide(
                 decide.access_points(self.program, access),
-                lambda engine, b: engine.bank_figures(access, b))
+                lambda engine, b: engine.bank_figures(access, b),
+            )
             return self._figures[access.name]
         return replace(self._figures[access.name], solver_seconds=0.0)
 
@@ -225,30 +273,49 @@ class Runner:
         a = self.program.layout(check.target, check.pos)
         b = self.program.layout(check.second, check.pos)
         if a.function.size() != b.function.size():
-            raise SpecError(f"equivalent {a.name}, {b.name}: expected layouts of one size, "
-                            f"found {a.function.size()} and {b.function.size()}", check.pos)
+            raise SpecError(
+                f"equivalent {a.name}, {b.name}: expected layouts of one size, "
+                f"found {a.function.size()} and {b.function.size()}",
+                check.pos,
+            )
         index = Var("index")
         bases = max((self.program.base_range(ldef) for ldef in (a, b)), key=lambda r: r.hi)
-        loops = (("index", Range(0, a.function.size())), (STAGE, Range(0, self.spec.buffer.stages)),
-                 (BASE, bases))
+        loops = (
+            ("index", Range(0, a.function.size())),
+            (STAGE, Range(0, self.spec.buffer.stages)),
+            (BASE, bases),
+        )
         left = self.program.address(a, a.function.idx2crd(index), check.pos)
         right = self.program.address(b, b.function.idx2crd(index), check.pos)
-        verdict = self._charged(result, self._decide(
-            decide.loop_points(loops),
-            lambda engine, b: engine.equivalent(left, right, loops, b)))
+        verdict = self._charged(
+            result,
+            self._decide(
+                decide.loop_points(loops),
+                lambda engine, b: engine.equivalent(left, right, loops, b),
+            ),
+        )
         if verdict.counterexample is None:
             return verdict
         v = verdict.counterexample.instance
         where = f"coordinate {a.function.index_to_coords(v['index'])} (index {v['index']})"
         shown = witness.shown_instance(self.program, {STAGE: v[STAGE], BASE: v[BASE]})
-        return replace(verdict, counterexample=Counterexample(
-            f"{a.name} puts {where} at byte {evaluate(left, v)}, {b.name} "
-            f"at byte {evaluate(right, v)}", shown))
+        return replace(
+            verdict,
+            counterexample=Counterexample(
+                f"{a.name} puts {where} at byte {evaluate(left, v)}, {b.name} "
+                f"at byte {evaluate(right, v)}",
+                shown,
+            ),
+        )
 
     def _check_equivalent_exprs(self, check: CheckDef, result: CheckResult) -> Verdict:
-        return self._charged(result, self._decide(
-            decide.loop_points(check.loops),
-            lambda engine, b: engine.equivalent(check.lhs, check.rhs, check.loops, b)))
+        return self._charged(
+            result,
+            self._decide(
+                decide.loop_points(check.loops),
+                lambda engine, b: engine.equivalent(check.lhs, check.rhs, check.loops, b),
+            ),
+        )
 
 
 # Every check kind a spec can name, and the method that decides it.
@@ -287,13 +354,16 @@ def run_spec(spec: Spec, timeout: float = 60.0, engine: str = decide.AUTO) -> li
     A spec with nothing to check is an error, not a pass; so is one whose layout
     is left unknown (``?(R, C)``), which is `verify synth`'s question."""
     for unknown in spec.unknown_layouts.values():
-        raise SpecError(f"layout '{unknown.name}' is unknown (?({unknown.rows}, {unknown.cols})): "
-                        f"there is nothing to check until it is chosen; run 'verify synth "
-                        f"{spec.file}' to find the best layout and its proof",
-                        unknown.pos, spec.file)
+        raise SpecError(
+            f"layout '{unknown.name}' is unknown (?({unknown.rows}, {unknown.cols})): "
+            f"there is nothing to check until it is chosen; run 'verify synth "
+            f"{spec.file}' to find the best layout and its proof",
+            unknown.pos,
+            spec.file,
+        )
     results = Runner(spec, timeout, engine).run()
     if not results:
-        raise SpecError("nothing to verify: expected at least one access or check",
-                        Pos(1, 1), spec.file)
+        raise SpecError(
+            "nothing to verify: expected at least one access or check", Pos(1, 1), spec.file
+        )
     return results
-

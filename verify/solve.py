@@ -8,6 +8,7 @@ UNKNOWN is never a pass.
 Solver seeds are fixed, so one spec always gets the same answer and the same
 counterexample.
 """
+
 from __future__ import annotations
 
 import time
@@ -131,8 +132,11 @@ def violation_status(result: Search) -> Status:
     return _VIOLATION_VERDICT[result.status]
 
 
-_VIOLATION_VERDICT = {SearchStatus.UNSAT: Status.PROVED, SearchStatus.SAT: Status.REFUTED,
-                      SearchStatus.UNKNOWN: Status.UNKNOWN}
+_VIOLATION_VERDICT = {
+    SearchStatus.UNSAT: Status.PROVED,
+    SearchStatus.SAT: Status.REFUTED,
+    SearchStatus.UNKNOWN: Status.UNKNOWN,
+}
 
 
 def new_solver(ctx: bv.Context) -> z3.Solver:
@@ -148,14 +152,20 @@ class Maximum:
 
     value: int
     witness: dict
-    exact: bool                 # the solver proved that nothing exceeds `value`
+    exact: bool  # the solver proved that nothing exceeds `value`
     reason: str = ""
     queries: int = field(default=0)
 
 
-def maximize(query: Callable[[], z3.Solver], at_least: Callable[[int], z3.BoolRef],
-             decode: Callable[[z3.ModelRef], dict], score: Callable[[dict], int],
-             start: dict, ceiling: int, budget: Budget) -> Maximum:
+def maximize(
+    query: Callable[[], z3.Solver],
+    at_least: Callable[[int], z3.BoolRef],
+    decode: Callable[[z3.ModelRef], dict],
+    score: Callable[[dict], int],
+    start: dict,
+    ceiling: int,
+    budget: Budget,
+) -> Maximum:
     """Largest value of a metric: probe just above the start, then bisect.
 
     Requires: `query()` is a fresh solver holding the domain's constraints (each
@@ -167,7 +177,7 @@ def maximize(query: Callable[[], z3.Solver], at_least: Callable[[int], z3.BoolRe
     Postcondition: exact=True means "metric >= value + 1" was proved UNSAT.
     """
     best = Maximum(score(start), start, exact=False)
-    high = ceiling                      # nothing above `high` can exist
+    high = ceiling  # nothing above `high` can exist
     while best.value < high:
         # The first probe is best+1: most starts are already the maximum.
         threshold = best.value + 1 if best.queries == 0 else (best.value + high + 1) // 2
@@ -184,8 +194,9 @@ def maximize(query: Callable[[], z3.Solver], at_least: Callable[[int], z3.BoolRe
         witness = decode(result.model)
         value = score(witness)
         if value < threshold:
-            raise InternalError(f"solver model scores {value} on replay but satisfied "
-                                f">= {threshold}: {witness}")
+            raise InternalError(
+                f"solver model scores {value} on replay but satisfied >= {threshold}: {witness}"
+            )
         best.value, best.witness = value, witness
     best.exact = True
     return best
@@ -194,7 +205,7 @@ def maximize(query: Callable[[], z3.Solver], at_least: Callable[[int], z3.BoolRe
 def bound_status(best: Maximum, bound: int, equal: bool) -> Status:
     """Verdict for "metric <= bound" (or "== bound") given the ascent's result."""
     if best.value > bound:
-        return Status.REFUTED          # a replayed instance exceeds the bound
+        return Status.REFUTED  # a replayed instance exceeds the bound
     if not best.exact:
         return Status.UNKNOWN
     if equal and best.value != bound:

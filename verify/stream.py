@@ -7,6 +7,7 @@ output is the same whatever the machine's load. `Progress` keeps a
 ``[done/total] path`` line on stderr while files run, only when stderr is a
 terminal (a log or a pipe gets the results alone).
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,6 +36,7 @@ def outcomes(files: list[str], timeout: float, jobs: int, engine: str) -> Iterat
             yield (path, *check_one(path, timeout, engine))
         return
     from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
         # Executor.map hands results back in submission order, each when ready.
         done = pool.map(check_one, files, [timeout] * len(files), [engine] * len(files))

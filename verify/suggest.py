@@ -32,6 +32,7 @@ maxPhase for Triton, and a change of major order before any of those. Ties go
 to the better objective of `verify.synth.cost` (fewer ways, then wavefronts,
 then footprint, then XOR terms).
 """
+
 from __future__ import annotations
 
 import re
@@ -59,14 +60,16 @@ _TRITON = re.compile(r"vec = (\d+), perPhase = (\d+), maxPhase = (\d+), order = 
 class Place:
     """Where a layout sits in its family: major order and parameters."""
 
-    family: str                   # "sw" or "triton"
-    major: str                    # "row" / "column", or Triton's fastest dimension
-    params: tuple[int, ...]       # (B, M, S); or log2 of (vec, perPhase, maxPhase)
+    family: str  # "sw" or "triton"
+    major: str  # "row" / "column", or Triton's fastest dimension
+    params: tuple[int, ...]  # (B, M, S); or log2 of (vec, perPhase, maxPhase)
 
     def distance(self, other: Place) -> tuple[int, int]:
-        steps = (sum(abs(a - b) for a, b in zip(self.params, other.params))
-                 if self.family == "triton" or self.params[0] and other.params[0]
-                 else self.params[0] + other.params[0])
+        steps = (
+            sum(abs(a - b) for a, b in zip(self.params, other.params))
+            if self.family == "triton" or self.params[0] and other.params[0]
+            else self.params[0] + other.params[0]
+        )
         return (self.major != other.major, steps)
 
 
@@ -94,8 +97,16 @@ def _read(path: str) -> str:
 def _failing_bank_check(spec: Spec, result: CheckResult) -> CheckDef | None:
     if result.status != Status.REFUTED or result.passed or result.max_ways is None:
         return None
-    return next((c for c in spec.checks if c.pos.line == result.line
-                 and c.text == result.property and c.kind in ("max_ways", "wavefronts")), None)
+    return next(
+        (
+            c
+            for c in spec.checks
+            if c.pos.line == result.line
+            and c.text == result.property
+            and c.kind in ("max_ways", "wavefronts")
+        ),
+        None,
+    )
 
 
 def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
@@ -103,6 +114,7 @@ def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
     there is no cheap one."""
     from verify.synth.certificate import spec_with
     from verify.synth.problem import problem_of
+
     adef = spec.accesses[check.target]
     ldef = spec.layouts[adef.layout]
     here = place_of(ldef)
@@ -123,12 +135,14 @@ def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
     if recheck is None:
         return ""
     waves = f"{recheck.wavefronts} wavefront{'s' if recheck.wavefronts > 1 else ''}"
-    return (f"layout {ldef.name} = {best[0]}\n"
-            f"would make this access {recheck.max_ways}-way, {waves}: '{check.text}' "
-            f"re-checked, proved. {len(fixes)} of the {scored} "
-            f"{_family_name(here)} layouts of this tile {'fix' if len(fixes) > 1 else 'fixes'} "
-            f"it; this is the nearest "
-            f"({time.monotonic() - started:.1f} s; the spec's other accesses not considered)")
+    return (
+        f"layout {ldef.name} = {best[0]}\n"
+        f"would make this access {recheck.max_ways}-way, {waves}: '{check.text}' "
+        f"re-checked, proved. {len(fixes)} of the {scored} "
+        f"{_family_name(here)} layouts of this tile {'fix' if len(fixes) > 1 else 'fixes'} "
+        f"it; this is the nearest "
+        f"({time.monotonic() - started:.1f} s; the spec's other accesses not considered)"
+    )
 
 
 def _fixes(problem, family: str, seconds: float) -> tuple[int, list]:
@@ -136,6 +150,7 @@ def _fixes(problem, family: str, seconds: float) -> tuple[int, list]:
     and the check), listing the family with synthesis's own scoring until `seconds`."""
     from verify.synth.cost import score
     from verify.synth.families import members
+
     deadline = time.monotonic() + seconds
     scored, fixes = 0, []
     for member in members(family, *problem.shape, problem.elem_bytes):
@@ -162,8 +177,9 @@ def _recheck(text: str, file: str, check: CheckDef) -> CheckResult | None:
     return found[0] if found and found[0].status == Status.PROVED else None
 
 
-def _question(source: str, adef: AccessDef, ldef: LayoutDef, check: CheckDef,
-              rows: int, cols: int) -> str:
+def _question(
+    source: str, adef: AccessDef, ldef: LayoutDef, check: CheckDef, rows: int, cols: int
+) -> str:
     """The spec cut down to one access and one check, its layout unknown."""
     kept = []
     for line, chunk in statement_texts(source):
@@ -186,11 +202,17 @@ def place_of(ldef: LayoutDef) -> Place | None:
         fields = function.encoding.fields
         if function.encoding.kind != "swizzled_shared":
             return None
-        return Place("triton", str(fields["order"][0]), tuple(
-            fields[k].bit_length() - 1 for k in ("vec", "perPhase", "maxPhase")))
+        return Place(
+            "triton",
+            str(fields["order"][0]),
+            tuple(fields[k].bit_length() - 1 for k in ("vec", "perPhase", "maxPhase")),
+        )
     swizzle = (0, 0, 0)
-    if isinstance(function, Composed) and isinstance(function.outer, Swizzle) \
-            and not function.offset:
+    if (
+        isinstance(function, Composed)
+        and isinstance(function.outer, Swizzle)
+        and not function.offset
+    ):
         s = function.outer
         swizzle, function = (s.bits, s.base, s.shift), function.inner
     if not isinstance(function, CuteLayout):

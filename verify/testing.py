@@ -12,6 +12,7 @@ ComposedLayout; it is called `L` (or `name=`) inside the access. Other keyword
 options are those of `verify.check_layout` (dtype, shape, align, stages,
 stage_bytes, timeout, engine).
 """
+
 from __future__ import annotations
 
 from verify.api import DEFAULT_LAYOUT_NAME, check_layout
@@ -24,8 +25,9 @@ def assert_conflict_free(layout, access: str, *, name: str = DEFAULT_LAYOUT_NAME
     """Every instance of `access` (an access as written after ``access NAME =``)
     is in bounds, naturally aligned and free of bank conflicts."""
     __tracebackhide__ = True
-    report = check_layout(layout, {ACCESS_NAME: access}, [f"conflict_free {ACCESS_NAME}"],
-                          name=name, **options)
+    report = check_layout(
+        layout, {ACCESS_NAME: access}, [f"conflict_free {ACCESS_NAME}"], name=name, **options
+    )
     _assert_passed(report)
 
 
@@ -39,5 +41,6 @@ def _assert_passed(report: Report):
     __tracebackhide__ = True
     if not report.ok:
         # Lines of the generated spec mean nothing to the caller: leave them out.
-        raise AssertionError("\n".join(line for r in report.failures
-                                       for line in result_text(r, located=False)))
+        raise AssertionError(
+            "\n".join(line for r in report.failures for line in result_text(r, located=False))
+        )

@@ -9,6 +9,7 @@ Triton's module (it is a local symbol of libtriton.so), so the report is
 hidden the only way left: at exit, after everything verify or pytest prints,
 stderr is pointed at /dev/null -- and only when Triton was loaded.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -31,7 +32,7 @@ def _hide_if_triton_loaded():
     if "triton._C.libtriton" not in sys.modules:
         return
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):   # closed by the time of exit
+        with contextlib.suppress(OSError, ValueError):  # closed by the time of exit
             stream.flush()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)

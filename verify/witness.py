@@ -7,6 +7,7 @@ the concrete evaluator (`verify.expr.evaluate`) and bank model (`verify.bank`), 
 a witness that does not violate the property is an InternalError, never a verdict,
 and both engines show their witnesses in one format.
 """
+
 from __future__ import annotations
 
 from verify import explain
@@ -44,8 +45,10 @@ def misaligned(program: Program, access: Access, n: int, values: dict[str, int])
     return Counterexample(
         f"{access.instruction.name}: lane {row.lane} uses byte address {row.address}, "
         f"which is {row.address % n} past a multiple of {n}",
-        shown_instance(program, values), (row,),
-        explanation=explain.alignment_explanation(program, access, row, n, values))
+        shown_instance(program, values),
+        (row,),
+        explanation=explain.alignment_explanation(program, access, row, n, values),
+    )
 
 
 def stage_misaligned(program: Program, ldef: LayoutDef, values: dict[str, int]):
@@ -56,7 +59,9 @@ def stage_misaligned(program: Program, ldef: LayoutDef, values: dict[str, int]):
         raise InternalError(f"base alignment counterexample does not replay: {values}")
     return Counterexample(
         f"layout {ldef.name} needs its buffer aligned to {n} bytes ({_swizzle_model(ldef, n)}), "
-        f"but a buffer stage can start at byte {address}", shown_instance(program, values))
+        f"but a buffer stage can start at byte {address}",
+        shown_instance(program, values),
+    )
 
 
 def _swizzle_model(ldef: LayoutDef, n: int) -> str:
@@ -65,9 +70,11 @@ def _swizzle_model(ldef: LayoutDef, n: int) -> str:
         return f"its swizzle repeats every {n} bytes and is applied to absolute addresses"
     # nvmma_shared: an element-offset formula, which is where the hardware's
     # absolute-address swizzle puts the data only from an aligned start.
-    return (f"verify places its elements by offsets from the buffer start, which is where "
-            f"TMA and wgmma put them only when the buffer starts at a multiple of the "
-            f"swizzle's {n}-byte repeat")
+    return (
+        f"verify places its elements by offsets from the buffer start, which is where "
+        f"TMA and wgmma put them only when the buffer starts at a multiple of the "
+        f"swizzle's {n}-byte repeat"
+    )
 
 
 def out_of_bounds(program: Program, access: Access, values: dict[str, int]):
@@ -81,11 +88,21 @@ def out_of_bounds(program: Program, access: Access, values: dict[str, int]):
     return Counterexample(
         f"{access.instruction.name}: lane {row.lane} names coordinate {row.coord}, whose "
         f"mode {i} value {row.coord[i]} is outside {limits[i]}",
-        shown_instance(program, values), (row,))
+        shown_instance(program, values),
+        (row,),
+    )
 
 
-def overlap(program: Program, ldef: LayoutDef, addr: Expr, coords, va: dict, vb: dict,
-            base: int, elem_bytes: int) -> Counterexample:
+def overlap(
+    program: Program,
+    ldef: LayoutDef,
+    addr: Expr,
+    coords,
+    va: dict,
+    vb: dict,
+    base: int,
+    elem_bytes: int,
+) -> Counterexample:
     """Two (coordinate, stage) pairs, `va` below `vb`, whose elements share bytes."""
     rows = []
     for v in (va, vb):
@@ -95,8 +112,10 @@ def overlap(program: Program, ldef: LayoutDef, addr: Expr, coords, va: dict, vb:
         rows.append(LaneRow(None, coord, address, label=label))
     if va == vb or not rows[0].address <= rows[1].address < rows[0].address + elem_bytes:
         raise InternalError(f"overlap counterexample does not replay: {va} {vb}")
-    summary = (f"layout {ldef.name}: coordinates {rows[0].coord} and {rows[1].coord} share "
-               f"memory (byte addresses {rows[0].address} and {rows[1].address})")
+    summary = (
+        f"layout {ldef.name}: coordinates {rows[0].coord} and {rows[1].coord} share "
+        f"memory (byte addresses {rows[0].address} and {rows[1].address})"
+    )
     return Counterexample(summary, {"base": base * program.spec.buffer.align}, tuple(rows))
 
 
@@ -109,27 +128,38 @@ def unequal(lhs: Expr, rhs: Expr, values: dict[str, int]) -> Counterexample:
     return Counterexample(f"at {shown}: left side is {left}, right side is {right}", values)
 
 
-def bank_counterexample(program: Program, access: Access, values: dict[str, int],
-                        metric: str) -> Counterexample:
+def bank_counterexample(
+    program: Program, access: Access, values: dict[str, int], metric: str
+) -> Counterexample:
     """Lanes of the worst phase that hit its busiest banks, all figures replayed."""
     cost = bank_cost(access.instruction, access.lane_addresses(values))
     worst = max(cost.phases, key=lambda p: p.ways)
     hot = [b for b, ws in worst.words_by_bank.items() if len(ws) == worst.ways]
-    rows = [r for r in (lane_row(access, lane, values) for lane in worst.lanes)
-            if set(r.banks) & set(hot)]
+    rows = [
+        r
+        for r in (lane_row(access, lane, values) for lane in worst.lanes)
+        if set(r.banks) & set(hot)
+    ]
     name = access.instruction.name
     lanes = ranges_text([r.lane for r in rows])
     if metric == "ways":
-        summary = (f"{name}: lanes {lanes} hit bank{'s' if len(hot) > 1 else ''} "
-                   f"{ranges_text(hot)} with {worst.ways} distinct words: {worst.ways}-way")
+        summary = (
+            f"{name}: lanes {lanes} hit bank{'s' if len(hot) > 1 else ''} "
+            f"{ranges_text(hot)} with {worst.ways} distinct words: {worst.ways}-way"
+        )
     else:
-        per_phase = ", ".join(f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.ways}"
-                              for p in cost.phases)
-        summary = (f"{name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); "
-                   f"per phase {per_phase}")
-    return Counterexample(summary, shown_instance(program, values), tuple(rows),
-                          explanation=explain.bank_explanation(program, access, tuple(rows),
-                                                               hot[0], values))
+        per_phase = ", ".join(
+            f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.ways}" for p in cost.phases
+        )
+        summary = (
+            f"{name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); per phase {per_phase}"
+        )
+    return Counterexample(
+        summary,
+        shown_instance(program, values),
+        tuple(rows),
+        explanation=explain.bank_explanation(program, access, tuple(rows), hot[0], values),
+    )
 
 
 def ranges_text(values: list[int]) -> str:

@@ -1,6 +1,7 @@
 """Pictures to files with matplotlib (the `draw` extra): SVG, PNG, or an HTML page
 around the SVG. SVG text stays text (searchable, and what the tests read), and the
 output does not change from run to run, so a committed picture diffs cleanly."""
+
 from __future__ import annotations
 
 import io
@@ -21,10 +22,13 @@ def _figure_class():
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError:
-        raise SpecError("drawing needs matplotlib: pip install 'verify[draw]' "
-                        "(or pip install -e '.[draw]' in a checkout)") from None
-    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "verify",
-                                "font.family": "DejaVu Sans Mono"})
+        raise SpecError(
+            "drawing needs matplotlib: pip install 'verify[draw]' "
+            "(or pip install -e '.[draw]' in a checkout)"
+        ) from None
+    matplotlib.rcParams.update(
+        {"svg.fonttype": "none", "svg.hashsalt": "verify", "font.family": "DejaVu Sans Mono"}
+    )
     return Figure
 
 
@@ -64,14 +68,17 @@ def _svg_text(figure) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()
-    return svg[svg.index("<svg"):]
+    return svg[svg.index("<svg") :]
 
 
 def _html(title: str, svg: str) -> str:
     from html import escape
-    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">"
-            f"<title>{escape(title)}</title></head>\n<body>\n<h1>{escape(title)}</h1>\n"
-            f"{svg}\n</body>\n</html>\n")
+
+    return (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title></head>\n<body>\n<h1>{escape(title)}</h1>\n"
+        f"{svg}\n</body>\n</html>\n"
+    )
 
 
 def _access_figure(picture: Picture):
@@ -94,27 +101,49 @@ def _access_figure(picture: Picture):
 
 def _draw_panel(ax, picture: Picture, panel):
     from matplotlib.patches import Rectangle
+
     columns, rows = len(picture.columns), len(picture.rows)
     for cell in panel.cells:
         colour = GROUP_COLOURS[cell.bank_group]
         touched = bool(cell.lanes)
-        ax.add_patch(Rectangle((cell.col, cell.row), 1, 1, facecolor=colour,
-                               alpha=1.0 if touched else 0.3,
-                               edgecolor=COLLISION if cell.colliding else "white",
-                               linewidth=2.5 if cell.colliding else 1.0,
-                               zorder=2 if cell.colliding else 1))
+        ax.add_patch(
+            Rectangle(
+                (cell.col, cell.row),
+                1,
+                1,
+                facecolor=colour,
+                alpha=1.0 if touched else 0.3,
+                edgecolor=COLLISION if cell.colliding else "white",
+                linewidth=2.5 if cell.colliding else 1.0,
+                zorder=2 if cell.colliding else 1,
+            )
+        )
         if touched:
-            ax.text(cell.col + 0.5, cell.row + 0.5, _lanes_label(cell.lanes), ha="center",
-                    va="center", fontsize=7, zorder=3,
-                    fontweight="bold" if cell.colliding else "normal",
-                    color=COLLISION if cell.colliding else "black")
+            ax.text(
+                cell.col + 0.5,
+                cell.row + 0.5,
+                _lanes_label(cell.lanes),
+                ha="center",
+                va="center",
+                fontsize=7,
+                zorder=3,
+                fontweight="bold" if cell.colliding else "normal",
+                color=COLLISION if cell.colliding else "black",
+            )
     for c, label in enumerate(picture.columns):
         ax.text(c + 0.5, -0.3, label, ha="center", va="bottom", fontsize=7)
     for r, start in enumerate(picture.rows):
         ax.text(-0.2, r + 0.5, f"{start}", ha="right", va="center", fontsize=7)
     for c, words in enumerate(panel.words_per_column):
-        ax.text(c + 0.5, rows + 0.5, str(words), ha="center", va="center", fontsize=7,
-                color=COLLISION if words == panel.ways and panel.ways > 1 else "black")
+        ax.text(
+            c + 0.5,
+            rows + 0.5,
+            str(words),
+            ha="center",
+            va="center",
+            fontsize=7,
+            color=COLLISION if words == panel.ways and panel.ways > 1 else "black",
+        )
     ax.text(-0.2, rows + 0.5, "words/bank", ha="right", va="center", fontsize=7)
     ax.set_title(panel.title, fontsize=8)
     ax.set_xlim(-3, columns)
@@ -135,11 +164,13 @@ def _wrap(text: str, inches: float) -> str:
 
     About 11 characters an inch, with margins."""
     import textwrap
+
     return "\n".join(textwrap.wrap(text, max(40, int(inches * 11))))
 
 
 def _grid_figure(grid: Grid):
     from matplotlib.patches import Rectangle
+
     Figure = _figure_class()
     rows, columns = len(grid.values), len(grid.values[0])
     width = CELL_INCHES * (columns + 2)
@@ -147,8 +178,16 @@ def _grid_figure(grid: Grid):
     ax = figure.add_subplot()
     for r, row in enumerate(grid.values):
         for c, value in enumerate(row):
-            ax.add_patch(Rectangle((c, r), 1, 1, facecolor=GROUP_COLOURS[grid.colour(value)],
-                                   edgecolor="black", linewidth=0.5))
+            ax.add_patch(
+                Rectangle(
+                    (c, r),
+                    1,
+                    1,
+                    facecolor=GROUP_COLOURS[grid.colour(value)],
+                    edgecolor="black",
+                    linewidth=0.5,
+                )
+            )
             ax.text(c + 0.5, r + 0.5, str(value), ha="center", va="center", fontsize=7)
     for c in range(columns):
         ax.text(c + 0.5, -0.2, str(c), ha="center", va="bottom", fontsize=7)

@@ -1,6 +1,7 @@
 """Every output format of `verify check`: text and JSON (`verify.report`),
 JUnit XML for CI dashboards, SARIF 2.1.0 for code scanning, and GitHub workflow
 annotations. Each renders the same results and spec errors."""
+
 from __future__ import annotations
 
 from verify.report import ErrorRecord, json_report, text_report
@@ -9,8 +10,9 @@ from verify.results import CheckResult
 FORMATS = ("text", "json", "junit", "sarif", "github")
 
 
-def render(fmt: str, results: list[CheckResult], errors: list[ErrorRecord],
-           quiet: bool = False) -> str:
+def render(
+    fmt: str, results: list[CheckResult], errors: list[ErrorRecord], quiet: bool = False
+) -> str:
     """The document for `fmt`. Text leaves the errors out (the CLI prints them to
     stderr as each file is checked) but counts them; `quiet` keeps only the
     checks that did not pass in the text (the other formats are whole documents,
@@ -21,12 +23,15 @@ def render(fmt: str, results: list[CheckResult], errors: list[ErrorRecord],
         return json_report(results, errors)
     if fmt == "junit":
         from verify.formats.junit import junit_report
+
         return junit_report(results, errors)
     if fmt == "sarif":
         from verify.formats.sarif import sarif_report
+
         return sarif_report(results, errors)
     if fmt == "github":
         from verify.formats.github import github_report
+
         return github_report(results, errors)
     raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}")
 

@@ -1,6 +1,7 @@
 """GitHub workflow commands: one ``::error`` annotation per check that did not
 end as expected and per spec error, a ``::warning`` per unknown check (nothing
 was proved, nothing refuted), each at its spec line, then the summary line."""
+
 from __future__ import annotations
 
 from verify.report import ErrorRecord, result_text, summary_line
@@ -10,20 +11,21 @@ from verify.solve import Status
 
 def github_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
     lines = [_check_annotation(r) for r in results if not r.passed]
-    lines += [_annotation("error", e.file, e.line, "verify: spec error", e.message, e.col)
-              for e in errors]
+    lines += [
+        _annotation("error", e.file, e.line, "verify: spec error", e.message, e.col) for e in errors
+    ]
     lines.append(summary_line(results, len(errors)))
     return "\n".join(lines)
 
 
 def _check_annotation(r: CheckResult) -> str:
     level = "warning" if r.status == Status.UNKNOWN else "error"
-    return _annotation(level, r.file, r.line, f"verify: {r.property}",
-                       "\n".join(result_text(r, located=False)))
+    return _annotation(
+        level, r.file, r.line, f"verify: {r.property}", "\n".join(result_text(r, located=False))
+    )
 
 
-def _annotation(level: str, file: str, line: int, title: str, message: str,
-                col: int = 0) -> str:
+def _annotation(level: str, file: str, line: int, title: str, message: str, col: int = 0) -> str:
     where = f"file={_property(file)},line={line}" + (f",col={col}" if col else "")
     return f"::{level} {where},title={_property(title)}::{_data(message)}"
 

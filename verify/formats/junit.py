@@ -2,6 +2,7 @@
 one testsuite per spec file, one testcase per check, a failure for a check that
 did not end as its `expect` says (an unknown one included: it proved nothing),
 and an error testcase per spec error. Written with junitparser."""
+
 from __future__ import annotations
 
 import os

@@ -8,6 +8,7 @@ an alert keeps its rule across runs; each result's partial fingerprint hashes th
 spec path, the property as written and its occurrence, not the line, so moving a
 check does not open a new alert.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,8 +22,9 @@ from verify.results import CheckResult
 from verify.solve import Status
 
 SARIF_VERSION = "2.1.0"
-SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
-                "sarif-schema-2.1.0.json")
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 FINGERPRINT = "verifyCheck/v1"
 SPEC_ERROR = "spec_error"
 
@@ -30,12 +32,11 @@ SPEC_ERROR = "spec_error"
 RULES = {
     "in_bounds": "Every coordinate an access uses lies inside its layout's domain.",
     "aligned": "Every address of an access has the stated (or the instruction's natural) "
-               "alignment.",
+    "alignment.",
     "base_aligned": "The buffer's base alignment is what the layout's hardware unit needs "
-                    "(TMA box, GMMA atom, nvmma_shared encoding).",
+    "(TMA box, GMMA atom, nvmma_shared encoding).",
     "bijective": "No two coordinates of a layout share memory.",
-    "conflict_free": "No instance of an access hits a shared-memory bank more than once per "
-                     "phase.",
+    "conflict_free": "No instance of an access hits a shared-memory bank more than once per phase.",
     "max_ways": "The worst bank conflict of an access meets its bound.",
     "wavefronts": "The wavefronts an access takes meet their bound.",
     "equivalent": "Two layouts (or expressions) give the same address everywhere.",
@@ -54,13 +55,19 @@ def sarif_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
         if not r.passed:
             found.append(_check_result(r, index, occurrences[key]))
     found += [_error_result(e, index) for e in errors]
-    run = {"tool": {"driver": {"name": "verify", "version": _version(),
-                               "rules": [_rule(kind) for kind in kinds]}},
-           "invocations": [{"executionSuccessful": not errors}],
-           "columnKind": "unicodeCodePoints",
-           "results": found}
-    return json.dumps({"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]},
-                      indent=2)
+    run = {
+        "tool": {
+            "driver": {
+                "name": "verify",
+                "version": _version(),
+                "rules": [_rule(kind) for kind in kinds],
+            }
+        },
+        "invocations": [{"executionSuccessful": not errors}],
+        "columnKind": "unicodeCodePoints",
+        "results": found,
+    }
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}, indent=2)
 
 
 def _kind(r: CheckResult) -> str:
@@ -69,40 +76,56 @@ def _kind(r: CheckResult) -> str:
 
 def _rule(kind: str) -> dict:
     text = RULES.get(kind, f"The spec's '{kind}' checks hold.")
-    return {"id": f"verify/{kind}", "name": kind,
-            "shortDescription": {"text": text}, "fullDescription": {"text": text},
-            "help": {"text": f"{text} A failing check's message is verify's report: the "
-                             "verdict, the figures and the counterexample."},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"tags": ["gpu", "shared-memory"], "precision": "very-high"}}
+    return {
+        "id": f"verify/{kind}",
+        "name": kind,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": text},
+        "help": {
+            "text": f"{text} A failing check's message is verify's report: the "
+            "verdict, the figures and the counterexample."
+        },
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["gpu", "shared-memory"], "precision": "very-high"},
+    }
 
 
 def _check_result(r: CheckResult, index: dict[str, int], occurrence: int) -> dict:
     kind = _kind(r)
     fingerprint = hashlib.sha256(f"{r.file}\0{r.property}\0{occurrence}".encode()).hexdigest()
-    return {"ruleId": f"verify/{kind}", "ruleIndex": index[kind],
-            "level": "warning" if r.status == Status.UNKNOWN else "error",
-            "message": {"text": "\n".join(result_text(r, located=False))},
-            "locations": [_location(r.file, r.line)],
-            "partialFingerprints": {FINGERPRINT: fingerprint[:32]},
-            "properties": {"status": r.status.value, "expect": r.expect,
-                           "max_ways": r.max_ways, "wavefronts": r.wavefronts}}
+    return {
+        "ruleId": f"verify/{kind}",
+        "ruleIndex": index[kind],
+        "level": "warning" if r.status == Status.UNKNOWN else "error",
+        "message": {"text": "\n".join(result_text(r, located=False))},
+        "locations": [_location(r.file, r.line)],
+        "partialFingerprints": {FINGERPRINT: fingerprint[:32]},
+        "properties": {
+            "status": r.status.value,
+            "expect": r.expect,
+            "max_ways": r.max_ways,
+            "wavefronts": r.wavefronts,
+        },
+    }
 
 
 def _error_result(e: ErrorRecord, index: dict[str, int]) -> dict:
     fingerprint = hashlib.sha256(f"{e.file}\0{e.message}".encode()).hexdigest()
-    return {"ruleId": f"verify/{SPEC_ERROR}", "ruleIndex": index[SPEC_ERROR], "level": "error",
-            "message": {"text": e.text},
-            "locations": [_location(e.file, e.line, e.col)],
-            "partialFingerprints": {FINGERPRINT: fingerprint[:32]}}
+    return {
+        "ruleId": f"verify/{SPEC_ERROR}",
+        "ruleIndex": index[SPEC_ERROR],
+        "level": "error",
+        "message": {"text": e.text},
+        "locations": [_location(e.file, e.line, e.col)],
+        "partialFingerprints": {FINGERPRINT: fingerprint[:32]},
+    }
 
 
 def _location(file: str, line: int, col: int = 0) -> dict:
     region = {"startLine": max(1, line)}
     if col:
         region["startColumn"] = col
-    return {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(file)},
-                                 "region": region}}
+    return {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(file)}, "region": region}}
 
 
 def artifact_uri(path: str) -> str:

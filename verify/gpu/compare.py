@@ -1,4 +1,5 @@
 """Model against hardware for one probe case: the data moved and the wavefronts."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,10 +19,10 @@ def cp_async(size: int) -> Instruction:
 class Agreement:
     predicted: int
     measured: int | None
-    wavefronts_ok: bool | None      # None: no measurement, or a class the model does not cover
+    wavefronts_ok: bool | None  # None: no measurement, or a class the model does not cover
     data_ok: bool | None
     detail: str = ""
-    estimated: bool = False         # measured by clock64 calibration, not ncu
+    estimated: bool = False  # measured by clock64 calibration, not ncu
 
 
 def source_byte(j: int) -> int:
@@ -42,8 +43,10 @@ def _load_data(instr: Instruction, case: Case, outcome: Outcome) -> tuple[bool, 
     for (lane, reg, byte), shared in sorted(fragments.receivers(instr, case.addresses).items()):
         got = (outcome.registers[lane][reg] >> (8 * byte)) & 0xFF
         if got != init[shared]:
-            return False, (f"lane {lane} register {reg} byte {byte}: expected shared byte "
-                           f"{shared} (0x{init[shared]:02x}), got 0x{got:02x}")
+            return False, (
+                f"lane {lane} register {reg} byte {byte}: expected shared byte "
+                f"{shared} (0x{init[shared]:02x}), got 0x{got:02x}"
+            )
     return True, ""
 
 
@@ -56,8 +59,10 @@ def _store_data(instr: Instruction, case: Case, outcome: Outcome) -> tuple[bool,
             for k in range(instr.bytes_per_address):
                 possible.setdefault(a + k, set()).add(source_byte(src + k))
     else:
-        possible = {s: {fragments.register_tag_byte(rb) for rb in rbs}
-                    for s, rbs in fragments.writers(instr, case.addresses).items()}
+        possible = {
+            s: {fragments.register_tag_byte(rb) for rb in rbs}
+            for s, rbs in fragments.writers(instr, case.addresses).items()
+        }
     for s, got in enumerate(outcome.shared):
         allowed = possible.get(s, {init[s]})
         if got not in allowed:
@@ -81,20 +86,34 @@ def estimate_by_timing(probe: Probe, items: list[tuple[Instruction, Case]]) -> l
     ops = {}
     for instr, _ in items:
         ops.setdefault(op_name(instr), instr)
-    calib = {op: [Case(op, p, measure=False, data=False, timing=True) for p in _calibration(i)]
-             for op, i in ops.items()}
-    timed = [Case(c.op, c.addresses, measure=False, data=c.data, dump_bytes=c.dump_bytes,
-                  fill=c.fill, timing=True) for _, c in items]
+    calib = {
+        op: [Case(op, p, measure=False, data=False, timing=True) for p in _calibration(i)]
+        for op, i in ops.items()
+    }
+    timed = [
+        Case(
+            c.op,
+            c.addresses,
+            measure=False,
+            data=c.data,
+            dump_bytes=c.dump_bytes,
+            fill=c.fill,
+            timing=True,
+        )
+        for _, c in items
+    ]
     flat = [c for pair in calib.values() for c in pair] + timed
     results = probe.run(flat, use_ncu=False)
     lines = {}
     for k, (op, instr) in enumerate(ops.items()):
-        (lo, hi) = results[2 * k: 2 * k + 2]
-        waves = [bank_cost(instr, [probe.smem_base + a for a in p]).wavefronts
-                 for p in _calibration(instr)]
+        (lo, hi) = results[2 * k : 2 * k + 2]
+        waves = [
+            bank_cost(instr, [probe.smem_base + a for a in p]).wavefronts
+            for p in _calibration(instr)
+        ]
         slope = (hi.cycles - lo.cycles) / max(1, waves[1] - waves[0])
         lines[op] = (lo.cycles, waves[0], slope)
-    outcomes = results[2 * len(ops):]
+    outcomes = results[2 * len(ops) :]
     for (instr, _), o in zip(items, outcomes):
         c0, w0, slope = lines[op_name(instr)]
         o.wavefronts = max(w0, round(w0 + (o.cycles - c0) / slope)) if slope > 0 else w0

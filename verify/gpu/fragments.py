@@ -13,6 +13,7 @@ shared byte addr+k (the probe's source pattern).
 "shared byte -> register bytes that may write it" for stores (several lanes may
 store to one byte; the hardware keeps one of them).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -26,7 +27,7 @@ RegByte = tuple[int, int, int]
 def _matrix_bytes(instr: Instruction, addresses: list[int]):
     """Yield (register byte, shared byte) pairs of ldmatrix/stmatrix."""
     for m in range(instr.address_lanes // 8):
-        rows = addresses[8 * m: 8 * m + 8]
+        rows = addresses[8 * m : 8 * m + 8]
         for t in range(32):
             g, k = divmod(t, 4)
             for half in range(2):

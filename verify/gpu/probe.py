@@ -4,6 +4,7 @@ The probe is compiled with nvcc on first use into a cache folder keyed by the
 source's hash and the GPU's architecture. Missing nvcc, no GPU, or an
 architecture without the instruction are `GpuError`s with a clear message.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,8 +41,13 @@ def op_name(instr: Instruction) -> str:
 
 def ncu_opcode(op: str) -> str:
     """The ncu opcode class whose wavefront metric counts this probe op."""
-    for prefix, opcode in (("ldsm", "ldsm"), ("stsm", "stsm"), ("cpa", "ldgsts"),
-                           ("ld", "ld"), ("st", "st")):
+    for prefix, opcode in (
+        ("ldsm", "ldsm"),
+        ("stsm", "stsm"),
+        ("cpa", "ldgsts"),
+        ("ld", "ld"),
+        ("st", "st"),
+    ):
         if op.startswith(prefix):
             return opcode
     raise ValueError(f"unknown probe op {op!r}")
@@ -58,13 +64,13 @@ def min_arch(op: str) -> tuple[int, int]:
 @dataclass
 class Case:
     op: str
-    addresses: list[int]          # byte offsets from the start of the probe's buffer
+    addresses: list[int]  # byte offsets from the start of the probe's buffer
     measure: bool = True
     data: bool = True
     dump_bytes: int = 0
-    timing: bool = False          # clock64 loop, the fallback when ncu is missing
-    fill: dict[int, int] | None = None   # byte offset -> 16-bit tag; None = address tags
-    sources: list[int] | None = None     # cp.async's global byte offsets; None = 16 * lane
+    timing: bool = False  # clock64 loop, the fallback when ncu is missing
+    fill: dict[int, int] | None = None  # byte offset -> 16-bit tag; None = address tags
+    sources: list[int] | None = None  # cp.async's global byte offsets; None = 16 * lane
 
     def line(self) -> str:
         offs = list(self.addresses) + [self.addresses[0]] * (32 - len(self.addresses))
@@ -81,11 +87,11 @@ class Case:
 
 @dataclass
 class Outcome:
-    registers: list[list[int]] = field(default_factory=list)   # [lane][reg]
+    registers: list[list[int]] = field(default_factory=list)  # [lane][reg]
     shared: bytes = b""
     wavefronts: int | None = None
     cycles: int | None = None
-    estimated: bool = False       # wavefronts from clock64 timing, not from ncu
+    estimated: bool = False  # wavefronts from clock64 timing, not from ncu
 
 
 def address_tag_fill() -> bytearray:
@@ -110,10 +116,11 @@ class Probe:
             raise GpuError("nvcc not found on PATH: the spot check compiles a CUDA probe")
         self.arch = self._gpu_arch()
         self.cache_dir = cache_dir or os.path.join(
-            os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "verify")
+            os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "verify"
+        )
         self.binary = self._build()
         self.smem_base = self._smem_base()
-        self.has_ncu = shutil.which("ncu") is not None   # else clock64 estimates
+        self.has_ncu = shutil.which("ncu") is not None  # else clock64 estimates
 
     @staticmethod
     def source() -> str:
@@ -123,8 +130,11 @@ class Probe:
         smi = shutil.which("nvidia-smi")
         if smi is None:
             raise GpuError("no NVIDIA GPU found (nvidia-smi is not on PATH)")
-        r = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0 or not r.stdout.strip():
             said = r.stderr.strip() or r.stdout.strip()
             raise GpuError(f"no NVIDIA GPU found: nvidia-smi says {said}")
@@ -143,8 +153,11 @@ class Probe:
             cu = os.path.join(tmp, "probe.cu")
             with open(cu, "w") as f:
                 f.write(src)
-            r = subprocess.run([self.nvcc, "-O2", "-std=c++17", f"-arch={arch}", "-o",
-                                binary + ".tmp", cu], capture_output=True, text=True)
+            r = subprocess.run(
+                [self.nvcc, "-O2", "-std=c++17", f"-arch={arch}", "-o", binary + ".tmp", cu],
+                capture_output=True,
+                text=True,
+            )
         if r.returncode != 0:
             raise GpuError(f"nvcc failed to build the probe for {arch}:\n{r.stderr[-2000:]}")
         os.replace(binary + ".tmp", binary)
@@ -163,8 +176,10 @@ class Probe:
         for c in cases:
             if not self.supports(c.op):
                 need = ".".join(map(str, min_arch(c.op)))
-                raise GpuError(f"{c.op} needs compute capability {need}; this GPU is "
-                               f"{self.arch[0]}.{self.arch[1]}")
+                raise GpuError(
+                    f"{c.op} needs compute capability {need}; this GPU is "
+                    f"{self.arch[0]}.{self.arch[1]}"
+                )
         if not cases:
             return []
         with tempfile.TemporaryDirectory() as tmp:
@@ -176,8 +191,19 @@ class Probe:
             ncu = shutil.which("ncu") if wants else None
             if ncu:
                 metrics = ",".join(NCU_METRIC.format(o) for o in OPCODES)
-                command = [ncu, "--clock-control", "none", "--kernel-name", "regex:measure",
-                           "--metrics", metrics, "--csv", "--page", "raw", *command]
+                command = [
+                    ncu,
+                    "--clock-control",
+                    "none",
+                    "--kernel-name",
+                    "regex:measure",
+                    "--metrics",
+                    metrics,
+                    "--csv",
+                    "--page",
+                    "raw",
+                    *command,
+                ]
             r = subprocess.run(command, capture_output=True, text=True)
             if r.returncode != 0:
                 raise GpuError(f"probe failed (exit {r.returncode}): {r.stderr.strip()[-2000:]}")
@@ -196,8 +222,8 @@ def _read_outputs(cases: list[Case], raw: bytes) -> list[Outcome]:
         if c.data:
             words = struct.unpack_from("<128I", raw, pos)
             pos += 512
-            o.registers = [list(words[4 * lane: 4 * lane + 4]) for lane in range(32)]
-            o.shared = raw[pos: pos + c.dump_bytes]
+            o.registers = [list(words[4 * lane : 4 * lane + 4]) for lane in range(32)]
+            o.shared = raw[pos : pos + c.dump_bytes]
             pos += c.dump_bytes
         if c.timing:
             (o.cycles,) = struct.unpack_from("<q", raw, pos)
@@ -210,8 +236,11 @@ def _attach_wavefronts(cases: list[Case], outcomes: list[Outcome], ncu_csv: str)
     start = ncu_csv.find('"ID"')
     if start < 0:
         raise GpuError("ncu printed no metrics (is profiling permitted on this machine?)")
-    rows = [r for r in csv.DictReader(io.StringIO(ncu_csv[start:]))
-            if "measure_kernel" in r.get("Kernel Name", "")]
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO(ncu_csv[start:]))
+        if "measure_kernel" in r.get("Kernel Name", "")
+    ]
     measured = [c for c in cases if c.measure]
     if len(rows) != len(measured):
         raise GpuError(f"ncu reported {len(rows)} launches, expected {len(measured)}")

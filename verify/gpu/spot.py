@@ -11,6 +11,7 @@ Data: shared memory is filled through the layout (the producer mapping) with a
 16-bit tag per halfword that names the logical element; for 8-bit types the
 probe's address tags are used and mapped back through the layout.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -49,8 +50,10 @@ def element_addresses(program: Program, access: Access, base_units: int) -> dict
     ldef = access.layout
     count = ldef.function.size() * program.spec.buffer.stages
     if count > MAX_TAGGED_ELEMENTS:
-        raise GpuError(f"layout '{ldef.name}' has {count} elements (all stages): the spot check "
-                       f"tags at most {MAX_TAGGED_ELEMENTS}; check a smaller tile of it")
+        raise GpuError(
+            f"layout '{ldef.name}' has {count} elements (all stages): the spot check "
+            f"tags at most {MAX_TAGGED_ELEMENTS}; check a smaller tile of it"
+        )
     names = [n for n, _ in coordinate_vars(ldef.function)]
     addr = program.address(ldef, [Var(n) for n in names], ldef.pos)
     ranges = [r for _, r in coordinate_vars(ldef.function)]
@@ -72,12 +75,13 @@ def instances(access: Access, limit: int, samples: int, seed: int, timeout: floa
         chosen = [dict(zip(names, c)) | {BASE: 0} for c in itertools.product(*axes)]
     else:
         rng = random.Random(seed)
-        chosen = [{n: rng.choice(a) for n, a in zip(names, axes)} | {BASE: 0}
-                  for _ in range(samples)]
+        chosen = [
+            {n: rng.choice(a) for n, a in zip(names, axes)} | {BASE: 0} for _ in range(samples)
+        ]
     try:
         query = BankQuery(access)
         worst = [query.max_ways(Budget(timeout)), query.wavefronts(Budget(timeout))]
-    except ValueError:       # misaligned: no bank figures, spot_case will say so
+    except ValueError:  # misaligned: no bank figures, spot_case will say so
         worst = []
     for best in worst:
         chosen.append({n: best.witness[n] for n in names} | {BASE: best.witness[BASE]})
@@ -117,15 +121,17 @@ def spot_case(program: Program, access: Access, values: dict, probe_base: int):
         return None, env, "does not fit the probe's 48 KB buffer"
     if any((a + probe_base) % access.instruction.bytes_per_address for a in addrs):
         return None, env, "misaligned: the hardware would fault, nothing was run"
-    case = Case(op_name(access.instruction), addrs,
-                fill=_fill(program, access, env[BASE], probe_base))
+    case = Case(
+        op_name(access.instruction), addrs, fill=_fill(program, access, env[BASE], probe_base)
+    )
     if access.instruction.is_store:
         case.dump_bytes = dump_size(case)
     return case, env, ""
 
 
-def spot_check(program: Program, probe: Probe, limit=64, samples=16, seed=0, timeout=60.0,
-               use_ncu=True) -> list[SpotRow]:
+def spot_check(
+    program: Program, probe: Probe, limit=64, samples=16, seed=0, timeout=60.0, use_ncu=True
+) -> list[SpotRow]:
     rows, cases = [], []
     for name in program.spec.accesses:
         access = program.access(name, None)
@@ -164,5 +170,7 @@ def fragment_lines(program: Program, access: Access) -> list[str]:
         if label not in names:
             names.append(label)
     arrow = "<-" if not access.instruction.is_store else "->"
-    return [f"lane {lane:2} d{reg} {arrow} " + ", ".join(labels)
-            for (lane, reg), labels in sorted(per_reg.items())]
+    return [
+        f"lane {lane:2} d{reg} {arrow} " + ", ".join(labels)
+        for (lane, reg), labels in sorted(per_reg.items())
+    ]

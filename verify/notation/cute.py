@@ -21,6 +21,7 @@ it to absolute addresses, and CUTLASS's wgmma descriptors (base offset 0) and
 code that computes swizzled offsets from the buffer start assume the buffer is
 aligned to that repeat: `required_alignment` returns it and verify checks it.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,15 +35,19 @@ _SWIZZLE_BITS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 GMMA_ATOM = re.compile(r"(GMMA::)?Layout_(?P<major>K|MN)_(?P<mode>INTER|SW32|SW64|SW128)_Atom$")
 TMA_MODE = re.compile(r"(CU_TENSOR_MAP_)?SWIZZLE_(?P<bytes>32|64|128)B$")
 
+
 def type_bits(name: str, pos: Pos, allowed=(8, 16, 32)) -> int:
     """Bits of element type `name`; GMMA atoms take 8-, 16- and 32-bit types, TMA
     boxes 64-bit ones too (CU_TENSOR_MAP_DATA_TYPE_FLOAT64, INT64, UINT64)."""
     bits = CUTE_TYPE_BITS.get(name)
     if bits not in allowed:
         found = f"found a {bits}-bit type" if bits else "found an unknown type"
-        raise SpecError(f"element type '{name}': expected one of "
-                        f"{', '.join(sorted(t for t, b in CUTE_TYPE_BITS.items() if b in allowed))}"
-                        f" ({'/'.join(map(str, allowed))} bits), {found}", pos)
+        raise SpecError(
+            f"element type '{name}': expected one of "
+            f"{', '.join(sorted(t for t, b in CUTE_TYPE_BITS.items() if b in allowed))}"
+            f" ({'/'.join(map(str, allowed))} bits), {found}",
+            pos,
+        )
     return bits
 
 
@@ -54,13 +59,17 @@ def gmma_atom(name: str, elem: str, pos: Pos) -> tuple[Swizzle, int, CuteLayout]
     """(byte swizzle, element bits, layout) of ``Layout_<major>_<mode>_Atom<elem>``."""
     m = GMMA_ATOM.match(name)
     if not m:
-        raise SpecError(f"expected Layout_{{K,MN}}_{{INTER,SW32,SW64,SW128}}_Atom, found {name}",
-                        pos)
+        raise SpecError(
+            f"expected Layout_{{K,MN}}_{{INTER,SW32,SW64,SW128}}_Atom, found {name}", pos
+        )
     bits = type_bits(elem, pos)
     b = _SWIZZLE_BITS[m["mode"]]
-    width = (128 << b) // bits                  # elements in one 16*2^B-byte row
-    layout = (CuteLayout((8, width), (width, 1)) if m["major"] == "K"
-              else CuteLayout((width, 8), (1, width)))
+    width = (128 << b) // bits  # elements in one 16*2^B-byte row
+    layout = (
+        CuteLayout((8, width), (width, 1))
+        if m["major"] == "K"
+        else CuteLayout((width, 8), (1, width))
+    )
     return _byte_swizzle(b), bits, layout
 
 
@@ -68,16 +77,21 @@ def tma_box(mode: str, elem: str, box: IntTuple, pos: Pos) -> tuple[Swizzle, int
     """(byte swizzle, element bits, layout) of a TMA box (inner, outer)."""
     m = TMA_MODE.match(mode)
     if not m:
-        raise SpecError(f"TMA swizzle mode: expected SWIZZLE_32B, SWIZZLE_64B or "
-                        f"SWIZZLE_128B, found {mode}", pos)
+        raise SpecError(
+            f"TMA swizzle mode: expected SWIZZLE_32B, SWIZZLE_64B or SWIZZLE_128B, found {mode}",
+            pos,
+        )
     bits = type_bits(elem, pos, (8, 16, 32, 64))
     if isinstance(box, int) or len(box) != 2 or any(not isinstance(x, int) for x in box):
         raise SpecError(f"TMA box: expected (inner, outer) extents, found {box}", pos)
     span, (inner, outer) = int(m["bytes"]), box
     row_bytes = inner * bits // 8
     if row_bytes > span or row_bytes % 16:
-        raise SpecError(f"TMA box inner extent {inner} is {row_bytes} bytes: expected a "
-                        f"multiple of 16 bytes, at most the {span}-byte swizzle span", pos)
+        raise SpecError(
+            f"TMA box inner extent {inner} is {row_bytes} bytes: expected a "
+            f"multiple of 16 bytes, at most the {span}-byte swizzle span",
+            pos,
+        )
     return _byte_swizzle(span.bit_length() - 5), bits, CuteLayout((inner, outer), (1, inner))
 
 
@@ -139,9 +153,12 @@ def complement(layout: CuteLayout, cotarget: int, pos: Pos = Pos()) -> CuteLayou
     result, idx = [], 1
     for d, s in sorted((d, s) for s, d in _modes(layout) if s != 1 and d != 0):
         if d < idx:
-            raise SpecError(f"complement of {layout}: its mode {s}:{d} starts inside the span "
-                            f"[0, {idx}) of its smaller-stride modes; expected modes that "
-                            "do not interleave, as CuTe's complement requires", pos)
+            raise SpecError(
+                f"complement of {layout}: its mode {s}:{d} starts inside the span "
+                f"[0, {idx}) of its smaller-stride modes; expected modes that "
+                "do not interleave, as CuTe's complement requires",
+                pos,
+            )
         result.append((d // idx, idx))
         idx = s * d
     result.append((-(-cotarget // idx), idx))
@@ -174,8 +191,7 @@ def composition(outer: Layout, inner: Layout, pos: Pos) -> Layout:
     return Composed(outer, 0, inner)
 
 
-def _compose_mode(outer: CuteLayout, extent: int, stride: int,
-                  pos: Pos) -> list[tuple[int, int]]:
+def _compose_mode(outer: CuteLayout, extent: int, stride: int, pos: Pos) -> list[tuple[int, int]]:
     """outer o (extent:stride): walk outer's coalesced modes, taking `extent`
     indices `stride` apart from as many modes as they span."""
     if stride == 0:
@@ -199,9 +215,12 @@ def _compose_mode(outer: CuteLayout, extent: int, stride: int,
 
 
 def _not_composable(outer: CuteLayout, extent: int, stride: int, why: str, pos: Pos):
-    return SpecError(f"composition({outer}, {extent}:{stride}): expected the inner layout "
-                     f"to split evenly over the outer's modes, found {why} that do not "
-                     "divide one another; CuTe cannot represent this composition", pos)
+    return SpecError(
+        f"composition({outer}, {extent}:{stride}): expected the inner layout "
+        f"to split evenly over the outer's modes, found {why} that do not "
+        "divide one another; CuTe cannot represent this composition",
+        pos,
+    )
 
 
 def ordered_layout(extents: list[int], order: list[int]) -> CuteLayout:
@@ -229,34 +248,52 @@ def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Po
     if isinstance(atom, Composed):
         return Composed(atom.outer, atom.offset, tile_to_shape(atom.inner, shape, order, pos))
     if not isinstance(atom, CuteLayout):
-        raise SpecError(f"tile_to_shape: expected a CuTe layout (or a swizzle composed with "
-                        f"one) as the atom, found {atom}", pos)
+        raise SpecError(
+            f"tile_to_shape: expected a CuTe layout (or a swizzle composed with "
+            f"one) as the atom, found {atom}",
+            pos,
+        )
     block, reps = _block_and_repeats(atom, shape, pos)
-    order = list(range(len(reps))) if order is None else (
-        [order] if isinstance(order, int) else list(order))
+    order = (
+        list(range(len(reps)))
+        if order is None
+        else ([order] if isinstance(order, int) else list(order))
+    )
     if len(order) != len(reps) or any(not isinstance(o, int) for o in order):
         raise SpecError(f"tile_to_shape: order {order}: expected {len(reps)} integers", pos)
     tiler = ordered_layout(reps, order)
-    if tiler.size() == 1:               # one copy: the atom itself, whatever its complement
+    if tiler.size() == 1:  # one copy: the atom itself, whatever its complement
         return block
     rest = compose(complement(block, block.size() * tiler.size(), pos), tiler, pos)
-    modes = [coalesce(CuteLayout((s, r), (d, q)))
-             for (s, d), r, q in zip(zip(block.shape, block.stride), rest.shape, rest.stride)]
+    modes = [
+        coalesce(CuteLayout((s, r), (d, q)))
+        for (s, d), r, q in zip(zip(block.shape, block.stride), rest.shape, rest.stride)
+    ]
     return CuteLayout(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
 
 
 def _block_and_repeats(atom: CuteLayout, shape: IntTuple, pos: Pos):
     """The atom padded with 1:0 modes to the target's rank, and the repeat counts."""
     target = [shape] if isinstance(shape, int) else list(shape)
-    modes = list(zip(*((atom.shape, atom.stride) if isinstance(atom.shape, tuple)
-                       else ((atom.shape,), (atom.stride,)))))
+    modes = list(
+        zip(
+            *(
+                (atom.shape, atom.stride)
+                if isinstance(atom.shape, tuple)
+                else ((atom.shape,), (atom.stride,))
+            )
+        )
+    )
     if any(not isinstance(t, int) for t in target) or len(target) < len(modes):
-        raise SpecError(f"tile_to_shape: expected a flat shape of rank >= {len(modes)}, "
-                        f"found {shape}", pos)
+        raise SpecError(
+            f"tile_to_shape: expected a flat shape of rank >= {len(modes)}, found {shape}", pos
+        )
     modes += [(1, 0)] * (len(target) - len(modes))
     sizes = [prod(flatten(s)) for s, _ in modes]
     if any(t % n for t, n in zip(target, sizes)):
-        raise SpecError(f"tile_to_shape: shape {shape} is not a multiple of the atom's "
-                        f"extents {tuple(sizes)}", pos)
+        raise SpecError(
+            f"tile_to_shape: shape {shape} is not a multiple of the atom's extents {tuple(sizes)}",
+            pos,
+        )
     block = CuteLayout(tuple(s for s, _ in modes), tuple(d for _, d in modes))
     return block, [t // n for t, n in zip(target, sizes)]

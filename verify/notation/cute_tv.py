@@ -42,6 +42,7 @@ The math
 --------
 coordinate(lane, warp, r, s) = idx2crd(TV(lane + 32 * warp, K * r), tile) + tile * s.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -78,8 +79,9 @@ class CuteThreads:
             raise SpecError(f"a TV layout has two modes, (thread, value): found {tv}", pos)
         threads = _size(tv.shape[0])
         if threads % WARP:
-            raise SpecError(f"TV layout {tv}: {threads} threads, expected whole warps of "
-                            f"{WARP}", pos)
+            raise SpecError(
+                f"TV layout {tv}: {threads} threads, expected whole warps of {WARP}", pos
+            )
         if tile is not None:
             tile = (tile,) if isinstance(tile, int) else tile
             if any(not isinstance(n, int) or n < 1 for n in tile):
@@ -94,14 +96,20 @@ class CuteThreads:
         per_thread = instr.bytes_per_address // elem_bytes
         values = _size(self.tv.shape[1])
         if per_thread < 1 or instr.bytes_per_address % elem_bytes or values % per_thread:
-            raise SpecError(f"{instr.name} moves {instr.bytes_per_address} bytes per thread: "
-                            f"expected a TV layout whose {values} values per thread come in "
-                            f"runs of {instr.bytes_per_address} bytes of {elem_bytes}-byte "
-                            "elements", self.pos)
+            raise SpecError(
+                f"{instr.name} moves {instr.bytes_per_address} bytes per thread: "
+                f"expected a TV layout whose {values} values per thread come in "
+                f"runs of {instr.bytes_per_address} bytes of {elem_bytes}-byte "
+                "elements",
+                self.pos,
+            )
         top = self._cosize()
         if top > _size(tile):
-            raise SpecError(f"TV layout {self.tv} reaches tile index {top - 1}: expected "
-                            f"below {_size(tile)}, the size of the tile {tile}", self.pos)
+            raise SpecError(
+                f"TV layout {self.tv} reaches tile index {top - 1}: expected "
+                f"below {_size(tile)}, the size of the tile {tile}",
+                self.pos,
+            )
         loops = [("r", values // per_thread), ("warp", _size(self.tv.shape[0]) // WARP)]
         loops += [(f"s{k}", n) for k, n in enumerate(repeats)]
         loops = [(v, n) for v, n in loops if n > 1]
@@ -111,27 +119,29 @@ class CuteThreads:
 
     def _cosize(self) -> int:
         """One past the largest tile index the TV layout reaches."""
-        return 1 + sum((n - 1) * d for n, d in zip(flatten(self.tv.shape),
-                                                  flatten(self.tv.stride)))
+        return 1 + sum((n - 1) * d for n, d in zip(flatten(self.tv.shape), flatten(self.tv.stride)))
 
     def _repeats(self, tile, extents, name: str) -> list[int]:
         if len(tile) != len(extents) or any(e % t for t, e in zip(tile, extents)):
-            raise SpecError(f"tile {tuple(tile)}: expected extents dividing those of layout "
-                            f"'{name}', {tuple(extents)}", self.pos)
+            raise SpecError(
+                f"tile {tuple(tile)}: expected extents dividing those of layout "
+                f"'{name}', {tuple(extents)}",
+                self.pos,
+            )
         return [e // t for t, e in zip(tile, extents)]
 
     def _exprs(self, tile, per_thread: int, loops: dict, v: int):
         """The coordinate of value K*r + v of thread lane + 32*warp, tile repeat s."""
-        thread = add(Var("lane"), mul(Const(WARP), Var("warp"))) if "warp" in loops \
-            else Var("lane")
+        thread = add(Var("lane"), mul(Const(WARP), Var("warp"))) if "warp" in loops else Var("lane")
         value = mul(Const(per_thread), Var("r")) if "r" in loops else Const(0)
         index = self.tv.crd2idx([thread, add(value, Const(v))])
         crd = idx2crd(index, [Range(0, n) for n in tile])
-        return [add(c, mul(Const(t), Var(f"s{k}"))) if f"s{k}" in loops else c
-                for k, (c, t) in enumerate(zip(crd, tile))]
+        return [
+            add(c, mul(Const(t), Var(f"s{k}"))) if f"s{k}" in loops else c
+            for k, (c, t) in enumerate(zip(crd, tile))
+        ]
 
-    def _check_runs(self, runs, loops: dict, instr: Instruction, ldef: LayoutDef,
-                    elem_bytes: int):
+    def _check_runs(self, runs, loops: dict, instr: Instruction, ldef: LayoutDef, elem_bytes: int):
         """Each thread's K values of one instruction sit at consecutive offsets of the
         layout, as the atom's contiguous run of bits needs (checked for every lane,
         warp, instruction and tile repeat: a swizzle may break a run anywhere)."""
@@ -142,8 +152,9 @@ class CuteThreads:
         for n in loops.values():
             points *= n
         if points > MAX_POINTS:
-            raise SpecError(f"{points} (thread, value) points: expected at most "
-                            f"{MAX_POINTS}", self.pos)
+            raise SpecError(
+                f"{points} (thread, value) points: expected at most {MAX_POINTS}", self.pos
+            )
         for values in itertools.product(*(range(loops[n]) for n in names)):
             env = dict(zip(names, values))
             for lane in range(instr.address_lanes):
@@ -155,4 +166,6 @@ class CuteThreads:
                         f"{instr.name} moves {len(runs)} consecutive elements per thread: "
                         f"value {bad} of thread {lane + WARP * env.get('warp', 0)} "
                         f"(instruction r={env.get('r', 0)}) is at element {got[bad]} of "
-                        f"layout '{ldef.name}', expected {got[0] + bad}", self.pos)
+                        f"layout '{ldef.name}', expected {got[0] + bad}",
+                        self.pos,
+                    )

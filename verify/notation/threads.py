@@ -25,6 +25,7 @@ row, so Triton's ``largestVectorisation`` makes them one 16-byte vector and the
 access is ``st.shared.v4.b32 A((lane >> 3 & 3) ^ (r & 3) * 16 ^ (warp & 3) * 4,
 (lane & 7) * 8)`` for r in 0..4, warp in 0..4 (bits written as XORs).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -55,6 +56,7 @@ class MappedAccessDef(AccessDef):
 
 # -- shared helpers -------------------------------------------------------------------
 
+
 def layout_extents(ldef: LayoutDef) -> tuple[int, ...]:
     """The extent of each top-level coordinate the layout takes."""
     return tuple(r.size for _, r in coordinate_vars(ldef.function))
@@ -69,6 +71,7 @@ def element_offsets(ldef: LayoutDef, rank: int, elem_bytes: int):
 
     def offset(coord) -> int:
         return value(dict(zip(names, coord))) // scale
+
     return offset
 
 
@@ -76,10 +79,12 @@ def parse_coordinates(texts: list[str], pos: Pos):
     """Coordinate expressions written in the spec language, parsed as the parser
     parses an access's coordinates."""
     from verify.spec.parser import parse_expr  # the parser imports this module
+
     return [parse_expr(t, pos) for t in texts]
 
 
 # -- Triton ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TritonThreads:
@@ -101,31 +106,42 @@ class TritonThreads:
         rows; the other registers are the loop ``r``, the warps ``warp``."""
         # Imported here: verify.ttgir's package imports the parser, which imports this.
         from verify.ttgir import lowering, specgen
+
         if layout_extents(ldef) != self.shape:
-            raise SpecError(f"the tensor is {'x'.join(map(str, self.shape))} but layout "
-                            f"'{ldef.name}' takes coordinates of extents "
-                            f"{layout_extents(ldef)}: expected the same shape", self.pos)
+            raise SpecError(
+                f"the tensor is {'x'.join(map(str, self.shape))} but layout "
+                f"'{ldef.name}' takes coordinates of extents "
+                f"{layout_extents(ldef)}: expected the same shape",
+                self.pos,
+            )
         solve = element_offsets(ldef, len(self.shape), elem_bytes)
         check_linear(solve, self.shape, ldef.name, self.pos)
         cvt = lowering.make_cvt(self.bases, lambda coord: solve(tuple(coord)))
         low = self._lowering(cvt, instr, 8 * elem_bytes)
-        access = specgen.access_for(name, ("", 0), self.bases, cvt, low, list(self.shape),
-                                    list(self.shape))
-        return (parse_coordinates(access.coords, self.pos),
-                [(v, Range(0, n)) for v, n in access.loops])
+        access = specgen.access_for(
+            name, ("", 0), self.bases, cvt, low, list(self.shape), list(self.shape)
+        )
+        return (
+            parse_coordinates(access.coords, self.pos),
+            [(v, Range(0, n)) for v, n in access.loops],
+        )
 
     def _lowering(self, cvt, instr: Instruction, bits: int):
         """The `verify.ttgir.lowering.Lowering` Triton's rule gives for the family
         `instr` names; a located error where its shape is not `instr`'s."""
         from verify.ttgir import lowering
+
         if instr.family in ("ld", "st"):
             v, chosen = lowering.largest_vectorisation(cvt, bits)
             if v * bits // 8 != instr.bytes_per_address:
                 width = {16: ".v4.b32", 8: ".v2.b32", 4: ".b32", 2: ".b16", 1: ".b8"}
-                raise SpecError(f"Triton's largestVectorisation (lib/Tools/LayoutUtils.cpp) "
-                                f"gives each lane {v} element(s) of {bits} bits here: "
-                                f"expected {instr.family}.shared{width[v * bits // 8]}, "
-                                f"found {instr.name}", self.pos)
+                raise SpecError(
+                    f"Triton's largestVectorisation (lib/Tools/LayoutUtils.cpp) "
+                    f"gives each lane {v} element(s) of {bits} bits here: "
+                    f"expected {instr.family}.shared{width[v * bits // 8]}, "
+                    f"found {instr.name}",
+                    self.pos,
+                )
             return lowering.Lowering(instr.name, v, tuple(chosen))
         elements = 1
         for n in self.shape:
@@ -134,16 +150,22 @@ class TritonThreads:
         plan = lowering.matrix_plan(cvt, bits, instr.trans, 0, elements)
         count = instr.address_lanes // 8
         if plan is None:
-            raise SpecError(f"Triton's lowerLdStMatrix (third_party/nvidia/lib/"
-                            f"TritonNVIDIAGPUToLLVM/Utility.cpp) cannot lower this op to "
-                            f"{instr.name}: the registers do not hold whole 16-byte rows "
-                            f"of {bits}-bit elements{' in transposed order' if instr.trans else ''}"
-                            f"; Triton uses {'ld' if instr.family == 'ldmatrix' else 'st'}"
-                            f".shared instead", self.pos)
+            raise SpecError(
+                f"Triton's lowerLdStMatrix (third_party/nvidia/lib/"
+                f"TritonNVIDIAGPUToLLVM/Utility.cpp) cannot lower this op to "
+                f"{instr.name}: the registers do not hold whole 16-byte rows "
+                f"of {bits}-bit elements{' in transposed order' if instr.trans else ''}"
+                f"; Triton uses {'ld' if instr.family == 'ldmatrix' else 'st'}"
+                f".shared instead",
+                self.pos,
+            )
         if plan.count != count:
-            raise SpecError(f"Triton's lowerLdStMatrix gives {instr.family}.x{plan.count}"
-                            f"{'.trans' if instr.trans else ''} here: expected it, found "
-                            f"{instr.name}", self.pos)
+            raise SpecError(
+                f"Triton's lowerLdStMatrix gives {instr.family}.x{plan.count}"
+                f"{'.trans' if instr.trans else ''} here: expected it, found "
+                f"{instr.name}",
+                self.pos,
+            )
         return lowering.Lowering(instr.name, matrix=plan)
 
 
@@ -160,18 +182,21 @@ def check_linear(offset, shape: tuple[int, ...], name: str, pos: Pos):
     seen: dict[tuple, int] = {}
     for coord in itertools.product(*(range(n) for n in shape)):
         got = offset(coord)
-        bits = [(d, 1 << j) for d, c in enumerate(coord) for j in range(c.bit_length())
-                if c >> j & 1]
-        if len(bits) <= 1:              # the origin (offset 0) and the unit vectors
+        bits = [
+            (d, 1 << j) for d, c in enumerate(coord) for j in range(c.bit_length()) if c >> j & 1
+        ]
+        if len(bits) <= 1:  # the origin (offset 0) and the unit vectors
             expected = 0 if not bits else got
         else:
             dim, low = bits[0]
-            rest = coord[:dim] + (coord[dim] ^ low,) + coord[dim + 1:]
+            rest = coord[:dim] + (coord[dim] ^ low,) + coord[dim + 1 :]
             unit = (0,) * dim + (low,) + (0,) * (len(shape) - dim - 1)
             expected = seen[rest] ^ seen[unit]
         if got != expected:
-            raise SpecError(f"Triton's lowering rules need a shared layout linear over GF(2), "
-                            f"as Triton's encodings are: layout '{name}' puts {coord} at "
-                            f"element {got}, not {expected} (the XOR of its bits' offsets)",
-                            pos)
+            raise SpecError(
+                f"Triton's lowering rules need a shared layout linear over GF(2), "
+                f"as Triton's encodings are: layout '{name}' puts {coord} at "
+                f"element {got}, not {expected} (the XOR of its bits' offsets)",
+                pos,
+            )
         seen[coord] = got

@@ -43,6 +43,7 @@ buffer start; wgmma and TMA apply the swizzle to absolute addresses, so the two
 agree only when the buffer is aligned to S*8 bytes (Triton allocates it so), which
 verify checks (`base_aligned`).
 """
+
 from __future__ import annotations
 
 import json
@@ -57,12 +58,18 @@ from verify.notation import triton_linear
 ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<(?P<inner>.*)>$")
 # What follows the kind inside <...>: {fields} for most; padded_shared puts its
 # [interval:+padding, ...] list first, shared_linear its alignment after.
-_INNER = {"padded_shared": re.compile(r"\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}$"),
-          "shared_linear": re.compile(r"\{(?P<body>.*)\}(?:\s*,\s*alignment\s*=\s*"
-                                      r"(?P<alignment>\d+))?$")}
+_INNER = {
+    "padded_shared": re.compile(r"\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}$"),
+    "shared_linear": re.compile(
+        r"\{(?P<body>.*)\}(?:\s*,\s*alignment\s*=\s*"
+        r"(?P<alignment>\d+))?$"
+    ),
+}
 _FIELDS_ONLY = re.compile(r"\{(?P<body>[^{}]*)\}$")
-_ENTRY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
-                    r"(?P<value>\[(?:[^\[\]]|\[[^\[\]]*\])*\]|true|false|-?\d+)\s*(,|$)")
+_ENTRY = re.compile(
+    r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
+    r"(?P<value>\[(?:[^\[\]]|\[[^\[\]]*\])*\]|true|false|-?\d+)\s*(,|$)"
+)
 _PAIR = re.compile(r"\s*(\d+)\s*:\s*\+\s*(\d+)\s*$")
 SHARED_KINDS = ("swizzled_shared", "nvmma_shared", "padded_shared", "shared_linear")
 # CTA-layout fields describe how a tensor is split over a cluster; one CTA's
@@ -72,7 +79,7 @@ _CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
 
 @dataclass(frozen=True)
 class Encoding:
-    kind: str                 # one of SHARED_KINDS
+    kind: str  # one of SHARED_KINDS
     fields: dict
     text: str
 
@@ -81,12 +88,18 @@ def parse_encoding(text: str, pos: Pos = Pos()) -> Encoding:
     """The fields of one ``#ttg.<kind><...>`` attribute, as Triton 3.9 prints it."""
     m = ENCODING.match(text.strip())
     if not m:
-        raise SpecError(f"expected a Triton shared encoding like "
-                        f"'#ttg.swizzled_shared<{{vec = 8, ...}}>', found {text!r}", pos)
+        raise SpecError(
+            f"expected a Triton shared encoding like "
+            f"'#ttg.swizzled_shared<{{vec = 8, ...}}>', found {text!r}",
+            pos,
+        )
     kind = {"shared": "swizzled_shared"}.get(m["kind"], m["kind"])
     if kind not in SHARED_KINDS:
-        raise SpecError(f"Triton encoding '{m['kind']}': expected one of "
-                        f"{', '.join(SHARED_KINDS)} (older spelling: triton_gpu.shared)", pos)
+        raise SpecError(
+            f"Triton encoding '{m['kind']}': expected one of "
+            f"{', '.join(SHARED_KINDS)} (older spelling: triton_gpu.shared)",
+            pos,
+        )
     inner = (_INNER.get(kind) or _FIELDS_ONLY).match(m["inner"].strip())
     if not inner:
         raise SpecError(f"{kind}: expected {_SYNTAX[kind]}, found {text.strip()!r}", pos)
@@ -98,11 +111,13 @@ def parse_encoding(text: str, pos: Pos = Pos()) -> Encoding:
     return Encoding(kind, fields, text.strip())
 
 
-_SYNTAX = {"swizzled_shared": "<{vec = V, perPhase = P, maxPhase = M, order = [...]}>",
-           "nvmma_shared": "<{swizzlingByteWidth = S, transposed = T, elementBitWidth = N}>",
-           "padded_shared": "<[interval:+padding, ...] {order = [...], shape = [...]}> or "
-                            "<[interval:+padding, ...] {offset = [[...], ...], block = []}>",
-           "shared_linear": "<{offset = [[...], ...]}, alignment = N>"}
+_SYNTAX = {
+    "swizzled_shared": "<{vec = V, perPhase = P, maxPhase = M, order = [...]}>",
+    "nvmma_shared": "<{swizzlingByteWidth = S, transposed = T, elementBitWidth = N}>",
+    "padded_shared": "<[interval:+padding, ...] {order = [...], shape = [...]}> or "
+    "<[interval:+padding, ...] {offset = [[...], ...], block = []}>",
+    "shared_linear": "<{offset = [[...], ...]}, alignment = N>",
+}
 
 
 def _fields(body: str, kind: str, pos: Pos) -> dict:
@@ -110,10 +125,11 @@ def _fields(body: str, kind: str, pos: Pos) -> dict:
     while rest.strip():
         e = _ENTRY.match(rest)
         if not e:
-            raise SpecError(f"in {kind}: expected 'name = value' entries, found "
-                            f"{rest.strip()[:40]!r}", pos)
+            raise SpecError(
+                f"in {kind}: expected 'name = value' entries, found {rest.strip()[:40]!r}", pos
+            )
         fields[e["key"]] = _value(e["value"])
-        rest = rest[e.end():]
+        rest = rest[e.end() :]
     return fields
 
 
@@ -123,8 +139,11 @@ def _pairs(text: str, pos: Pos) -> list[tuple[int, int]]:
     for item in text.split(","):
         m = _PAIR.match(item)
         if not m:
-            raise SpecError(f"padded_shared: expected 'interval:+padding' pairs like '32:+8', "
-                            f"found {item.strip()!r}", pos)
+            raise SpecError(
+                f"padded_shared: expected 'interval:+padding' pairs like '32:+8', "
+                f"found {item.strip()!r}",
+                pos,
+            )
         pairs.append((int(m[1]), int(m[2])))
     return pairs
 
@@ -149,11 +168,17 @@ def _check_fields(enc: Encoding, allowed: tuple[str, ...], pos: Pos):
     for name, value in enc.fields.items():
         if name in _CTA_FIELDS:
             if name != "CTAOrder" and any(v != 1 for v in value):
-                raise SpecError(f"{enc.kind}: {name} = {value} splits the tensor over CTAs; "
-                                "expected all 1 (verify models one CTA's shared memory)", pos)
+                raise SpecError(
+                    f"{enc.kind}: {name} = {value} splits the tensor over CTAs; "
+                    "expected all 1 (verify models one CTA's shared memory)",
+                    pos,
+                )
         elif name not in allowed:
-            raise SpecError(f"{enc.kind}: unknown field '{name}', expected one of "
-                            f"{', '.join(allowed + _CTA_FIELDS)}", pos)
+            raise SpecError(
+                f"{enc.kind}: unknown field '{name}', expected one of "
+                f"{', '.join(allowed + _CTA_FIELDS)}",
+                pos,
+            )
 
 
 def _power_of_two(value: int, what: str, pos: Pos):
@@ -178,15 +203,21 @@ def _row_major_offset(dims: list[tuple[Expr, int]]) -> Expr:
 def swizzled_formula(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> Expr:
     _check_fields(enc, ("vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"), pos)
     if _field(enc, "hasLeadingOffset", pos, False):
-        raise SpecError("triton_gpu.shared with hasLeadingOffset = true is the wgmma "
-                        "layout: expected #ttg.nvmma_shared instead", pos)
+        raise SpecError(
+            "triton_gpu.shared with hasLeadingOffset = true is the wgmma "
+            "layout: expected #ttg.nvmma_shared instead",
+            pos,
+        )
     vec, per_phase, max_phase = (_field(enc, k, pos) for k in ("vec", "perPhase", "maxPhase"))
     order = _field(enc, "order", pos)
     for value, what in ((vec, "vec"), (per_phase, "perPhase"), (max_phase, "maxPhase")):
         _power_of_two(value, f"{enc.kind} {what}", pos)
     if sorted(order) != list(range(len(shape))):
-        raise SpecError(f"{enc.kind}: order {order} is not a permutation of the "
-                        f"{len(shape)} dimensions of shape {list(shape)}", pos)
+        raise SpecError(
+            f"{enc.kind}: order {order} is not a permutation of the "
+            f"{len(shape)} dimensions of shape {list(shape)}",
+            pos,
+        )
     d = [Var(n) for n in coordinate_names(len(shape))]
     col, row = order[0], order[1]
     phase = BinOp("%", BinOp("/", d[row], Const(per_phase)), Const(max_phase))
@@ -200,21 +231,30 @@ def nvmma_formula(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> Expr:
     width = _field(enc, "swizzlingByteWidth", pos)
     bits = _field(enc, "elementBitWidth", pos)
     if width not in (32, 64, 128):
-        raise SpecError(f"nvmma_shared swizzlingByteWidth: expected 32, 64 or 128, found "
-                        f"{width} (the unswizzled core-matrix layout is not modelled)", pos)
+        raise SpecError(
+            f"nvmma_shared swizzlingByteWidth: expected 32, 64 or 128, found "
+            f"{width} (the unswizzled core-matrix layout is not modelled)",
+            pos,
+        )
     if bits not in (8, 16, 32, 64) or _field(enc, "fp4Padded", pos, False):
-        raise SpecError(f"nvmma_shared elementBitWidth: expected 8, 16, 32 or 64 bits "
-                        f"(fp4Padded not modelled), found {bits}", pos)
+        raise SpecError(
+            f"nvmma_shared elementBitWidth: expected 8, 16, 32 or 64 bits "
+            f"(fp4Padded not modelled), found {bits}",
+            pos,
+        )
     if len(shape) != 2:
         raise SpecError(f"nvmma_shared: expected a 2-D shape, found {list(shape)}", pos)
     d = [Var(n) for n in coordinate_names(2)]
     col, row = (0, 1) if _field(enc, "transposed", pos, False) else (1, 0)
-    per_row = width * 8 // bits                      # elements per swizzle row
+    per_row = width * 8 // bits  # elements per swizzle row
     if shape[col] % per_row:
-        raise SpecError(f"nvmma_shared: the contiguous dimension ({shape[col]}) must be a "
-                        f"multiple of {per_row} elements ({width} bytes)", pos)
+        raise SpecError(
+            f"nvmma_shared: the contiguous dimension ({shape[col]}) must be a "
+            f"multiple of {per_row} elements ({width} bytes)",
+            pos,
+        )
     _check_nvmma_rows(shape[row], row, per_row, pos)
-    chunk = 128 // bits                              # elements per 16-byte chunk
+    chunk = 128 // bits  # elements per 16-byte chunk
     in_block, block = BinOp("%", d[col], Const(per_row)), BinOp("/", d[col], Const(per_row))
     phase = BinOp("%", BinOp("/", d[row], Const(128 // width)), Const(width // 16))
     swizzled = BinOp("^", in_block, BinOp("*", phase, Const(chunk)))
@@ -228,10 +268,13 @@ def _check_nvmma_rows(rows: int, row_dim: int, per_row: int, pos: Pos):
     installed libtriton.so aborts on a 4x64 f16 tile with "Illegal shared layout;
     expected collapsed shapePerCTA to be at least [8, 64], collapsedTmaShape: [4, 64]"."""
     if rows < 8:
-        raise SpecError(f"nvmma_shared: expected at least 8 rows in dimension d{row_dim}, "
-                        f"found {rows}: the swizzle pattern repeats every 8 rows, and Triton "
-                        f"refuses the encoding on a smaller tile (\"expected collapsed "
-                        f"shapePerCTA to be at least [8, {per_row}]\")", pos)
+        raise SpecError(
+            f"nvmma_shared: expected at least 8 rows in dimension d{row_dim}, "
+            f"found {rows}: the swizzle pattern repeats every 8 rows, and Triton "
+            f'refuses the encoding on a smaller tile ("expected collapsed '
+            f'shapePerCTA to be at least [8, {per_row}]")',
+            pos,
+        )
 
 
 def required_alignment(enc: Encoding) -> int:
@@ -275,8 +318,7 @@ def _log2(power_of_two: int) -> int:
 def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
     """The encoding on a tensor of `shape`, over coordinates d0, d1, ..."""
     if len(shape) < 2:
-        raise SpecError(f"{enc.kind}: expected a shape of rank 2 or more, found {list(shape)}",
-                        pos)
+        raise SpecError(f"{enc.kind}: expected a shape of rank 2 or more, found {list(shape)}", pos)
     for n in shape:
         _power_of_two(n, f"{enc.kind} shape {list(shape)}", pos)
     if enc.kind in ("padded_shared", "shared_linear"):
@@ -284,6 +326,7 @@ def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
         body = triton_linear.formula(enc.kind, enc.fields, shape, pos)
     else:
         body = (swizzled_formula if enc.kind == "swizzled_shared" else nvmma_formula)(
-            enc, shape, pos)
+            enc, shape, pos
+        )
     params = tuple((n, Range(0, s)) for n, s in zip(coordinate_names(len(shape)), shape))
     return EncodedFormula(params, body, enc, tuple(shape))

@@ -38,13 +38,16 @@ j. The `block` bases (CTAs of a cluster) must be empty: verify models one CTA.
 buffer, so it places nothing (the spec's ``buffer align`` is the alignment the
 checks assume).
 """  # noqa: E501 -- the padded_shared example above is quoted whole, as Triton prints it
+
 from __future__ import annotations
 
 from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Var
 
-FIELDS = {"padded_shared": ("intervals", "order", "shape", "offset", "block"),
-          "shared_linear": ("offset", "block", "alignment")}
+FIELDS = {
+    "padded_shared": ("intervals", "order", "shape", "offset", "block"),
+    "shared_linear": ("offset", "block", "alignment"),
+}
 
 
 def formula(kind: str, fields: dict, shape: tuple[int, ...], pos: Pos) -> Expr:
@@ -59,8 +62,11 @@ def formula(kind: str, fields: dict, shape: tuple[int, ...], pos: Pos) -> Expr:
     for interval, padding in pairs:
         _power_of_two(interval, "padded_shared interval", pos)
         _power_of_two(padding, "padded_shared padding", pos)
-    bases = (identity_bases(fields, shape, pos) if "order" in fields or "shape" in fields
-             else _bases(kind, fields, shape, pos))
+    bases = (
+        identity_bases(fields, shape, pos)
+        if "order" in fields or "shape" in fields
+        else _bases(kind, fields, shape, pos)
+    )
     return padded(linear_offset(bases, shape, kind, pos), pairs)
 
 
@@ -68,8 +74,7 @@ def padded(offset: Expr, pairs: list[tuple[int, int]]) -> Expr:
     """offset + sum (offset / interval) * padding."""
     total = offset
     for interval, padding in pairs:
-        total = BinOp("+", total, BinOp("*", BinOp("/", offset, Const(interval)),
-                                        Const(padding)))
+        total = BinOp("+", total, BinOp("*", BinOp("/", offset, Const(interval)), Const(padding)))
     return total
 
 
@@ -77,13 +82,22 @@ def identity_bases(fields: dict, shape: tuple[int, ...], pos: Pos) -> list[list[
     """``{order = [...], shape = [...]}``: the bases of Gluon's with_identity_for."""
     order, declared = fields.get("order"), fields.get("shape")
     if not _int_list(order) or sorted(order) != list(range(len(shape))):
-        raise SpecError(f"padded_shared: order {order} is not a permutation of the "
-                        f"{len(shape)} dimensions of shape {list(shape)}", pos)
+        raise SpecError(
+            f"padded_shared: order {order} is not a permutation of the "
+            f"{len(shape)} dimensions of shape {list(shape)}",
+            pos,
+        )
     if declared != list(shape):
-        raise SpecError(f"padded_shared: the encoding's shape {declared} is not the tensor's "
-                        f"{list(shape)} (a view of a larger allocation is not modelled)", pos)
-    return [[1 << bit if i == dim else 0 for i in range(len(shape))]
-            for dim in order for bit in range(shape[dim].bit_length() - 1)]
+        raise SpecError(
+            f"padded_shared: the encoding's shape {declared} is not the tensor's "
+            f"{list(shape)} (a view of a larger allocation is not modelled)",
+            pos,
+        )
+    return [
+        [1 << bit if i == dim else 0 for i in range(len(shape))]
+        for dim in order
+        for bit in range(shape[dim].bit_length() - 1)
+    ]
 
 
 def linear_offset(bases: list[list[int]], shape: tuple[int, ...], kind: str, pos: Pos) -> Expr:
@@ -93,8 +107,9 @@ def linear_offset(bases: list[list[int]], shape: tuple[int, ...], kind: str, pos
     terms, j = [], 0
     for dim, width in enumerate(widths):
         for bit in range(width):
-            picked = BinOp("&", BinOp(">>", Var(f"d{dim}"), Const(bit)) if bit else Var(f"d{dim}"),
-                           Const(1))
+            picked = BinOp(
+                "&", BinOp(">>", Var(f"d{dim}"), Const(bit)) if bit else Var(f"d{dim}"), Const(1)
+            )
             terms.append(BinOp("*", picked, Const(masks[j])))
             j += 1
     total = terms[0] if terms else Const(0)
@@ -116,15 +131,21 @@ def _inverse(columns: list[int], n: int, kind: str, pos: Pos) -> list[int]:
     """Columns of M^-1 (as offset masks), M given by its columns; refused unless
     M is square and invertible over GF(2)."""
     if len(columns) != n:
-        raise SpecError(f"{kind}: {len(columns)} offset bases for a tensor of 2^{n} elements: "
-                        f"expected {n}, one per offset bit", pos)
+        raise SpecError(
+            f"{kind}: {len(columns)} offset bases for a tensor of 2^{n} elements: "
+            f"expected {n}, one per offset bit",
+            pos,
+        )
     # Rows of [M | I], reduced to [I | M^-1]: row i says which offset bits make bit i.
     rows = [(sum((c >> i & 1) << k for k, c in enumerate(columns)), 1 << i) for i in range(n)]
     for col in range(n):
         pivot = next((r for r in range(col, n) if rows[r][0] >> col & 1), None)
         if pivot is None:
-            raise SpecError(f"{kind}: the offset bases do not reach every element of the "
-                            f"tensor once (they are not invertible): expected a bijection", pos)
+            raise SpecError(
+                f"{kind}: the offset bases do not reach every element of the "
+                f"tensor once (they are not invertible): expected a bijection",
+                pos,
+            )
         rows[col], rows[pivot] = rows[pivot], rows[col]
         for r in range(n):
             if r != col and rows[r][0] >> col & 1:
@@ -135,21 +156,27 @@ def _inverse(columns: list[int], n: int, kind: str, pos: Pos) -> list[int]:
 
 def _bases(kind: str, fields: dict, shape: tuple[int, ...], pos: Pos) -> list[list[int]]:
     bases = fields.get("offset")
-    if not isinstance(bases, list) or not all(_int_list(b) and len(b) == len(shape)
-                                              for b in bases):
-        raise SpecError(f"{kind}: expected 'offset = [[...], ...]', one coordinate of "
-                        f"{len(shape)} integers per offset bit, found {bases}", pos)
+    if not isinstance(bases, list) or not all(_int_list(b) and len(b) == len(shape) for b in bases):
+        raise SpecError(
+            f"{kind}: expected 'offset = [[...], ...]', one coordinate of "
+            f"{len(shape)} integers per offset bit, found {bases}",
+            pos,
+        )
     for basis in bases:
         if any(c < 0 or c >= n for c, n in zip(basis, shape)):
-            raise SpecError(f"{kind}: offset basis {basis} lies outside the tensor's shape "
-                            f"{list(shape)}", pos)
+            raise SpecError(
+                f"{kind}: offset basis {basis} lies outside the tensor's shape {list(shape)}", pos
+            )
     return bases
 
 
 def _no_blocks(kind: str, fields: dict, pos: Pos):
     if fields.get("block", []) != []:
-        raise SpecError(f"{kind}: block = {fields['block']} splits the tensor over CTAs; "
-                        "expected [] (verify models one CTA's shared memory)", pos)
+        raise SpecError(
+            f"{kind}: block = {fields['block']} splits the tensor over CTAs; "
+            "expected [] (verify models one CTA's shared memory)",
+            pos,
+        )
 
 
 def _int_list(value) -> bool:

@@ -26,6 +26,7 @@ Worked example
 [8,0]: lane 9 (bits 0 and 3) of warp 1, register 5 (bits 0 and 2) holds
 (0,8)^(1,0)^(4,0)^(0,1)^(0,4) = (5, 13).
 """
+
 from __future__ import annotations
 
 import re
@@ -37,13 +38,14 @@ EXTRA = "pip install 'verify[triton]'"
 WARP_LANES = 32
 MAX_ELEMENTS = 1 << 20
 KINDS = ("blocked", "nvidia_mma", "dot_op", "slice", "linear")
-_TOKEN = re.compile(r"\s*(#(?:ttg|triton_gpu)\.[A-Za-z_]+<\{|\}>|\[|\]|,|=|true|false|"
-                    r"-?\d+|[A-Za-z_][A-Za-z0-9_]*)")
+_TOKEN = re.compile(
+    r"\s*(#(?:ttg|triton_gpu)\.[A-Za-z_]+<\{|\}>|\[|\]|,|=|true|false|"
+    r"-?\d+|[A-Za-z_][A-Za-z0-9_]*)"
+)
 # Fields each encoding may carry, and those it must.
 _FIELDS = {
     "blocked": (("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"), ("CGALayout",)),
-    "nvidia_mma": (("versionMajor", "versionMinor", "warpsPerCTA", "instrShape"),
-                   ("CGALayout",)),
+    "nvidia_mma": (("versionMajor", "versionMinor", "warpsPerCTA", "instrShape"), ("CGALayout",)),
     "dot_op": (("opIdx", "parent"), ("kWidth",)),
     "slice": (("dim", "parent"), ()),
     "linear": (("register", "lane", "warp"), ("block",)),
@@ -76,6 +78,7 @@ class Encoding:
 
 # -- reading the text ---------------------------------------------------------------
 
+
 class _Reader:
     """Recursive descent over the attribute syntax TTGIR prints:
     ``#ttg.KIND<{name = value, ...}>`` with integers, true/false, nested lists and
@@ -85,9 +88,11 @@ class _Reader:
         self.text, self.pos, self.at = text, pos, 0
 
     def fail(self, expected: str):
-        found = self.text[self.at:].strip()[:30] or "the end"
-        raise SpecError(f"in {self.text[:self.text.find('<') + 1]}...: expected {expected}, "
-                        f"found {found!r}", self.pos)
+        found = self.text[self.at :].strip()[:30] or "the end"
+        raise SpecError(
+            f"in {self.text[: self.text.find('<') + 1]}...: expected {expected}, found {found!r}",
+            self.pos,
+        )
 
     def peek(self) -> str:
         m = _TOKEN.match(self.text, self.at)
@@ -105,10 +110,13 @@ class _Reader:
         head = self.take()
         if not head.startswith("#"):
             self.fail("an encoding '#ttg.KIND<{...}>'")
-        kind = head[head.index(".") + 1:-2]
+        kind = head[head.index(".") + 1 : -2]
         if kind not in KINDS:
-            raise SpecError(f"Triton encoding '{kind}': expected a distributed encoding, one "
-                            f"of {', '.join(KINDS)}", self.pos)
+            raise SpecError(
+                f"Triton encoding '{kind}': expected a distributed encoding, one "
+                f"of {', '.join(KINDS)}",
+                self.pos,
+            )
         fields = {}
         while self.peek() != "}>":
             if fields:
@@ -121,17 +129,19 @@ class _Reader:
                 raise SpecError(f"{kind}: field '{name}' is given twice", self.pos)
             fields[name] = self.value()
         self.take("}>")
-        return Encoding(kind, fields, self.text[start:self.at].strip())
+        return Encoding(kind, fields, self.text[start : self.at].strip())
 
     def value(self):
         token = self.peek()
         if token.startswith("#"):
             return self.encoding()
-        alias = re.match(r"\s*(#[\w.]+)", self.text[self.at:])
+        alias = re.match(r"\s*(#[\w.]+)", self.text[self.at :])
         if alias:
-            raise SpecError(f"{alias[1]}: expected the encoding written out in full "
-                            "(TTGIR's aliases such as #mma are not resolved in a spec)",
-                            self.pos)
+            raise SpecError(
+                f"{alias[1]}: expected the encoding written out in full "
+                "(TTGIR's aliases such as #mma are not resolved in a spec)",
+                self.pos,
+            )
         if token == "[":
             self.take("[")
             items = []
@@ -161,6 +171,7 @@ def parse_encoding(text: str, pos: Pos = Pos()) -> Encoding:
 
 # -- checking the fields before Triton sees them --------------------------------------
 
+
 def _ints(value, what: str, pos: Pos, length: int | None = None) -> list[int]:
     if not isinstance(value, list) or not all(type(v) is int for v in value):
         raise SpecError(f"{what}: expected a list of integers, found {value}", pos)
@@ -184,16 +195,20 @@ def _product(values) -> int:
 
 def _one_cta(enc: Encoding, pos: Pos):
     if enc.fields.get("CGALayout"):
-        raise SpecError(f"{enc.kind}: CGALayout = {enc.fields['CGALayout']} splits the tensor "
-                        "over the CTAs of a cluster; expected none (verify models one CTA's "
-                        "shared memory)", pos)
+        raise SpecError(
+            f"{enc.kind}: CGALayout = {enc.fields['CGALayout']} splits the tensor "
+            "over the CTAs of a cluster; expected none (verify models one CTA's "
+            "shared memory)",
+            pos,
+        )
 
 
 def _check_warps(warps: list[int], what: str, pos: Pos):
     _powers_of_two(warps, what, pos)
     if _product(warps) > 32:
-        raise SpecError(f"{what}: {_product(warps)} warps, expected at most 32 (1024 "
-                        "threads per CTA)", pos)
+        raise SpecError(
+            f"{what}: {_product(warps)} warps, expected at most 32 (1024 threads per CTA)", pos
+        )
 
 
 def _check_blocked(enc: Encoding, pos: Pos):
@@ -205,13 +220,18 @@ def _check_blocked(enc: Encoding, pos: Pos):
     threads = _ints(f["threadsPerWarp"], "blocked threadsPerWarp", pos, rank)
     _powers_of_two(threads, "blocked threadsPerWarp", pos)
     if _product(threads) != WARP_LANES:
-        raise SpecError(f"blocked threadsPerWarp = {threads}: expected {WARP_LANES} threads "
-                        f"in all, found {_product(threads)}", pos)
-    _check_warps(_ints(f["warpsPerCTA"], "blocked warpsPerCTA", pos, rank),
-                 "blocked warpsPerCTA", pos)
+        raise SpecError(
+            f"blocked threadsPerWarp = {threads}: expected {WARP_LANES} threads "
+            f"in all, found {_product(threads)}",
+            pos,
+        )
+    _check_warps(
+        _ints(f["warpsPerCTA"], "blocked warpsPerCTA", pos, rank), "blocked warpsPerCTA", pos
+    )
     if sorted(_ints(f["order"], "blocked order", pos, rank)) != list(range(rank)):
-        raise SpecError(f"blocked order = {f['order']}: expected a permutation of 0..{rank - 1}",
-                        pos)
+        raise SpecError(
+            f"blocked order = {f['order']}: expected a permutation of 0..{rank - 1}", pos
+        )
     _one_cta(enc, pos)
 
 
@@ -219,26 +239,43 @@ def _check_mma(enc: Encoding, pos: Pos):
     f = enc.fields
     major, minor = f["versionMajor"], f["versionMinor"]
     if type(major) is not int or major not in (2, 3) or minor != 0:
-        raise SpecError(f"nvidia_mma version {major}.{minor}: expected versionMajor = 2 (mma.sync, "
-                        "sm_80) or 3 (wgmma, sm_90) with versionMinor = 0", pos)
+        raise SpecError(
+            f"nvidia_mma version {major}.{minor}: expected versionMajor = 2 (mma.sync, "
+            "sm_80) or 3 (wgmma, sm_90) with versionMinor = 0",
+            pos,
+        )
     warps = _ints(f["warpsPerCTA"], "nvidia_mma warpsPerCTA", pos)
     _check_warps(warps, "nvidia_mma warpsPerCTA", pos)
     instr = _ints(f["instrShape"], "nvidia_mma instrShape", pos)
     if major == 2:
         expected = [16, 8] if len(warps) == 2 else [1, 16, 8]
         if len(warps) not in (2, 3) or instr != expected:
-            raise SpecError(f"nvidia_mma v2: expected 2-D (or batched 3-D) warpsPerCTA with "
-                            f"instrShape [16, 8] ([1, 16, 8]), found warpsPerCTA = {warps}, "
-                            f"instrShape = {instr}", pos)
+            raise SpecError(
+                f"nvidia_mma v2: expected 2-D (or batched 3-D) warpsPerCTA with "
+                f"instrShape [16, 8] ([1, 16, 8]), found warpsPerCTA = {warps}, "
+                f"instrShape = {instr}",
+                pos,
+            )
     else:
-        if len(warps) != 2 or len(instr) != 3 or instr[0] != 16 or not (
-                8 <= instr[1] <= 256 and instr[1] % 8 == 0) or instr[2] not in (8, 16, 32):
-            raise SpecError(f"nvidia_mma v3: expected 2-D warpsPerCTA and instrShape [16, N, K] "
-                            f"with N a multiple of 8 up to 256 and K 8, 16 or 32, found "
-                            f"warpsPerCTA = {warps}, instrShape = {instr}", pos)
+        if (
+            len(warps) != 2
+            or len(instr) != 3
+            or instr[0] != 16
+            or not (8 <= instr[1] <= 256 and instr[1] % 8 == 0)
+            or instr[2] not in (8, 16, 32)
+        ):
+            raise SpecError(
+                f"nvidia_mma v3: expected 2-D warpsPerCTA and instrShape [16, N, K] "
+                f"with N a multiple of 8 up to 256 and K 8, 16 or 32, found "
+                f"warpsPerCTA = {warps}, instrShape = {instr}",
+                pos,
+            )
         if warps[0] % 4:
-            raise SpecError(f"nvidia_mma v3 warpsPerCTA = {warps}: expected a multiple of 4 "
-                            "warps along dimension 0 (whole warp groups)", pos)
+            raise SpecError(
+                f"nvidia_mma v3 warpsPerCTA = {warps}: expected a multiple of 4 "
+                "warps along dimension 0 (whole warp groups)",
+                pos,
+            )
     _one_cta(enc, pos)
 
 
@@ -248,29 +285,47 @@ def _check_dot(enc: Encoding, pos: Pos):
     if type(index) is not int or index not in (0, 1):
         raise SpecError(f"dot_op opIdx = {index}: expected 0 (A) or 1 (B)", pos)
     if not isinstance(parent, Encoding) or parent.kind not in ("nvidia_mma", "blocked"):
-        raise SpecError("dot_op parent: expected a #ttg.nvidia_mma or #ttg.blocked encoding "
-                        "written out (aliases such as #mma are not resolved here)", pos)
+        raise SpecError(
+            "dot_op parent: expected a #ttg.nvidia_mma or #ttg.blocked encoding "
+            "written out (aliases such as #mma are not resolved here)",
+            pos,
+        )
     if parent.kind == "blocked":
         if k_width:
-            raise SpecError("dot_op with a blocked parent: expected no kWidth (Triton's "
-                            "verifier allows it only for an mma parent)", pos)
+            raise SpecError(
+                "dot_op with a blocked parent: expected no kWidth (Triton's "
+                "verifier allows it only for an mma parent)",
+                pos,
+            )
         return
     if type(k_width) is not int or k_width not in (1, 2, 4, 8, 16):
-        raise SpecError(f"dot_op kWidth = {k_width}: expected 1, 2, 4, 8 or 16 (mandatory for "
-                        "an nvidia_mma parent)", pos)
+        raise SpecError(
+            f"dot_op kWidth = {k_width}: expected 1, 2, 4, 8 or 16 (mandatory for "
+            "an nvidia_mma parent)",
+            pos,
+        )
     if parent.fields["versionMajor"] == 3 and index != 0:
-        raise SpecError("dot_op opIdx = 1 with an nvidia_mma v3 parent: wgmma takes only A "
-                        "from registers; expected opIdx = 0", pos)
+        raise SpecError(
+            "dot_op opIdx = 1 with an nvidia_mma v3 parent: wgmma takes only A "
+            "from registers; expected opIdx = 0",
+            pos,
+        )
 
 
 def _check_slice(enc: Encoding, pos: Pos):
     parent, dim = enc.fields["parent"], enc.fields["dim"]
     if not isinstance(parent, Encoding):
-        raise SpecError("slice parent: expected a distributed encoding written out (aliases "
-                        "such as #blocked are not resolved here)", pos)
+        raise SpecError(
+            "slice parent: expected a distributed encoding written out (aliases "
+            "such as #blocked are not resolved here)",
+            pos,
+        )
     if type(dim) is not int or not 0 <= dim < parent.rank or parent.rank < 2:
-        raise SpecError(f"slice dim = {dim}: expected a dimension of its rank-{parent.rank} "
-                        "parent, which must have at least 2", pos)
+        raise SpecError(
+            f"slice dim = {dim}: expected a dimension of its rank-{parent.rank} "
+            "parent, which must have at least 2",
+            pos,
+        )
 
 
 def _check_linear(enc: Encoding, pos: Pos):
@@ -280,17 +335,21 @@ def _check_linear(enc: Encoding, pos: Pos):
         for basis in f.get(name, []):
             _ints(basis, f"linear {name} basis", pos, rank)
             if any(v < 0 for v in basis):
-                raise SpecError(f"linear {name} basis {basis}: expected non-negative "
-                                "coordinates", pos)
+                raise SpecError(
+                    f"linear {name} basis {basis}: expected non-negative coordinates", pos
+                )
     if len(f["lane"]) != 5:
-        raise SpecError(f"linear lane: expected 5 bases (32 lanes), found {len(f['lane'])}",
-                        pos)
+        raise SpecError(f"linear lane: expected 5 bases (32 lanes), found {len(f['lane'])}", pos)
     if len(f["warp"]) > 5:
-        raise SpecError(f"linear warp: expected at most 5 bases (32 warps), found "
-                        f"{len(f['warp'])}", pos)
+        raise SpecError(
+            f"linear warp: expected at most 5 bases (32 warps), found {len(f['warp'])}", pos
+        )
     if any(any(b) for b in f.get("block", [])):
-        raise SpecError(f"linear block = {f['block']} splits the tensor over the CTAs of a "
-                        "cluster; expected none (verify models one CTA)", pos)
+        raise SpecError(
+            f"linear block = {f['block']} splits the tensor over the CTAs of a "
+            "cluster; expected none (verify models one CTA)",
+            pos,
+        )
 
 
 def check_fields(enc: Encoding, pos: Pos):
@@ -302,26 +361,39 @@ def check_fields(enc: Encoding, pos: Pos):
             raise SpecError(f"{enc.kind}: expected the field '{name}'", pos)
     for name in enc.fields:
         if name not in required + optional:
-            raise SpecError(f"{enc.kind}: unknown field '{name}', expected one of "
-                            f"{', '.join(required + optional)}", pos)
+            raise SpecError(
+                f"{enc.kind}: unknown field '{name}', expected one of "
+                f"{', '.join(required + optional)}",
+                pos,
+            )
     for value in enc.fields.values():
         if isinstance(value, Encoding):
             check_fields(value, pos)
-    {"blocked": _check_blocked, "nvidia_mma": _check_mma, "dot_op": _check_dot,
-     "slice": _check_slice, "linear": _check_linear}[enc.kind](enc, pos)
+    {
+        "blocked": _check_blocked,
+        "nvidia_mma": _check_mma,
+        "dot_op": _check_dot,
+        "slice": _check_slice,
+        "linear": _check_linear,
+    }[enc.kind](enc, pos)
 
 
 def check_shape(enc: Encoding, shape: tuple[int, ...], pos: Pos):
     if len(shape) != enc.rank:
-        raise SpecError(f"#ttg.{enc.kind} describes rank-{enc.rank} tensors: expected a shape "
-                        f"of {enc.rank} extents, found {list(shape)}", pos)
+        raise SpecError(
+            f"#ttg.{enc.kind} describes rank-{enc.rank} tensors: expected a shape "
+            f"of {enc.rank} extents, found {list(shape)}",
+            pos,
+        )
     _powers_of_two(list(shape), f"#ttg.{enc.kind} shape", pos)
     if _product(shape) > MAX_ELEMENTS:
-        raise SpecError(f"#ttg.{enc.kind} shape {list(shape)}: expected at most "
-                        f"{MAX_ELEMENTS} elements", pos)
+        raise SpecError(
+            f"#ttg.{enc.kind} shape {list(shape)}: expected at most {MAX_ELEMENTS} elements", pos
+        )
 
 
 # -- bases -------------------------------------------------------------------------------
+
 
 def linear_bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
     """A ``#ttg.linear`` encoding's bases, read as written. Its tensor is the
@@ -330,18 +402,30 @@ def linear_bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
     coordinate of it (Triton's distributed linear layouts are surjective)."""
     f = enc.fields
     bases = f["register"] + f["lane"] + f["warp"]
-    spanned = tuple(1 << max((b[d] for b in bases), default=0).bit_length()
-                    for d in range(enc.rank))
+    spanned = tuple(
+        1 << max((b[d] for b in bases), default=0).bit_length() for d in range(enc.rank)
+    )
     if tuple(shape) != spanned:
-        raise SpecError(f"#ttg.linear: its bases span a {'x'.join(map(str, spanned))} tensor; "
-                        f"expected shape {spanned}, found {tuple(shape)}", pos)
+        raise SpecError(
+            f"#ttg.linear: its bases span a {'x'.join(map(str, spanned))} tensor; "
+            f"expected shape {spanned}, found {tuple(shape)}",
+            pos,
+        )
     from verify.ttgir.lowering import gf2_rank  # late: verify.ttgir imports the runner
+
     if gf2_rank([_pack(b, shape) for b in bases]) != sum(n.bit_length() - 1 for n in shape):
-        raise SpecError(f"#ttg.linear: the bases do not reach every coordinate of the "
-                        f"{'x'.join(map(str, shape))} tensor (Triton requires a surjective "
-                        "layout)", pos)
-    return {"register": f["register"], "lane": f["lane"], "warp": f["warp"],
-            "block": f.get("block", [])}
+        raise SpecError(
+            f"#ttg.linear: the bases do not reach every coordinate of the "
+            f"{'x'.join(map(str, shape))} tensor (Triton requires a surjective "
+            "layout)",
+            pos,
+        )
+    return {
+        "register": f["register"],
+        "lane": f["lane"],
+        "warp": f["warp"],
+        "block": f.get("block", []),
+    }
 
 
 def _pack(coord: list[int], shape) -> int:
@@ -363,8 +447,9 @@ def _builder():
         try:
             from triton._C.libtriton import gluon_ir, ir
         except ImportError:
-            raise SpecError(f"Triton's distributed encodings are evaluated by Triton itself: "
-                            f"{EXTRA}") from None
+            raise SpecError(
+                f"Triton's distributed encodings are evaluated by Triton itself: {EXTRA}"
+            ) from None
         context = ir.context()
         ir.load_dialects(context)
         _BUILDER = (context, gluon_ir.GluonOpBuilder(context))
@@ -374,27 +459,35 @@ def _builder():
 def gluon_layout(enc: Encoding, shape: tuple[int, ...] = ()):
     """The Gluon object Triton's frontend would build for `enc` (fields checked)."""
     from triton.experimental.gluon import language as gl
+
     f = enc.fields
     if enc.kind == "blocked":
-        return gl.BlockedLayout(f["sizePerThread"], f["threadsPerWarp"], f["warpsPerCTA"],
-                                f["order"])
+        return gl.BlockedLayout(
+            f["sizePerThread"], f["threadsPerWarp"], f["warpsPerCTA"], f["order"]
+        )
     if enc.kind == "nvidia_mma":
-        return gl.NVMMADistributedLayout([f["versionMajor"], f["versionMinor"]],
-                                         f["warpsPerCTA"], f["instrShape"])
+        return gl.NVMMADistributedLayout(
+            [f["versionMajor"], f["versionMinor"]], f["warpsPerCTA"], f["instrShape"]
+        )
     if enc.kind == "dot_op":
         return gl.DotOperandLayout(f["opIdx"], gluon_layout(f["parent"]), f.get("kWidth", 0))
     if enc.kind == "slice":
         return gl.SliceLayout(f["dim"], gluon_layout(f["parent"], shape))
-    return gl.DistributedLinearLayout(f["register"], f["lane"], f["warp"], f.get("block", []),
-                                      list(shape))
+    return gl.DistributedLinearLayout(
+        f["register"], f["lane"], f["warp"], f.get("block", []), list(shape)
+    )
 
 
 def triton_bases(enc: Encoding, shape: tuple[int, ...]) -> dict:
     """The bases Triton's ``to_linear_layout`` gives `enc` on `shape`."""
     builder = _builder()
     linear = builder.to_linear_layout(gluon_layout(enc, shape)._to_ir(builder), list(shape))
-    return {"register": linear.reg_bases, "lane": linear.lane_bases,
-            "warp": linear.warp_bases, "block": linear.block_bases}
+    return {
+        "register": linear.reg_bases,
+        "lane": linear.lane_bases,
+        "warp": linear.warp_bases,
+        "block": linear.block_bases,
+    }
 
 
 def bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
@@ -407,6 +500,7 @@ def bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
     if any(any(b) for b in found["block"]):
         raise SpecError(f"#ttg.{enc.kind} splits the tensor over CTAs; expected one CTA", pos)
     if len(found["lane"]) != 5:
-        raise SpecError(f"#ttg.{enc.kind}: expected 32 lanes, Triton gives "
-                        f"{1 << len(found['lane'])}", pos)
+        raise SpecError(
+            f"#ttg.{enc.kind}: expected 32 lanes, Triton gives {1 << len(found['lane'])}", pos
+        )
     return found

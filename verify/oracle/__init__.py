@@ -32,6 +32,7 @@ access whose ``in_bounds`` fails -- are left out: no notation defines them there
 So are the checks of an access written ``by`` a thread map, which the oracle
 does not read (see `reading.Spec.unread_accesses`).
 """
+
 from __future__ import annotations
 
 from verify.oracle.errors import OracleRefusal, OracleUnavailable
@@ -80,8 +81,10 @@ def _implicit_access(facts: Facts, name: str) -> dict[str, Answer]:
     access = facts.access(name, facts.spec.accesses[name].at)
     out = {f"in_bounds {name}": Answer(access.in_bounds)}
     n = access.access.instruction.bytes_per_lane
-    covered = any(c.kind == "aligned" and c.target == name and c.bound >= n and c.bound % n == 0
-                  for c in facts.spec.checks)
+    covered = any(
+        c.kind == "aligned" and c.target == name and c.bound >= n and c.bound % n == 0
+        for c in facts.spec.checks
+    )
     if access.in_bounds and not covered:
         out[f"aligned {n} {name}"] = Answer(access.naturally_aligned)
     return out

@@ -57,6 +57,7 @@ pycute gaps, each pinned by a test in tests/test_oracle.py:
 * pycute has no ``tile_to_shape``, ``blocked_product``, ``make_ordered_layout``,
   ``upcast`` or GMMA atoms: built here as described above.
 """
+
 from __future__ import annotations
 
 from math import prod
@@ -67,7 +68,7 @@ from verify.oracle.errors import OracleRefusal, OracleUnavailable
 
 try:
     import pycute
-except ImportError:          # pragma: no cover - the test extra installs it
+except ImportError:  # pragma: no cover - the test extra installs it
     pycute = None
 
 INT64_SAFE = 1 << 62
@@ -76,8 +77,10 @@ SWIZZLE_MODES = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 
 def _pycute():
     if pycute is None:
-        raise OracleUnavailable("pycute (the nvidia-cutlass wheel) is not installed: the "
-                                "oracle needs it for CuTe layouts")
+        raise OracleUnavailable(
+            "pycute (the nvidia-cutlass wheel) is not installed: the "
+            "oracle needs it for CuTe layouts"
+        )
     return pycute
 
 
@@ -126,16 +129,18 @@ def offsets(layout, index: np.ndarray) -> np.ndarray:
 
 # -- swizzles ------------------------------------------------------------------------
 
+
 def swizzle(bits: int, base: int, shift: int):
     """CuTe Swizzle<B,M,S> as a function on integer arrays (pycute's, except B = 0)."""
     if bits < 0 or base < 0 or abs(shift) < bits:
         raise OracleRefusal(f"Sw<{bits},{base},{shift}>: expected B >= 0, M >= 0, |S| >= B")
     if bits == 0:
-        return lambda x: x          # pycute.Swizzle(0, M, 0) never returns; B = 0 is identity
+        return lambda x: x  # pycute.Swizzle(0, M, 0) never returns; B = 0 is identity
     sw = _pycute().Swizzle(bits, base, shift)
     if max(sw.yyy_msk, sw.zzz_msk) >= INT64_SAFE:
-        raise OracleRefusal(f"Sw<{bits},{base},{shift}> reaches bit "
-                            f"{base + bits + abs(shift)}: expected below 62")
+        raise OracleRefusal(
+            f"Sw<{bits},{base},{shift}> reaches bit {base + bits + abs(shift)}: expected below 62"
+        )
     return sw
 
 
@@ -148,6 +153,7 @@ def swizzle_bits_touched(bits: int, base: int, shift: int) -> int:
 
 
 # -- tile_to_shape -------------------------------------------------------------------
+
 
 def _ordered_layout(shape: list[int], order: list[int]):
     """make_ordered_layout(shape, order) per cute/stride.hpp compact_order."""
@@ -163,13 +169,15 @@ def tile_to_shape(atom, target, order):
     stride = atom.stride if isinstance(atom.stride, tuple) else (atom.stride,)
     rank = len(target)
     if len(shape) > rank:
-        raise OracleRefusal(f"tile_to_shape: the atom has rank {len(shape)}, the target "
-                            f"shape {target} only {rank}")
+        raise OracleRefusal(
+            f"tile_to_shape: the atom has rank {len(shape)}, the target shape {target} only {rank}"
+        )
     block = pc.Layout(shape + (1,) * (rank - len(shape)), stride + (0,) * (rank - len(shape)))
     wanted, have = [size(t) for t in target], [size(s) for s in block.shape]
     reps = [-(-w // h) for w, h in zip(wanted, have)]
-    order = list(range(rank)) if order is None else (
-        [order] if isinstance(order, int) else list(order))
+    order = (
+        list(range(rank)) if order is None else ([order] if isinstance(order, int) else list(order))
+    )
     if len(order) != rank or any(not isinstance(o, int) for o in order):
         raise OracleRefusal(f"tile_to_shape: order {order} is not a flat tuple of {rank} ints")
     tiler = _ordered_layout(reps, order)
@@ -180,8 +188,10 @@ def tile_to_shape(atom, target, order):
     # pycute's composition inside logical_product skips CuTe's shape divisibility
     # check (see `compose`): the repeat modes must keep the repeat counts.
     if product is None or 0 in flatten(product.shape) or top_modes(product[1]) != reps:
-        raise OracleRefusal(f"tile_to_shape: CuTe's logical_product of the atom {atom} is "
-                            "undefined (its complement or composition preconditions fail)")
+        raise OracleRefusal(
+            f"tile_to_shape: CuTe's logical_product of the atom {atom} is "
+            "undefined (its complement or composition preconditions fail)"
+        )
     zipped = pc.make_layout(pc.make_layout(product[0][i], product[1][i]) for i in range(rank))
     return pc.coalesce(zipped, tuple(reps))
 
@@ -202,17 +212,18 @@ def compose(a, b):
     try:
         result = pc.composition(a, b)
     except (AssertionError, ZeroDivisionError):
-        raise OracleRefusal(f"composition({a}, {b}): CuTe's stride divisibility condition "
-                            "fails") from None
+        raise OracleRefusal(
+            f"composition({a}, {b}): CuTe's stride divisibility condition fails"
+        ) from None
     if isinstance(b.shape, int) and isinstance(result.shape, tuple):
-        result = pc.Layout((result.shape,), (result.stride,))     # B's one mode, refined
+        result = pc.Layout((result.shape,), (result.stride,))  # B's one mode, refined
     if top_modes(result) != top_modes(b):
-        raise OracleRefusal(f"composition({a}, {b}): CuTe's shape divisibility condition "
-                            "fails")
+        raise OracleRefusal(f"composition({a}, {b}): CuTe's shape divisibility condition fails")
     return result
 
 
 # -- SM90 GMMA atoms and TMA boxes ---------------------------------------------------
+
 
 def upcast(n_bits: int, shape, stride):
     """cute::upcast<N> of a layout given in bits (cute/layout.hpp)."""
@@ -229,8 +240,9 @@ def gmma_atom(major: str, mode: str, bits: int):
     """(swizzle bits B, pycute layout in elements of `bits`) of Layout_<major>_<mode>_Atom."""
     b = SWIZZLE_MODES[mode]
     row_bits = 128 << b
-    shape, stride = ((8, row_bits), (row_bits, 1)) if major == "K" else \
-        ((row_bits, 8), (1, row_bits))
+    shape, stride = (
+        ((8, row_bits), (row_bits, 1)) if major == "K" else ((row_bits, 8), (1, row_bits))
+    )
     return b, make_layout(*upcast(bits, shape, stride))
 
 

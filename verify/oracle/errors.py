@@ -7,6 +7,7 @@
 * `OracleUnavailable` -- an oracle library the spec needs (Triton for
   ``#ttg.*`` encodings) is not installed.
 """
+
 from __future__ import annotations
 
 

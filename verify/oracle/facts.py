@@ -29,6 +29,7 @@ Worked example
 swizzle touches bits 4..9, so P = 1024 and the bases are 0, 16, ..., 1008 (64 of
 them); with ``buffer align 1024`` only base 0 remains.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,8 +98,10 @@ class Facts:
         size = hardware.DTYPE_BYTES[dtype]
         named = pointer.element_bytes if pointer is not None else layout.named_bytes
         if named is not None and named != size:
-            raise OracleRefusal(f"{at}: the layout names {8 * named}-bit elements but dtype "
-                                f"{dtype} is {8 * size} bits")
+            raise OracleRefusal(
+                f"{at}: the layout names {8 * named}-bit elements but dtype "
+                f"{dtype} is {8 * size} bits"
+            )
         return size
 
     def stage_starts(self, modulus_period: int) -> np.ndarray:
@@ -111,13 +114,13 @@ class Facts:
         """Byte addresses, shape (bases, stages, *elements.shape), window-checked."""
         eb = self.element_bytes(layout, at)
         starts = self.stage_starts(p)
-        absolute = starts.reshape(starts.shape + (1,) * elements.ndim) + \
-            scaled(elements, eb)[None, None]
+        absolute = (
+            starts.reshape(starts.shape + (1,) * elements.ndim) + scaled(elements, eb)[None, None]
+        )
         if layout.pointer is not None:
             absolute = layout.pointer.apply(absolute)
         if np.max(absolute) >= WINDOW:
-            raise OracleRefusal(f"{at}: byte addresses reach 2^32 or more, past the shared "
-                                "window")
+            raise OracleRefusal(f"{at}: byte addresses reach 2^32 or more, past the shared window")
         return narrow(absolute)
 
     # -- layout checks ---------------------------------------------------------------
@@ -130,24 +133,31 @@ class Facts:
         spans = self.addresses(layout, layout.table, p, check.at)
         spans = np.sort(spans.reshape(spans.shape[0], -1), axis=1)
         holds = spans.shape[1] < 2 or int(np.min(np.diff(spans, axis=1))) >= eb
-        value = layout.table if layout.pointer is None else layout.pointer.apply(
-            scaled(layout.table, layout.pointer.element_bytes))
+        value = (
+            layout.table
+            if layout.pointer is None
+            else layout.pointer.apply(scaled(layout.table, layout.pointer.element_bytes))
+        )
         return Answer(holds, cosize=int(np.max(value)) // (eb if layout.pointer else 1) + 1)
 
     def base_aligned(self, check: Check) -> Answer:
         layout = self.layout(check.target, check.at)
         need = layout.required_align
         if need == 1:
-            raise OracleRefusal(f"{check.at}: base_aligned {check.target}: the layout needs no "
-                                "aligned buffer (not a TMA box, GMMA atom or nvmma_shared)")
+            raise OracleRefusal(
+                f"{check.at}: base_aligned {check.target}: the layout needs no "
+                "aligned buffer (not a TMA box, GMMA atom or nvmma_shared)"
+            )
         starts = self.stage_starts(period([layout], need))
         return Answer(bool(np.all(starts % need == 0)))
 
     def equivalent_layouts(self, check: Check) -> Answer:
         a, b = self.layout(check.target, check.at), self.layout(check.second, check.at)
-        if a.size != b.size:            # no 1-D index pairs them: a malformed check
-            raise OracleRefusal(f"{check.at}: equivalent {check.target}, {check.second}: "
-                                f"sizes {a.size} and {b.size} differ")
+        if a.size != b.size:  # no 1-D index pairs them: a malformed check
+            raise OracleRefusal(
+                f"{check.at}: equivalent {check.target}, {check.second}: "
+                f"sizes {a.size} and {b.size} differ"
+            )
         self._within_limit(a.size * self.spec.stages, check.at)
         p = period([a, b])
         left = self.addresses(a, a.table, p, check.at)
@@ -218,5 +228,6 @@ class AccessFacts:
     @cached_property
     def bank_figures(self) -> tuple[int, int]:
         """(max-ways, wavefronts) over every instance, stage and base."""
-        return hardware.bank_figures(self.access.instruction,
-                                     self._addresses(period([self.layout])))
+        return hardware.bank_figures(
+            self.access.instruction, self._addresses(period([self.layout]))
+        )

@@ -27,6 +27,7 @@ range; past it the operands become Python integers (numpy object arrays), so no
 value ever wraps. ``Sw<B,M,S>(e)`` is CuTe's swizzle; ``L(args)`` asks the
 `scope` for layout L's value (elements, or bytes at base 0 for a pointer swizzle).
 """
+
 from __future__ import annotations
 
 import operator
@@ -44,10 +45,18 @@ MAX_LITERAL = 1 << 64
 
 Compiled = Callable[[dict], np.ndarray]
 
-_OPS = {"bor": operator.or_, "bxor": operator.xor, "band": operator.and_,
-        "shl": operator.lshift, "shr": operator.rshift, "add": operator.add,
-        "sub": operator.sub, "mul": operator.mul, "div": operator.floordiv,
-        "mod": operator.mod}
+_OPS = {
+    "bor": operator.or_,
+    "bxor": operator.xor,
+    "band": operator.and_,
+    "shl": operator.lshift,
+    "shr": operator.rshift,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.floordiv,
+    "mod": operator.mod,
+}
 
 
 class Callee(Protocol):
@@ -124,9 +133,11 @@ def _binary(op: str, left: Compiled, right: Compiled, at: str) -> Compiled:
             a, b = a.astype(object), b.astype(object)
         result = fn(a, b)
         if op == "sub" and np.min(result) < 0:
-            raise OracleRefusal(f"{at}: the subtraction is negative (values are "
-                                "non-negative integers)")
+            raise OracleRefusal(
+                f"{at}: the subtraction is negative (values are non-negative integers)"
+            )
         return result
+
     return apply
 
 

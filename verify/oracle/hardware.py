@@ -26,6 +26,7 @@ address/4 + max(1, bytes/4) - 1. A phase costs the largest number of distinct
 words one bank delivers (a repeated word is broadcast; bytes of one word are
 one word). Wavefronts = the sum over phases; max-ways = the largest phase.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,28 +48,58 @@ DTYPE_BYTES = {
 
 # Element types a GMMA atom or TMA box names (CUTLASS names and the dtypes) -> bits.
 TYPE_BITS = {
-    **{t: 8 for t in ("int8_t", "uint8_t", "float_e4m3_t", "float_e5m2_t",
-                      "i8", "u8", "s8", "b8", "f8", "e4m3", "e5m2")},
+    **{
+        t: 8
+        for t in (
+            "int8_t",
+            "uint8_t",
+            "float_e4m3_t",
+            "float_e5m2_t",
+            "i8",
+            "u8",
+            "s8",
+            "b8",
+            "f8",
+            "e4m3",
+            "e5m2",
+        )
+    },
     **{t: 16 for t in ("half_t", "bfloat16_t", "f16", "bf16", "i16", "u16", "b16")},
-    **{t: 32 for t in ("float", "tfloat32_t", "int32_t", "uint32_t",
-                       "f32", "tf32", "i32", "u32", "b32")},
+    **{
+        t: 32
+        for t in ("float", "tfloat32_t", "int32_t", "uint32_t", "f32", "tf32", "i32", "u32", "b32")
+    },
     # TMA also moves 64-bit elements (CU_TENSOR_MAP_DATA_TYPE_FLOAT64/INT64/UINT64).
     **{t: 64 for t in ("double", "int64_t", "uint64_t", "f64", "i64", "u64", "s64", "b64")},
 }
 
-_PTX_TYPE_BITS = {**{f"{p}{n}": n for p in "bsuf" for n in (8, 16, 32, 64)},
-                  "b128": 128, "bf16": 16, "f16x2": 32, "bf16x2": 32}
-_NEUTRAL = {"sync", "aligned", "m8n8", "shared", "shared::cta", "volatile", "relaxed",
-            "weak", "cta"}
+_PTX_TYPE_BITS = {
+    **{f"{p}{n}": n for p in "bsuf" for n in (8, 16, 32, 64)},
+    "b128": 128,
+    "bf16": 16,
+    "f16x2": 32,
+    "bf16x2": 32,
+}
+_NEUTRAL = {
+    "sync",
+    "aligned",
+    "m8n8",
+    "shared",
+    "shared::cta",
+    "volatile",
+    "relaxed",
+    "weak",
+    "cta",
+}
 
 
 @dataclass(frozen=True)
 class Instruction:
     """One warp instruction as the bank model sees it."""
 
-    bytes_per_lane: int          # bytes one address covers; also its natural alignment
-    address_lanes: int           # lanes 0 .. address_lanes-1 supply addresses
-    phase_lanes: int             # lanes served together
+    bytes_per_lane: int  # bytes one address covers; also its natural alignment
+    address_lanes: int  # lanes 0 .. address_lanes-1 supply addresses
+    phase_lanes: int  # lanes served together
 
     @property
     def words_per_lane(self) -> int:
@@ -105,11 +136,15 @@ def instruction(text: str) -> Instruction:
         counts = [int(q[1:]) for q in quals if q in ("x1", "x2", "x4")]
         other = [q for q in quals if q not in _NEUTRAL | {"x1", "x2", "x4", "trans", "b16"}]
         if len(counts) != 1 or other:
-            raise OracleRefusal(f"instruction '{text}': expected one of .x1 .x2 .x4, and "
-                                "only .trans .b16 and neutral qualifiers")
+            raise OracleRefusal(
+                f"instruction '{text}': expected one of .x1 .x2 .x4, and "
+                "only .trans .b16 and neutral qualifiers"
+            )
         return _matrix(counts[0])
-    raise OracleRefusal(f"instruction '{text}': the oracle reads ld.shared*, st.shared*, "
-                        "ldmatrix*, stmatrix* and the CuTe LDSM/STSM atoms (not cp.async)")
+    raise OracleRefusal(
+        f"instruction '{text}': the oracle reads ld.shared*, st.shared*, "
+        "ldmatrix*, stmatrix* and the CuTe LDSM/STSM atoms (not cp.async)"
+    )
 
 
 def _vector(quals: list[str], text: str) -> Instruction:
@@ -133,8 +168,10 @@ def tma_box(span: int, bits: int, inner: int, outer: int) -> tuple[tuple, tuple]
     the inner box extent is a multiple of 16 bytes and at most the swizzle span)."""
     row = inner * bits // 8
     if row % 16 or row > span or inner * bits % 8:
-        raise OracleRefusal(f"TMA box inner extent {inner} is {row} bytes: expected a "
-                            f"multiple of 16 bytes, at most the {span}-byte swizzle span")
+        raise OracleRefusal(
+            f"TMA box inner extent {inner} is {row} bytes: expected a "
+            f"multiple of 16 bytes, at most the {span}-byte swizzle span"
+        )
     return (inner, outer), (1, inner)
 
 

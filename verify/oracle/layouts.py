@@ -27,6 +27,7 @@ colexicographic, ``i = sum_k (c_k - lo_k) * prod_{j<k} n_j``; the inverse gives
 coordinate ``c_k = lo_k + (i / prod_{j<k} n_j) % n_k`` (the lower bounds count).
 `table` holds the element offset of every 1-D index, computed once per layout.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -75,7 +76,7 @@ class Inner:
 
     lows: tuple[int, ...]
     sizes: tuple[int, ...]
-    cute_layout: object = None                   # pycute.Layout, or None for a table
+    cute_layout: object = None  # pycute.Layout, or None for a table
     values: np.ndarray | None = field(default=None, compare=False)
     what: str = ""
 
@@ -93,8 +94,9 @@ class Inner:
         if self.cute_layout is not None:
             return cute.offsets(self.cute_layout, index)
         if np.max(index) >= self.size:
-            raise OracleRefusal(f"{self.what} is applied to index {int(np.max(index))}, past "
-                                f"its size {self.size}")
+            raise OracleRefusal(
+                f"{self.what} is applied to index {int(np.max(index))}, past its size {self.size}"
+            )
         return self.values[narrow(index)]
 
 
@@ -105,8 +107,8 @@ class Layout:
     inner: Inner
     outers: tuple[Outer, ...] = ()
     pointer: PointerSwizzle | None = None
-    required_align: int = 1                      # bytes every buffer stage must be aligned to
-    named_bytes: int | None = None               # element size the notation names (nvmma)
+    required_align: int = 1  # bytes every buffer stage must be aligned to
+    named_bytes: int | None = None  # element size the notation names (nvmma)
 
     @property
     def lows(self) -> tuple[int, ...]:
@@ -137,8 +139,7 @@ class Layout:
     def table(self) -> np.ndarray:
         """Element offset of every 1-D index, in CuTe's colexicographic order."""
         if self.size > LIMIT.value:
-            raise OracleRefusal(f"a layout of {self.size} points is beyond the limit "
-                                f"{LIMIT.value}")
+            raise OracleRefusal(f"a layout of {self.size} points is beyond the limit {LIMIT.value}")
         return narrow(np.asarray(self.apply_index(np.arange(self.size, dtype=np.int64))))
 
     def then(self, offset: int, fn) -> Layout:
@@ -150,14 +151,20 @@ class Layout:
         """``outer o offset o self``, outer a whole layout called with its 1-D index; a
         pointer swizzle of `outer` stays outermost."""
         self._refuse_if_pointer()
-        return Layout(self.inner, self.outers + ((offset, outer.apply_index),), outer.pointer,
-                      max(self.required_align, outer.required_align),
-                      outer.named_bytes or self.named_bytes)
+        return Layout(
+            self.inner,
+            self.outers + ((offset, outer.apply_index),),
+            outer.pointer,
+            max(self.required_align, outer.required_align),
+            outer.named_bytes or self.named_bytes,
+        )
 
     def _refuse_if_pointer(self):
         if self.pointer is not None:
-            raise OracleRefusal("a layout that swizzles byte addresses (smem_ptr, a GMMA "
-                                "atom, a TMA box) must be the outermost term")
+            raise OracleRefusal(
+                "a layout that swizzles byte addresses (smem_ptr, a GMMA "
+                "atom, a TMA box) must be the outermost term"
+            )
 
     def index_of(self, coords: list[np.ndarray], at: str) -> tuple[np.ndarray, np.ndarray]:
         """(1-D index, inside-domain mask) of coordinates; see module doc."""
@@ -165,8 +172,10 @@ class Layout:
             i = coords[0]
             return i, (i >= 0) & (i < self.size)
         if len(coords) != len(self.sizes):
-            raise OracleRefusal(f"{at}: the layout takes {len(self.sizes)} coordinates (or one "
-                                f"1-D index), found {len(coords)}")
+            raise OracleRefusal(
+                f"{at}: the layout takes {len(self.sizes)} coordinates (or one "
+                f"1-D index), found {len(coords)}"
+            )
         index, inside, scale = 0, True, 1
         for c, lo, n in zip(coords, self.lows, self.sizes):
             inside = inside & (c >= lo) & (c < lo + n)
@@ -177,8 +186,9 @@ class Layout:
         """Element offsets of coordinates that must lie inside the domain."""
         index, inside = self.index_of(coords, at)
         if not np.all(inside):
-            raise OracleRefusal(f"{at}: a coordinate lies outside the layout's domain "
-                                f"{self.describe_domain()}")
+            raise OracleRefusal(
+                f"{at}: a coordinate lies outside the layout's domain {self.describe_domain()}"
+            )
         return self.table[narrow(np.where(inside, index, 0))]
 
     def value_at(self, args: list[np.ndarray], at: str) -> np.ndarray:
@@ -191,7 +201,6 @@ class Layout:
 
     def describe_domain(self) -> str:
         return ", ".join(f"{lo}..{lo + n}" for lo, n in zip(self.lows, self.sizes))
-
 
 
 def cute_outer(layout) -> Callable[[np.ndarray], np.ndarray]:

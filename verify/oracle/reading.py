@@ -25,6 +25,7 @@ at the far left -- swizzles absolute byte addresses of elements N bits wide.
 otherwise CuTe composes B with A's inner layout, keeping A's outer terms, and
 where A's inner is not CuTe it is plain function composition A(B(c)).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -46,20 +47,20 @@ class Access:
     name: str
     instruction: hardware.Instruction
     layout_name: str
-    coords: list                 # compiled coordinate expressions over lane and loops
+    coords: list  # compiled coordinate expressions over lane and loops
     loops: Loops
     at: str
 
 
 @dataclass
 class Check:
-    kind: str                    # the property tree's name (bijective, max_ways, ...)
-    text: str                    # the property as verify's runner names it
+    kind: str  # the property tree's name (bijective, max_ways, ...)
+    text: str  # the property as verify's runner names it
     target: str = ""
     second: str = ""
     bound: int = 0
     exact: bool = False
-    sides: tuple = ()            # compiled (lhs, rhs) of equivalent_exprs
+    sides: tuple = ()  # compiled (lhs, rhs) of equivalent_exprs
     loops: Loops = field(default_factory=list)
     at: str = ""
 
@@ -106,6 +107,7 @@ def read(text: str) -> Spec:
 
 # -- statements ----------------------------------------------------------------------
 
+
 def _dtype(spec: Spec, tree: Tree, text: str):
     spec.dtype = str(tree.children[0])
 
@@ -118,8 +120,9 @@ def _buffer(spec: Spec, tree: Tree, text: str):
     if spec.align < 1 or spec.align & (spec.align - 1):
         raise OracleRefusal(f"{where(tree)}: buffer align {spec.align} is not a power of two")
     if spec.stages < 1 or (spec.stages > 1 and spec.stage_bytes < 1):
-        raise OracleRefusal(f"{where(tree)}: stages need stages >= 1 and, for several, "
-                            "stage_bytes >= 1")
+        raise OracleRefusal(
+            f"{where(tree)}: stages need stages >= 1 and, for several, stage_bytes >= 1"
+        )
 
 
 def _define(spec: Spec, name: Token, layout: Layout):
@@ -151,8 +154,13 @@ def _access_stmt(spec: Spec, tree: Tree, text: str):
         raise OracleRefusal(f"{where(name)}: access '{name}' is defined twice")
     scope = Scope(spec.layouts, ["lane"] + [n for n, _, _ in loops])
     spec.accesses[str(name)] = Access(
-        str(name), hardware.instruction(str(instr.children[0])), str(layout),
-        [compile_expr(c, scope) for c in rest], loops, where(name))
+        str(name),
+        hardware.instruction(str(instr.children[0])),
+        str(layout),
+        [compile_expr(c, scope) for c in rest],
+        loops,
+        where(name),
+    )
 
 
 def _mapped_access_stmt(spec: Spec, tree: Tree, text: str):
@@ -166,8 +174,10 @@ def _refuse_copy(tree):
     """cp.async's source clause and its global tile: the oracle has no rule C of its
     own yet, so it answers no spec that copies (verify's rule C is tested against
     every H200 measurement in tests/test_hw_rules.py instead)."""
-    raise OracleRefusal(f"{where(tree)}: cp.async's global source ('from G(...)', "
-                        "'global align') is not read by the oracle")
+    raise OracleRefusal(
+        f"{where(tree)}: cp.async's global source ('from G(...)', "
+        "'global align') is not read by the oracle"
+    )
 
 
 def _global_stmt(spec: Spec, tree: Tree, text: str):
@@ -176,10 +186,11 @@ def _global_stmt(spec: Spec, tree: Tree, text: str):
 
 def _check_stmt(spec: Spec, tree: Tree, text: str):
     prop = tree.children[0]
-    words = " ".join(text[tree.meta.start_pos:tree.meta.end_pos].split())
+    words = " ".join(text[tree.meta.start_pos : tree.meta.end_pos].split())
     words = words.removeprefix("check").strip()
-    check = Check(prop.data, words.split(" expect ")[0] if " expect " in words else words,
-                  at=where(tree))
+    check = Check(
+        prop.data, words.split(" expect ")[0] if " expect " in words else words, at=where(tree)
+    )
     kids = prop.children
     if prop.data == "equivalent_exprs":
         lhs, rhs, loops = kids
@@ -201,20 +212,26 @@ def _refuse_ttgir(tree):
     """TTGIR alias lines and memdesc types are read by verify alone (its reading is
     compared with Triton's in tests/test_ttgir_pasted.py): the oracle answers no
     spec that uses them."""
-    raise OracleRefusal(f"{where(tree)}: TTGIR alias lines and !ttg.memdesc types are not "
-                        "read by the oracle")
+    raise OracleRefusal(
+        f"{where(tree)}: TTGIR alias lines and !ttg.memdesc types are not read by the oracle"
+    )
 
 
 def _encoding_alias_stmt(spec: Spec, tree: Tree, text: str):
     _refuse_ttgir(tree)
 
 
-_STATEMENTS = {"dtype_stmt": _dtype, "buffer_stmt": _buffer,
-               "encoding_alias_stmt": _encoding_alias_stmt,
-               "cute_layout_stmt": _cute_layout_stmt,
-               "formula_layout_stmt": _formula_layout_stmt,
-               "access_stmt": _access_stmt, "mapped_access_stmt": _mapped_access_stmt,
-               "check_stmt": _check_stmt, "global_stmt": _global_stmt}
+_STATEMENTS = {
+    "dtype_stmt": _dtype,
+    "buffer_stmt": _buffer,
+    "encoding_alias_stmt": _encoding_alias_stmt,
+    "cute_layout_stmt": _cute_layout_stmt,
+    "formula_layout_stmt": _formula_layout_stmt,
+    "access_stmt": _access_stmt,
+    "mapped_access_stmt": _mapped_access_stmt,
+    "check_stmt": _check_stmt,
+    "global_stmt": _global_stmt,
+}
 
 
 def read_ranges(params, spec: Spec) -> Loops:
@@ -224,8 +241,10 @@ def read_ranges(params, spec: Spec) -> Loops:
         name, lo, hi = p.children
         lo, hi = constant(lo, Scope(spec.layouts)), constant(hi, Scope(spec.layouts))
         if str(name) in seen or str(name) == "lane" or lo >= hi:
-            raise OracleRefusal(f"{where(name)}: '{name}' is bound twice, is 'lane', or its "
-                                f"range {lo}..{hi} is empty")
+            raise OracleRefusal(
+                f"{where(name)}: '{name}' is bound twice, is 'lane', or its "
+                f"range {lo}..{hi} is empty"
+            )
         seen.add(str(name))
         out.append((str(name), lo, hi))
     return out
@@ -236,19 +255,22 @@ def formula_layout(ranges: Loops, body, at: str) -> Layout:
     sizes = [hi - lo for _, lo, hi in ranges]
     total = int(np.prod(sizes, dtype=object))
     if total > LIMIT.value:
-        raise OracleRefusal(f"{at}: the formula's domain has {total} points, more than the "
-                            f"limit {LIMIT.value}")
+        raise OracleRefusal(
+            f"{at}: the formula's domain has {total} points, more than the limit {LIMIT.value}"
+        )
     index, env, scale = np.arange(total, dtype=np.int64), {}, 1
     for (name, lo, _), n in zip(ranges, sizes):
         env[name] = lo + (index // scale) % n
         scale *= n
     values = np.broadcast_to(body(env), (total,))
-    inner = Inner(tuple(lo for _, lo, _ in ranges), tuple(sizes), None, np.asarray(values),
-                  f"formula at {at}")
+    inner = Inner(
+        tuple(lo for _, lo, _ in ranges), tuple(sizes), None, np.asarray(values), f"formula at {at}"
+    )
     return Layout(inner)
 
 
 # -- layout terms ----------------------------------------------------------------------
+
 
 def int_tuple(tree):
     """An int_tuple node as nested Python tuples of ints."""
@@ -278,8 +300,9 @@ def read_composition(tree: Tree, spec: Spec) -> Layout:
     if pointer is not None:
         if layout.pointer is not None:
             raise OracleRefusal(f"{where(tree)}: two pointer swizzles")
-        layout = Layout(layout.inner, layout.outers, pointer, layout.required_align,
-                        layout.named_bytes)
+        layout = Layout(
+            layout.inner, layout.outers, pointer, layout.required_align, layout.named_bytes
+        )
     return layout
 
 
@@ -304,7 +327,7 @@ def _apply_outers(layout: Layout, outers: list, at: str) -> Layout:
 
 
 def _term(tree, spec: Spec) -> tuple[str, object]:
-    if isinstance(tree, Token):                  # SMEM_PTR, e.g. smem_ptr[16b](unset)
+    if isinstance(tree, Token):  # SMEM_PTR, e.g. smem_ptr[16b](unset)
         bits = int(str(tree).split("[")[1].split("b")[0])
         if bits < 8 or bits % 8:
             raise OracleRefusal(f"{where(tree)}: smem_ptr[{bits}b]: expected whole bytes")
@@ -312,7 +335,7 @@ def _term(tree, spec: Spec) -> tuple[str, object]:
     kind = tree.data
     if kind == "swizzle":
         params = swizzle_params(tree)
-        cute.swizzle(*params)                    # refuses invalid parameters here
+        cute.swizzle(*params)  # refuses invalid parameters here
         return "swizzle", params
     if kind == "cute_layout":
         return "cute", cute.make_layout(int_tuple(tree.children[0]), int_tuple(tree.children[1]))
@@ -323,6 +346,7 @@ def _term(tree, spec: Spec) -> tuple[str, object]:
 
 # -- whole layouts ------------------------------------------------------------------
 
+
 def _layout_ref(tree: Tree, spec: Spec) -> Layout:
     return Scope(spec.layouts).layout(str(tree.children[0]), where(tree.children[0]))
 
@@ -331,20 +355,29 @@ def _tile_to_shape(tree: Tree, spec: Spec) -> Layout:
     atom_tree, shape, *order = tree.children
     atom = read_composition(atom_tree, spec)
     if atom.inner.cute_layout is None:
-        raise OracleRefusal(f"{where(tree)}: tile_to_shape of a layout whose inner layout is "
-                            "not a CuTe layout (a formula or Triton encoding) is not CuTe")
-    tiled = cute.tile_to_shape(atom.inner.cute_layout, int_tuple(shape),
-                               int_tuple(order[0]) if order else None)
-    return Layout(Inner.of_cute(tiled), atom.outers, atom.pointer, atom.required_align,
-                  atom.named_bytes)
+        raise OracleRefusal(
+            f"{where(tree)}: tile_to_shape of a layout whose inner layout is "
+            "not a CuTe layout (a formula or Triton encoding) is not CuTe"
+        )
+    tiled = cute.tile_to_shape(
+        atom.inner.cute_layout, int_tuple(shape), int_tuple(order[0]) if order else None
+    )
+    return Layout(
+        Inner.of_cute(tiled), atom.outers, atom.pointer, atom.required_align, atom.named_bytes
+    )
 
 
 def _composition_call(tree: Tree, spec: Spec) -> Layout:
     a, b = (read_composition(t, spec) for t in tree.children)
     if a.inner.cute_layout is not None and b.is_plain_cute:
         inner = cute.compose(a.inner.cute_layout, b.inner.cute_layout)
-        return Layout(Inner.of_cute(inner), a.outers, a.pointer,
-                      max(a.required_align, b.required_align), a.named_bytes or b.named_bytes)
+        return Layout(
+            Inner.of_cute(inner),
+            a.outers,
+            a.pointer,
+            max(a.required_align, b.required_align),
+            a.named_bytes or b.named_bytes,
+        )
     return b.under(0, a)
 
 
@@ -353,25 +386,38 @@ def _gmma_atom(tree: Tree, spec: Spec) -> Layout:
     major, mode = str(tok).removeprefix("GMMA::").split("_")[1:3]
     bits = _type_bits(elem, (8, 16, 32))
     b, layout = cute.gmma_atom(major, mode, bits)
-    return Layout(Inner.of_cute(layout), (), PointerSwizzle((b, 4, 3), bits // 8),
-                  cute.byte_swizzle_alignment(b))
+    return Layout(
+        Inner.of_cute(layout),
+        (),
+        PointerSwizzle((b, 4, 3), bits // 8),
+        cute.byte_swizzle_alignment(b),
+    )
 
 
 def _tma_box(tree: Tree, spec: Spec) -> Layout:
     mode, elem, box = tree.children
     spans = {f"{p}SWIZZLE_{n}B": n for n in (32, 64, 128) for p in ("", "CU_TENSOR_MAP_")}
     if str(mode) not in spans:
-        raise OracleRefusal(f"{where(mode)}: TMA swizzle mode {mode}: expected SWIZZLE_32B, "
-                            "SWIZZLE_64B or SWIZZLE_128B")
+        raise OracleRefusal(
+            f"{where(mode)}: TMA swizzle mode {mode}: expected SWIZZLE_32B, "
+            "SWIZZLE_64B or SWIZZLE_128B"
+        )
     extents = int_tuple(box)
-    if isinstance(extents, int) or len(extents) != 2 or not all(
-            isinstance(x, int) for x in extents):
+    if (
+        isinstance(extents, int)
+        or len(extents) != 2
+        or not all(isinstance(x, int) for x in extents)
+    ):
         raise OracleRefusal(f"{where(mode)}: TMA box: expected (inner, outer)")
     bits, span = _type_bits(elem, (8, 16, 32, 64)), spans[str(mode)]
     shape, stride = hardware.tma_box(span, bits, *extents)
     b = span.bit_length() - 5
-    return Layout(Inner.of_cute(cute.make_layout(shape, stride)), (),
-                  PointerSwizzle((b, 4, 3), bits // 8), cute.byte_swizzle_alignment(b))
+    return Layout(
+        Inner.of_cute(cute.make_layout(shape, stride)),
+        (),
+        PointerSwizzle((b, 4, 3), bits // 8),
+        cute.byte_swizzle_alignment(b),
+    )
 
 
 def _triton_encoding(tree: Tree, spec: Spec) -> Layout:
@@ -391,12 +437,16 @@ def _triton_encoding(tree: Tree, spec: Spec) -> Layout:
 def _type_bits(tok: Token, allowed) -> int:
     bits = hardware.TYPE_BITS.get(str(tok))
     if bits not in allowed:
-        raise OracleRefusal(f"{where(tok)}: element type '{tok}' is not one of "
-                            f"{allowed} bits")
+        raise OracleRefusal(f"{where(tok)}: element type '{tok}' is not one of {allowed} bits")
     return bits
 
 
-_BUILDERS = {"layout_ref": _layout_ref, "tile_to_shape": _tile_to_shape,
-             "composition_call": _composition_call, "gmma_atom": _gmma_atom,
-             "tma_box": _tma_box, "triton_encoding": _triton_encoding,
-             "memdesc": lambda tree, spec: _refuse_ttgir(tree)}
+_BUILDERS = {
+    "layout_ref": _layout_ref,
+    "tile_to_shape": _tile_to_shape,
+    "composition_call": _composition_call,
+    "gmma_atom": _gmma_atom,
+    "tma_box": _tma_box,
+    "triton_encoding": _triton_encoding,
+    "memdesc": lambda tree, spec: _refuse_ttgir(tree),
+}

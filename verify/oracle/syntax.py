@@ -9,6 +9,7 @@ several lines inside parentheses": a newline token is dropped while any ``(`` or
 ``[`` is open. It also bounds nesting and statement length so that the recursive
 tree walks of this package stay far from Python's recursion limit.
 """
+
 from __future__ import annotations
 
 from importlib import resources
@@ -34,8 +35,7 @@ class _ParenthesesJoinLines:
         for tok in stream:
             depth += (tok.type in _OPEN) - (tok.type in _CLOSE and depth > 0)
             if depth > MAX_NESTING:
-                raise OracleRefusal(f"line {tok.line}: more than {MAX_NESTING} nested "
-                                    "parentheses")
+                raise OracleRefusal(f"line {tok.line}: more than {MAX_NESTING} nested parentheses")
             if tok.type == "_NL":
                 if depth:
                     continue
@@ -43,8 +43,9 @@ class _ParenthesesJoinLines:
             else:
                 tokens += 1
                 if tokens > MAX_TOKENS_PER_STATEMENT:
-                    raise OracleRefusal(f"line {tok.line}: statement longer than "
-                                        f"{MAX_TOKENS_PER_STATEMENT} tokens")
+                    raise OracleRefusal(
+                        f"line {tok.line}: statement longer than {MAX_TOKENS_PER_STATEMENT} tokens"
+                    )
             yield tok
 
 
@@ -55,9 +56,14 @@ def _parser() -> lark.Lark:
     global _PARSER
     if _PARSER is None:
         grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
-        _PARSER = lark.Lark(grammar, parser="lalr", lexer="contextual",
-                            postlex=_ParenthesesJoinLines(), propagate_positions=True,
-                            maybe_placeholders=False)
+        _PARSER = lark.Lark(
+            grammar,
+            parser="lalr",
+            lexer="contextual",
+            postlex=_ParenthesesJoinLines(),
+            propagate_positions=True,
+            maybe_placeholders=False,
+        )
     return _PARSER
 
 
@@ -68,5 +74,6 @@ def parse(text: str) -> lark.Tree:
     try:
         return _parser().parse(text + "\n")
     except lark.exceptions.UnexpectedInput as e:
-        raise OracleRefusal(f"syntax error at line {getattr(e, 'line', '?')}, column "
-                            f"{getattr(e, 'column', '?')}") from None
+        raise OracleRefusal(
+            f"syntax error at line {getattr(e, 'line', '?')}, column {getattr(e, 'column', '?')}"
+        ) from None

@@ -31,6 +31,7 @@ alignment: 8*S bytes for nvmma_shared (the README; Triton's ``alignment`` agrees
 tested), none for swizzled_shared (Triton reports 16 there; the README asks for
 none, and offsets relative to the buffer do not depend on it).
 """
+
 from __future__ import annotations
 
 import re
@@ -41,11 +42,15 @@ import numpy as np
 from verify.oracle.errors import OracleRefusal, OracleUnavailable
 
 _ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<\{(?P<body>[^}]*)\}>$")
-_ENTRY = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
-                    r"(?P<value>\[[^\]]*\]|true|false|-?\d+)\s*(,|$)")
+_ENTRY = re.compile(
+    r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
+    r"(?P<value>\[[^\]]*\]|true|false|-?\d+)\s*(,|$)"
+)
 _CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
-_FIELDS = {"swizzled_shared": ("vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"),
-           "nvmma_shared": ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded")}
+_FIELDS = {
+    "swizzled_shared": ("vec", "perPhase", "maxPhase", "order", "hasLeadingOffset"),
+    "nvmma_shared": ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded"),
+}
 
 
 def _value(text: str):
@@ -63,15 +68,16 @@ def parse(text: str) -> tuple[str, dict]:
         raise OracleRefusal(f"cannot read the Triton encoding {text!r}")
     kind = "swizzled_shared" if m["kind"] == "shared" else m["kind"]
     if kind not in _FIELDS:
-        raise OracleRefusal(f"Triton encoding '{m['kind']}': the oracle reads swizzled_shared "
-                            "and nvmma_shared")
+        raise OracleRefusal(
+            f"Triton encoding '{m['kind']}': the oracle reads swizzled_shared and nvmma_shared"
+        )
     fields, rest = {}, m["body"]
     while rest.strip():
         e = _ENTRY.match(rest)
         if not e:
             raise OracleRefusal(f"{kind}: cannot read {rest.strip()[:40]!r}")
         fields[e["key"]] = _value(e["value"])
-        rest = rest[e.end():]
+        rest = rest[e.end() :]
     _check_fields(kind, fields)
     return kind, fields
 
@@ -80,8 +86,10 @@ def _check_fields(kind: str, fields: dict):
     for name, value in fields.items():
         if name in _CTA_FIELDS:
             if name != "CTAOrder" and any(v != 1 for v in value):
-                raise OracleRefusal(f"{kind}: {name} = {list(value)} splits the tensor over "
-                                    "CTAs; the oracle reads one CTA's shared memory")
+                raise OracleRefusal(
+                    f"{kind}: {name} = {list(value)} splits the tensor over "
+                    "CTAs; the oracle reads one CTA's shared memory"
+                )
         elif name not in _FIELDS[kind]:
             raise OracleRefusal(f"{kind}: unknown field '{name}'")
 
@@ -115,15 +123,18 @@ def validate(kind: str, fields: dict, shape: tuple[int, ...]) -> tuple:
 def _swizzled_args(fields: dict, shape) -> tuple:
     kind = "swizzled_shared"
     if fields.get("hasLeadingOffset", False):
-        raise OracleRefusal("triton_gpu.shared with hasLeadingOffset = true: the oracle reads "
-                            "it only as #ttg.nvmma_shared")
+        raise OracleRefusal(
+            "triton_gpu.shared with hasLeadingOffset = true: the oracle reads "
+            "it only as #ttg.nvmma_shared"
+        )
     vec, per, most = (_need(fields, k, kind) for k in ("vec", "perPhase", "maxPhase"))
     order = _need(fields, "order", kind)
     for value, what in ((vec, "vec"), (per, "perPhase"), (most, "maxPhase")):
         _power_of_two(value, f"{kind} {what}")
     if sorted(order) != list(range(len(shape))):
-        raise OracleRefusal(f"{kind}: order {list(order)} is not a permutation of "
-                            f"{len(shape)} dimensions")
+        raise OracleRefusal(
+            f"{kind}: order {list(order)} is not a permutation of {len(shape)} dimensions"
+        )
     if np.prod(shape) < 2:
         raise OracleRefusal(f"{kind}: a one-element tensor has no offset bits in Triton")
     return ("swizzled", vec, per, most, tuple(order))
@@ -134,17 +145,22 @@ def _nvmma_args(fields: dict, shape) -> tuple:
     width, bits = _need(fields, "swizzlingByteWidth", kind), _need(fields, "elementBitWidth", kind)
     transposed = fields.get("transposed", False)
     if width not in (32, 64, 128):
-        raise OracleRefusal(f"{kind} swizzlingByteWidth {width}: the oracle reads 32, 64 and "
-                            "128 (the unswizzled interleave's alignment is not specified)")
+        raise OracleRefusal(
+            f"{kind} swizzlingByteWidth {width}: the oracle reads 32, 64 and "
+            "128 (the unswizzled interleave's alignment is not specified)"
+        )
     if bits not in (8, 16, 32, 64) or fields.get("fp4Padded", False):
-        raise OracleRefusal(f"{kind} elementBitWidth {bits}: expected 8, 16, 32 or 64, "
-                            "without fp4Padded")
+        raise OracleRefusal(
+            f"{kind} elementBitWidth {bits}: expected 8, 16, 32 or 64, without fp4Padded"
+        )
     if len(shape) != 2:
         raise OracleRefusal(f"{kind}: the oracle reads 2-D shapes, found {shape}")
     contiguous, rows = (shape[0], shape[1]) if transposed else (shape[1], shape[0])
     if contiguous % (width * 8 // bits) or rows < 8:
-        raise OracleRefusal(f"{kind}: shape {shape} needs a contiguous extent that is a "
-                            f"multiple of {width * 8 // bits} elements and at least 8 rows")
+        raise OracleRefusal(
+            f"{kind}: shape {shape} needs a contiguous extent that is a "
+            f"multiple of {width * 8 // bits} elements and at least 8 rows"
+        )
     return ("nvmma", width, bits, 2, bool(transposed))
 
 
@@ -153,8 +169,10 @@ def _builder():
     try:
         from triton._C.libtriton import gluon_ir, ir
     except ImportError:
-        raise OracleUnavailable("triton is not installed: the oracle evaluates #ttg "
-                                "encodings with Triton's own linear layouts") from None
+        raise OracleUnavailable(
+            "triton is not installed: the oracle evaluates #ttg "
+            "encodings with Triton's own linear layouts"
+        ) from None
     context = ir.context()
     ir.load_dialects(context)
     return context, gluon_ir.GluonOpBuilder(context)
@@ -165,10 +183,10 @@ def offsets(args: tuple, shape: tuple[int, ...]) -> np.ndarray:
     """Element offset of every coordinate, coordinates colexicographic (d0 fastest)."""
     _, builder = _builder()
     from triton.experimental.gluon.language import NVMMASharedLayout, SwizzledSharedLayout
+
     kind, *params = args
     params = [list(p) if isinstance(p, tuple) else p for p in params]
-    encoding = (SwizzledSharedLayout(*params) if kind == "swizzled"
-                else NVMMASharedLayout(*params))
+    encoding = SwizzledSharedLayout(*params) if kind == "swizzled" else NVMMASharedLayout(*params)
     linear = builder.to_linear_layout(encoding._to_ir(builder), list(shape))
     return _inverse(linear.offset_bases, shape)
 
@@ -180,10 +198,10 @@ def _inverse(bases, shape) -> np.ndarray:
     if len(bases) != total.bit_length() - 1:
         raise OracleRefusal(f"Triton's layout has {len(bases)} offset bits for {total} elements")
     table = np.full(total, -1, dtype=np.int64)
-    coord = np.zeros(total, dtype=np.int64)        # coordinate index of each offset, by XOR
+    coord = np.zeros(total, dtype=np.int64)  # coordinate index of each offset, by XOR
     for bit, basis in enumerate(bases):
         half = 1 << bit
-        coord[half:2 * half] = _xor_index(coord[:half], basis, shape, strides)
+        coord[half : 2 * half] = _xor_index(coord[:half], basis, shape, strides)
     table[coord] = np.arange(total)
     if np.any(table < 0):
         raise OracleRefusal("Triton's layout is not a bijection onto the tensor")

@@ -1,4 +1,5 @@
 """What a parsed spec says, before names are resolved into address functions."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ class LayoutDef:
     pos: Pos
     pointer_swizzle: Swizzle | None = None
     pointer_bits: int | None = None
-    required_align: int = 1      # bytes the buffer must be aligned to (TMA, wgmma, nvmma)
+    required_align: int = 1  # bytes the buffer must be aligned to (TMA, wgmma, nvmma)
 
     def value(self, coords: list[Expr]) -> Expr:
         """The layout's own offset: elements, or bytes at base 0 for a pointer swizzle."""
@@ -53,8 +54,8 @@ class AccessDef:
     pos: Pos
     instr_pos: Pos = Pos()
     layout_pos: Pos = Pos()
-    weight: int = 1              # how much its wavefronts count in `verify synth`
-    source: SourceDef | None = None   # cp.async's ``from G(coords)``
+    weight: int = 1  # how much its wavefronts count in `verify synth`
+    source: SourceDef | None = None  # cp.async's ``from G(coords)``
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,12 @@ class CheckDef:
     target: str = ""
     second: str = ""
     bound: int = 0
-    exact: bool = False          # "max_ways == k" rather than "<= k"
+    exact: bool = False  # "max_ways == k" rather than "<= k"
     lhs: Expr | None = None
     rhs: Expr | None = None
     loops: tuple[tuple[str, Range], ...] = ()
     expect: str | None = None
-    text: str = ""               # the property as written in the spec
+    text: str = ""  # the property as written in the spec
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class Spec:
     dtype: str | None = None
     dtype_pos: Pos = Pos()
     buffer: Buffer = field(default_factory=Buffer)
-    global_align: int = 16       # ``global align N``: the base of cp.async's global tile
+    global_align: int = 16  # ``global align N``: the base of cp.async's global tile
     global_pos: Pos = Pos()
     layouts: dict[str, LayoutDef] = field(default_factory=dict)
     accesses: dict[str, AccessDef] = field(default_factory=dict)

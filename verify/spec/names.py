@@ -1,4 +1,5 @@
 """Spelling help for messages: "did you mean", and the dtype names people use."""
+
 from __future__ import annotations
 
 import difflib
@@ -9,8 +10,10 @@ from verify.dtypes import DTYPE_ALIASES, DTYPE_BYTES, canonical_dtype  # noqa: F
 
 
 def unknown_dtype_message(name: str) -> str:
-    return (f"unknown dtype '{name}': expected one of {', '.join(sorted(DTYPE_BYTES))} "
-            f"(or fp16, half, bfloat16, float, ...){did_you_mean(name, [*DTYPE_BYTES, *DTYPE_ALIASES])}")
+    return (
+        f"unknown dtype '{name}': expected one of {', '.join(sorted(DTYPE_BYTES))} "
+        f"(or fp16, half, bfloat16, float, ...){did_you_mean(name, [*DTYPE_BYTES, *DTYPE_ALIASES])}"
+    )
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -11,6 +11,7 @@ is parsed on its own and its first error kept, then names are resolved
 (`verify.spec.resolve`). An error that only follows from an earlier one (a use
 of a layout whose definition failed) is not repeated.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,11 +36,19 @@ MAX_NESTING = 32
 MAX_LITERAL = 1 << 64
 
 _FRIENDLY = {
-    "NAME": "a name", "INT": "an integer",
-    "DOTTED": "an instruction name", "_NL": "end of line", "$END": "end of file",
-    "SMEM_PTR": "smem_ptr[Nb]", "SWIZZLE": "Sw<B,M,S>", "CMP": "'<=' or '=='",
-    "VERDICT": "'proved' or 'refuted'", "_COMPOSE": "'o'", "MINUS": "'-'",
-    "GMMA_ATOM": "Layout_K_SW128_Atom", "TRITON_ENCODING": "#ttg.<encoding><{...}>",
+    "NAME": "a name",
+    "INT": "an integer",
+    "DOTTED": "an instruction name",
+    "_NL": "end of line",
+    "$END": "end of file",
+    "SMEM_PTR": "smem_ptr[Nb]",
+    "SWIZZLE": "Sw<B,M,S>",
+    "CMP": "'<=' or '=='",
+    "VERDICT": "'proved' or 'refuted'",
+    "_COMPOSE": "'o'",
+    "MINUS": "'-'",
+    "GMMA_ATOM": "Layout_K_SW128_Atom",
+    "TRITON_ENCODING": "#ttg.<encoding><{...}>",
 }
 
 
@@ -55,8 +64,9 @@ class _LineAwareLexer:
             if tok.type in ("LPAR", "LSQB"):
                 nesting += 1
                 if nesting > MAX_NESTING:
-                    raise SpecError(f"expected at most {MAX_NESTING} nested parentheses, "
-                                    "found more", _pos(tok))
+                    raise SpecError(
+                        f"expected at most {MAX_NESTING} nested parentheses, found more", _pos(tok)
+                    )
             elif tok.type in ("RPAR", "RSQB"):
                 nesting = max(0, nesting - 1)
             if tok.type == "_NL":
@@ -66,8 +76,10 @@ class _LineAwareLexer:
             else:
                 count += 1
                 if count > MAX_TOKENS_PER_STATEMENT:
-                    raise SpecError(f"statement too long: expected at most "
-                                    f"{MAX_TOKENS_PER_STATEMENT} tokens", _pos(tok))
+                    raise SpecError(
+                        f"statement too long: expected at most {MAX_TOKENS_PER_STATEMENT} tokens",
+                        _pos(tok),
+                    )
             yield tok
 
 
@@ -83,14 +95,25 @@ def _int(tok: Token) -> int:
     return value
 
 
-_BIN = {"bor": "|", "bxor": "^", "band": "&", "shl": "<<", "shr": ">>",
-        "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%"}
+_BIN = {
+    "bor": "|",
+    "bxor": "^",
+    "band": "&",
+    "shl": "<<",
+    "shr": ">>",
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "mod": "%",
+}
 
 
 def _binop(op: str):
     def build(self, meta, children):
         a, b = children[0], children[-1]
         return BinOp(op, a, b, Pos(meta.line, meta.column))
+
     return v_args(meta=True)(build)
 
 
@@ -101,11 +124,11 @@ class _ToSpec(Transformer):
         super().__init__()
         self.spec = Spec(file)
         self.source = source
-        self.element_widths: list[tuple[str, int, Pos]] = []   # (notation, bits, where)
-        self.failed: set[str] = set()        # layouts and accesses whose definition failed
+        self.element_widths: list[tuple[str, int, Pos]] = []  # (notation, bits, where)
+        self.failed: set[str] = set()  # layouts and accesses whose definition failed
         self.dtype_failed = False
-        self.aliases: dict[str, str] = {}    # TTGIR '#name = #ttg.<...>' lines: name -> text
-        self.memdesc_types: list[tuple[str, Pos]] = []   # element types memdescs name
+        self.aliases: dict[str, str] = {}  # TTGIR '#name = #ttg.<...>' lines: name -> text
+        self.memdesc_types: list[tuple[str, Pos]] = []  # element types memdescs name
 
     def encoding_text(self, tok: Token) -> str:
         """A Triton encoding's text: as written, or what its '#alias' names."""
@@ -115,9 +138,12 @@ class _ToSpec(Transformer):
         if text not in self.aliases:
             if text in self.failed:
                 raise _FollowOn(f"'{text}' is not defined", _pos(tok))
-            raise SpecError(f"unknown encoding alias '{text}': expected one defined above, as "
-                            f"'{text} = #ttg.swizzled_shared<{{...}}>'"
-                            f"{did_you_mean(text, self.aliases)}", _pos(tok))
+            raise SpecError(
+                f"unknown encoding alias '{text}': expected one defined above, as "
+                f"'{text} = #ttg.swizzled_shared<{{...}}>'"
+                f"{did_you_mean(text, self.aliases)}",
+                _pos(tok),
+            )
         return self.aliases[text]
 
     def known_layout(self, tok: Token) -> LayoutDef:
@@ -126,8 +152,11 @@ class _ToSpec(Transformer):
             return ldef
         if str(tok) in self.failed:
             raise _FollowOn(f"layout '{tok}' is not defined", _pos(tok))
-        raise SpecError(f"unknown layout '{tok}': expected one defined above"
-                        f"{did_you_mean(str(tok), self.spec.layouts)}", _pos(tok))
+        raise SpecError(
+            f"unknown layout '{tok}': expected one defined above"
+            f"{did_you_mean(str(tok), self.spec.layouts)}",
+            _pos(tok),
+        )
 
     def num(self, children):
         return Const(_int(children[0]), _pos(children[0]))
@@ -172,9 +201,10 @@ class _ToSpec(Transformer):
 
     def composition(self, children):
         for term in children:
-            if isinstance(term, Token):          # smem_ptr[Nb]: the only bare token term
-                self.element_widths.append((str(term).split("(")[0], _pointer_bits(term),
-                                            _pos(term)))
+            if isinstance(term, Token):  # smem_ptr[Nb]: the only bare token term
+                self.element_widths.append(
+                    (str(term).split("(")[0], _pointer_bits(term), _pos(term))
+                )
         return children
 
     # layout builders: each gives a whole (anonymous) layout ---------------------
@@ -199,22 +229,32 @@ class _ToSpec(Transformer):
         if inner.pointer_swizzle is not None:
             raise SpecError("composition(A, B): B swizzles byte addresses; expected it as A", pos)
         function = cute.composition(outer.function, inner.function, pos)
-        return (replace(outer, function=function,
-                        required_align=max(outer.required_align, inner.required_align)), pos)
+        return (
+            replace(
+                outer,
+                function=function,
+                required_align=max(outer.required_align, inner.required_align),
+            ),
+            pos,
+        )
 
     def gmma_atom(self, children):
         tok, elem = children
         swizzle, bits, layout = cute.gmma_atom(str(tok), str(elem), _pos(tok))
         self.element_widths.append((f"{tok}<{elem}>", bits, _pos(tok)))
-        return (LayoutDef("", layout, _pos(tok), swizzle, bits,
-                          cute.required_alignment(swizzle)), _pos(tok))
+        return (
+            LayoutDef("", layout, _pos(tok), swizzle, bits, cute.required_alignment(swizzle)),
+            _pos(tok),
+        )
 
     def tma_box(self, children):
         mode, elem, (box, pos) = children
         swizzle, bits, layout = cute.tma_box(str(mode), str(elem), box, _pos(mode))
         self.element_widths.append((f"tma box of {elem}", bits, _pos(elem)))
-        return (LayoutDef("", layout, _pos(mode), swizzle, bits,
-                          cute.required_alignment(swizzle)), _pos(mode))
+        return (
+            LayoutDef("", layout, _pos(mode), swizzle, bits, cute.required_alignment(swizzle)),
+            _pos(mode),
+        )
 
     def encoding_alias_stmt(self, children):
         head, value = children
@@ -236,18 +276,31 @@ class _ToSpec(Transformer):
         tok, (shape, _) = children
         shape = (shape,) if isinstance(shape, int) else shape
         if any(not isinstance(n, int) for n in shape):
-            raise SpecError(f"shape of a Triton encoding: expected flat extents, found {shape}",
-                            _pos(tok))
+            raise SpecError(
+                f"shape of a Triton encoding: expected flat extents, found {shape}", _pos(tok)
+            )
         return self._encoded_layout(self.encoding_text(tok), shape, _pos(tok))
 
     def _encoded_layout(self, text: str, shape: tuple[int, ...], pos: Pos):
         encoding = triton.parse_encoding(text, pos)
         if "elementBitWidth" in encoding.fields:
-            self.element_widths.append((f"#ttg.{encoding.kind} with elementBitWidth = "
-                                        f"{encoding.fields['elementBitWidth']}",
-                                        encoding.fields["elementBitWidth"], pos))
-        return (LayoutDef("", triton.layout(encoding, shape, pos), pos,
-                          required_align=triton.required_alignment(encoding)), pos)
+            self.element_widths.append(
+                (
+                    f"#ttg.{encoding.kind} with elementBitWidth = "
+                    f"{encoding.fields['elementBitWidth']}",
+                    encoding.fields["elementBitWidth"],
+                    pos,
+                )
+            )
+        return (
+            LayoutDef(
+                "",
+                triton.layout(encoding, shape, pos),
+                pos,
+                required_align=triton.required_alignment(encoding),
+            ),
+            pos,
+        )
 
     # accesses by a thread map (verify.notation.threads) ---------------------------
 
@@ -255,8 +308,9 @@ class _ToSpec(Transformer):
         tok, (shape, _) = children
         shape = (shape,) if isinstance(shape, int) else shape
         if any(not isinstance(n, int) for n in shape):
-            raise SpecError(f"shape of a Triton encoding: expected flat extents, found {shape}",
-                            _pos(tok))
+            raise SpecError(
+                f"shape of a Triton encoding: expected flat extents, found {shape}", _pos(tok)
+            )
         return threads.TritonThreads.read(self.encoding_text(tok), shape, _pos(tok))
 
     def cute_threads(self, children):
@@ -268,15 +322,24 @@ class _ToSpec(Transformer):
         if str(name) in self.spec.accesses:
             raise SpecError(f"access '{name}' is defined twice", _pos(name))
         self.spec.accesses[str(name)] = threads.MappedAccessDef(
-            str(name), str(instr), str(layout), (), (), _pos(name), instr_pos=_pos(instr),
-            layout_pos=_pos(layout), threads=thread_map)
+            str(name),
+            str(instr),
+            str(layout),
+            (),
+            (),
+            _pos(name),
+            instr_pos=_pos(instr),
+            layout_pos=_pos(layout),
+            threads=thread_map,
+        )
 
     def param(self, children):
         name, lo, hi = children
         r = Range(_constant(lo), _constant(hi))
         if r.size <= 0:
-            raise SpecError(f"range of '{name}' is empty: expected lo..hi with lo < hi, "
-                            f"found {r}", _pos(name))
+            raise SpecError(
+                f"range of '{name}' is empty: expected lo..hi with lo < hi, found {r}", _pos(name)
+            )
         return (str(name), r, _pos(name))
 
     def for_clause(self, children):
@@ -305,8 +368,12 @@ class _ToSpec(Transformer):
         opts = {}
         for kw, value in (c.children for c in children):
             opts[str(kw)] = _int(value)
-        self.spec.buffer = Buffer(opts.get("align", 16), opts.get("stages", 1),
-                                  opts.get("stage_bytes", 0), Pos(meta.line, meta.column))
+        self.spec.buffer = Buffer(
+            opts.get("align", 16),
+            opts.get("stages", 1),
+            opts.get("stage_bytes", 0),
+            Pos(meta.line, meta.column),
+        )
 
     def cute_layout_stmt(self, children):
         name, terms = children
@@ -319,9 +386,11 @@ class _ToSpec(Transformer):
         coordinates = [n for n, _ in ranges]
         unknown = first_var(body, set(coordinates))
         if unknown is not None:
-            raise SpecError(f"formula uses '{unknown.name}', expected only its coordinates "
-                            f"{coordinates}{did_you_mean(unknown.name, coordinates)}",
-                            unknown.pos if unknown.pos.line else _pos(name))
+            raise SpecError(
+                f"formula uses '{unknown.name}', expected only its coordinates "
+                f"{coordinates}{did_you_mean(unknown.name, coordinates)}",
+                unknown.pos if unknown.pos.line else _pos(name),
+            )
         self._define(LayoutDef(str(name), Formula(ranges, body), _pos(name)))
 
     def unknown_layout_stmt(self, children):
@@ -330,11 +399,14 @@ class _ToSpec(Transformer):
         name, rows, cols = children
         extents = (_int(rows), _int(cols))
         if min(extents) < 1:
-            raise SpecError(f"unknown layout ?{extents}: expected extents of at least 1",
-                            _pos(rows))
+            raise SpecError(
+                f"unknown layout ?{extents}: expected extents of at least 1", _pos(rows)
+            )
         if self.spec.unknown_layouts:
-            raise SpecError("a spec may leave one layout unknown: expected a single "
-                            "'layout NAME = ?(R, C)'", _pos(name))
+            raise SpecError(
+                "a spec may leave one layout unknown: expected a single 'layout NAME = ?(R, C)'",
+                _pos(name),
+            )
         self._define(LayoutDef(str(name), CuteLayout(extents, (extents[1], 1)), _pos(name)))
         self.spec.unknown_layouts[str(name)] = UnknownLayout(str(name), *extents, _pos(name))
 
@@ -346,8 +418,9 @@ class _ToSpec(Transformer):
     def weight(self, children):
         value = _int(children[0])
         if value < 1:
-            raise SpecError(f"weight: expected a positive integer, found {value}",
-                            _pos(children[0]))
+            raise SpecError(
+                f"weight: expected a positive integer, found {value}", _pos(children[0])
+            )
         return _Weight(value)
 
     def access_stmt(self, children):
@@ -358,8 +431,17 @@ class _ToSpec(Transformer):
         if str(name) in self.spec.accesses:
             raise SpecError(f"access '{name}' is defined twice", _pos(name))
         self.spec.accesses[str(name)] = AccessDef(
-            str(name), str(instr), str(layout), tuple(rest), loops, _pos(name),
-            _pos(instr), _pos(layout), weight, source)
+            str(name),
+            str(instr),
+            str(layout),
+            tuple(rest),
+            loops,
+            _pos(name),
+            _pos(instr),
+            _pos(layout),
+            weight,
+            source,
+        )
 
     def copy_source(self, children):
         layout, *coords = children
@@ -373,13 +455,20 @@ class _ToSpec(Transformer):
     @v_args(meta=True)
     def check_stmt(self, meta, children):
         check, *expect = children
-        self.spec.checks.append(CheckDef(**{**check, "expect": expect[0] if expect else None,
-                                            "pos": Pos(meta.line, meta.column),
-                                            "text": self._property_text(meta)}))
+        self.spec.checks.append(
+            CheckDef(
+                **{
+                    **check,
+                    "expect": expect[0] if expect else None,
+                    "pos": Pos(meta.line, meta.column),
+                    "text": self._property_text(meta),
+                }
+            )
+        )
 
     def _property_text(self, meta) -> str:
         """The property as written: the statement without 'check' and 'expect ...'."""
-        words = " ".join(self.source[meta.start_pos:meta.end_pos].split())
+        words = " ".join(self.source[meta.start_pos : meta.end_pos].split())
         words = words.removeprefix("check").strip()
         return words.split(" expect ")[0] if " expect " in words else words
 
@@ -396,12 +485,20 @@ class _ToSpec(Transformer):
         return {"kind": "max_ways", "bound": 1, "target": str(c[0])}
 
     def max_ways(self, c):
-        return {"kind": "max_ways", "exact": str(c[0]) == "==", "bound": _int(c[1]),
-                "target": str(c[2])}
+        return {
+            "kind": "max_ways",
+            "exact": str(c[0]) == "==",
+            "bound": _int(c[1]),
+            "target": str(c[2]),
+        }
 
     def wavefronts(self, c):
-        return {"kind": "wavefronts", "exact": str(c[0]) == "==", "bound": _int(c[1]),
-                "target": str(c[2])}
+        return {
+            "kind": "wavefronts",
+            "exact": str(c[0]) == "==",
+            "bound": _int(c[1]),
+            "target": str(c[2]),
+        }
 
     def equivalent_layouts(self, c):
         return {"kind": "equivalent_layouts", "target": str(c[0]), "second": str(c[1])}
@@ -423,8 +520,9 @@ class _Weight:
 
 def _constant(e: Expr) -> int:
     if free_vars(e):
-        raise SpecError(f"range bounds must be constant, found variable "
-                        f"'{sorted(free_vars(e))[0]}'", e.pos)
+        raise SpecError(
+            f"range bounds must be constant, found variable '{sorted(free_vars(e))[0]}'", e.pos
+        )
     return evaluate(e, {})
 
 
@@ -439,11 +537,15 @@ def _no_duplicates(params):
 def _check_congruent(shape, stride, pos: Pos):
     if depth(shape) > 8:
         raise SpecError(f"shape nests {depth(shape)} levels deep: expected at most 8", pos)
-    same = (isinstance(shape, int) == isinstance(stride, int) and
-            (isinstance(shape, int) or len(shape) == len(stride)))
+    same = isinstance(shape, int) == isinstance(stride, int) and (
+        isinstance(shape, int) or len(shape) == len(stride)
+    )
     if not same:
-        raise SpecError(f"shape {fmt_tuple(shape)} and stride {fmt_tuple(stride)} are not congruent: "
-                        "expected the same nesting", pos)
+        raise SpecError(
+            f"shape {fmt_tuple(shape)} and stride {fmt_tuple(stride)} are not congruent: "
+            "expected the same nesting",
+            pos,
+        )
     if not isinstance(shape, int):
         for s, d in zip(shape, stride):
             _check_congruent(s, d, pos)
@@ -465,9 +567,15 @@ def _element_width_errors(spec: Spec, widths: list[tuple[str, int, Pos]]) -> lis
     if spec.dtype not in DTYPE_BYTES:
         return []
     dtype_bits = 8 * DTYPE_BYTES[spec.dtype]
-    return [SpecError(f"{notation} stores {bits}-bit elements: expected {dtype_bits} "
-                      f"bits (dtype {spec.dtype}), found {bits}", pos)
-            for notation, bits, pos in widths if bits != dtype_bits]
+    return [
+        SpecError(
+            f"{notation} stores {bits}-bit elements: expected {dtype_bits} "
+            f"bits (dtype {spec.dtype}), found {bits}",
+            pos,
+        )
+        for notation, bits, pos in widths
+        if bits != dtype_bits
+    ]
 
 
 def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
@@ -482,8 +590,11 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
     if ptr_at:
         i = ptr_at[0]
         if i != 1 or len(ptr_at) > 1 or not isinstance(terms[0][0], Swizzle):
-            raise SpecError("expected 'Sw<B,M,S> o smem_ptr[Nb] o LAYOUT' with the swizzle "
-                            "directly before one smem_ptr", _pos(terms[i]))
+            raise SpecError(
+                "expected 'Sw<B,M,S> o smem_ptr[Nb] o LAYOUT' with the swizzle "
+                "directly before one smem_ptr",
+                _pos(terms[i]),
+            )
         pointer_swizzle = terms[0][0]
         pointer_bits = _pointer_bits(terms[1])
         terms = terms[2:]
@@ -493,8 +604,11 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
     elif isinstance(inner, LayoutDef):
         piece = inner
     else:
-        raise SpecError(f"the right-most term of a layout must be shape:stride or a whole "
-                        f"layout, found {inner}", inner_pos)
+        raise SpecError(
+            f"the right-most term of a layout must be shape:stride or a whole "
+            f"layout, found {inner}",
+            inner_pos,
+        )
     offset = 0
     for term, tpos in reversed(outer_terms):
         if isinstance(term, int):
@@ -506,8 +620,9 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
         raise SpecError("an offset must sit between two layouts: expected 'A o OFFSET o B'", pos)
     if pointer_swizzle is not None:
         if piece.pointer_swizzle is not None:
-            raise SpecError("this layout already swizzles byte addresses: expected one "
-                            "smem_ptr swizzle", pos)
+            raise SpecError(
+                "this layout already swizzles byte addresses: expected one smem_ptr swizzle", pos
+            )
         piece = replace(piece, pointer_swizzle=pointer_swizzle, pointer_bits=pointer_bits)
     return replace(piece, name=name, pos=pos)
 
@@ -515,13 +630,21 @@ def _layout_from_terms(name: str, terms: list, pos: Pos) -> LayoutDef:
 def _compose(outer, offset: int, inner: LayoutDef, pos: Pos) -> LayoutDef:
     """outer o offset o inner, where outer is a swizzle, shape:stride or whole layout."""
     if inner.pointer_swizzle is not None:
-        raise SpecError("a layout that swizzles byte addresses (smem_ptr, a GMMA atom, a "
-                        "TMA box) must be the outermost term of a composition", pos)
+        raise SpecError(
+            "a layout that swizzles byte addresses (smem_ptr, a GMMA atom, a "
+            "TMA box) must be the outermost term of a composition",
+            pos,
+        )
     if not isinstance(outer, LayoutDef):
         return replace(inner, function=Composed(outer, offset, inner.function))
-    return LayoutDef(inner.name, Composed(outer.function, offset, inner.function), pos,
-                     outer.pointer_swizzle, outer.pointer_bits,
-                     max(outer.required_align, inner.required_align))
+    return LayoutDef(
+        inner.name,
+        Composed(outer.function, offset, inner.function),
+        pos,
+        outer.pointer_swizzle,
+        outer.pointer_bits,
+        max(outer.required_align, inner.required_align),
+    )
 
 
 _PARSER = None
@@ -531,9 +654,14 @@ def _parser() -> lark.Lark:
     global _PARSER
     if _PARSER is None:
         grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
-        _PARSER = lark.Lark(grammar, parser="lalr", lexer="contextual",
-                            postlex=_LineAwareLexer(), propagate_positions=True,
-                            maybe_placeholders=False)
+        _PARSER = lark.Lark(
+            grammar,
+            parser="lalr",
+            lexer="contextual",
+            postlex=_LineAwareLexer(),
+            propagate_positions=True,
+            maybe_placeholders=False,
+        )
     return _PARSER
 
 
@@ -546,8 +674,9 @@ def parse_expr(text: str, pos: Pos = Pos()) -> Expr:
     global _EXPR_PARSER
     if _EXPR_PARSER is None:
         grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
-        _EXPR_PARSER = lark.Lark(grammar, parser="lalr", start="expr",
-                                 propagate_positions=True, maybe_placeholders=False)
+        _EXPR_PARSER = lark.Lark(
+            grammar, parser="lalr", start="expr", propagate_positions=True, maybe_placeholders=False
+        )
     try:
         return _ToSpec("<expr>", text).transform(_EXPR_PARSER.parse(text))
     except (lark.exceptions.UnexpectedInput, lark.exceptions.VisitError) as e:
@@ -580,10 +709,16 @@ def _syntax_error(err: lark.exceptions.UnexpectedInput) -> SpecError:
         return SpecError(f"unexpected character {err.char!r}", pos)
     if isinstance(err, lark.exceptions.UnexpectedToken):
         tok = err.token
-        found = "end of line" if tok.type == "_NL" else (
-            "end of file" if tok.type == "$END" else repr(str(tok)))
-        return SpecError(f"expected {_describe_expected(err.expected)}, found {found}"
-                         f"{_keyword_hint(tok, err.expected)}", pos)
+        found = (
+            "end of line"
+            if tok.type == "_NL"
+            else ("end of file" if tok.type == "$END" else repr(str(tok)))
+        )
+        return SpecError(
+            f"expected {_describe_expected(err.expected)}, found {found}"
+            f"{_keyword_hint(tok, err.expected)}",
+            pos,
+        )
     return SpecError(f"unexpected end of file; expected {_describe_expected(err.expected)}", pos)
 
 
@@ -613,11 +748,15 @@ class _FollowOn(SpecError):
 # Comments, and what starts with '#' but is not one: Triton encodings, and the head
 # of a TTGIR alias line ('#shared =', at the start of a line).
 _ALIAS_HEAD = r"(?m:^[\t ]*#[A-Za-z_][A-Za-z0-9_]*[\t ]*=)"
-_COMMENT_OR_ENCODING = (_ALIAS_HEAD + r"|#(?:ttg|triton_gpu)\.[A-Za-z_]+<(?:[^<>\n]|"
-                        r"<(?:[^<>\n]|<[^<>\n]*>)*>)*>|#ttg\.shared_memory|#[^\n]*")
+_COMMENT_OR_ENCODING = (
+    _ALIAS_HEAD + r"|#(?:ttg|triton_gpu)\.[A-Za-z_]+<(?:[^<>\n]|"
+    r"<(?:[^<>\n]|<[^<>\n]*>)*>)*>|#ttg\.shared_memory|#[^\n]*"
+)
 _STATEMENT_BREAKS = re.compile(_COMMENT_OR_ENCODING + r"|[()\[\]\n]")
-_DEFINES = re.compile(r"[\t ]*(?:(?:layout|access)[\t ]+(?P<name>[A-Za-z][A-Za-z0-9_]*)|"
-                      r"(?P<alias>#[A-Za-z_][A-Za-z0-9_]*)[\t ]*=)")
+_DEFINES = re.compile(
+    r"[\t ]*(?:(?:layout|access)[\t ]+(?P<name>[A-Za-z][A-Za-z0-9_]*)|"
+    r"(?P<alias>#[A-Za-z_][A-Za-z0-9_]*)[\t ]*=)"
+)
 
 
 def _statements(text: str):
@@ -634,7 +773,7 @@ def _statements(text: str):
         elif c == "\n":
             line += 1
             if depth == 0:
-                yield start_line, start, text[start:m.end()]
+                yield start_line, start, text[start : m.end()]
                 start, start_line = m.end(), line
     yield start_line, start, text[start:]
 
@@ -648,9 +787,15 @@ def statement_texts(text: str) -> list[tuple[int, str]]:
 def _is_blank(chunk: str) -> bool:
     """Only whitespace and comments (a Triton encoding is not a comment)."""
     kept = ("#ttg", "#triton_gpu")
-    return not re.sub(_COMMENT_OR_ENCODING,
-                      lambda m: m.group() if m.group().lstrip().startswith(kept)
-                      or re.fullmatch(_ALIAS_HEAD, m.group()) else "", chunk).strip()
+    return not re.sub(
+        _COMMENT_OR_ENCODING,
+        lambda m: (
+            m.group()
+            if m.group().lstrip().startswith(kept) or re.fullmatch(_ALIAS_HEAD, m.group())
+            else ""
+        ),
+        chunk,
+    ).strip()
 
 
 def _shift(tree: lark.Tree, lines: int, chars: int):
@@ -678,8 +823,9 @@ def _shifted(error: SpecError, first_line: int, chunk: str) -> SpecError:
     return SpecError(error.message, Pos(first_line + len(lines) - 1, len(lines[-1]) + 1))
 
 
-def _statement_error(transformer: _ToSpec, first_line: int, offset: int,
-                     chunk: str) -> SpecError | None:
+def _statement_error(
+    transformer: _ToSpec, first_line: int, offset: int, chunk: str
+) -> SpecError | None:
     """Parse and apply one statement; its first error, if any."""
     widths = len(transformer.element_widths)
     try:
@@ -693,9 +839,9 @@ def _statement_error(transformer: _ToSpec, first_line: int, offset: int,
         error = e.orig_exc
     except lark.exceptions.UnexpectedInput as e:
         error = _shifted(_syntax_error(e), first_line, chunk)
-    except SpecError as e:          # from the post-lexer, inside the statement
+    except SpecError as e:  # from the post-lexer, inside the statement
         error = _shifted(e, first_line, chunk)
-    del transformer.element_widths[widths:]       # a failed layout names no width
+    del transformer.element_widths[widths:]  # a failed layout names no width
     defined = _DEFINES.match(chunk)
     if defined:
         transformer.failed.add(defined["name"] or defined["alias"])
@@ -704,8 +850,9 @@ def _statement_error(transformer: _ToSpec, first_line: int, offset: int,
 
 def _check_input(text: str):
     if len(text) > MAX_SPEC_BYTES:
-        raise SpecError(f"spec is {len(text)} characters long: expected at most "
-                        f"{MAX_SPEC_BYTES}", Pos(1, 1))
+        raise SpecError(
+            f"spec is {len(text)} characters long: expected at most {MAX_SPEC_BYTES}", Pos(1, 1)
+        )
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise SpecError("expected text, found a NUL byte", Pos(line, 1))
@@ -731,8 +878,10 @@ def parse_text(text: str, file: str = "<input>") -> Spec:
     errors += _element_width_errors(spec, transformer.element_widths)
     errors += resolution_errors(spec, text, transformer.failed, transformer.dtype_failed)
     if errors:
-        errors = sorted((e.located(file).with_source(text) for e in errors),
-                        key=lambda e: (e.pos.line, e.pos.col))
+        errors = sorted(
+            (e.located(file).with_source(text) for e in errors),
+            key=lambda e: (e.pos.line, e.pos.col),
+        )
         raise (errors[0] if len(errors) == 1 else SpecErrors(errors)) from None
     return spec
 
@@ -747,6 +896,9 @@ def parse_file(path: str) -> Spec:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
-        raise SpecError(f"expected UTF-8 text, found byte 0x{raw[e.start]:02x}",
-                        Pos(line, e.start - raw.rfind(b"\n", 0, e.start)), path) from None
+        raise SpecError(
+            f"expected UTF-8 text, found byte 0x{raw[e.start]:02x}",
+            Pos(line, e.start - raw.rfind(b"\n", 0, e.start)),
+            path,
+        ) from None
     return parse_text(text, path)

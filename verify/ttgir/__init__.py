@@ -13,6 +13,7 @@ num_stages=3)`` compiles a @triton.jit / @gluon.jit function for a target on the
 CPU and checks it; ``check_compiled(compiled)`` checks an already compiled kernel
 (`verify.ttgir.kernel`).
 """
+
 from __future__ import annotations
 
 from verify.results import CheckResult

@@ -14,6 +14,7 @@ Output: ``{"target", "num_warps", "threads_per_warp", "ops", "buffers"}``, or
 ``loops``: the Python source location of every ``scf.for`` around it, outermost
 first (how often it runs is a question of those loops' trip counts).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,18 +23,39 @@ import re
 import sys
 
 # The four operations that move data between registers and shared memory.
-DATA_OPS = ("ttg.local_alloc", "ttg.local_store", "ttg.local_load",
-            "ttg.async_copy_global_to_local")
+DATA_OPS = (
+    "ttg.local_alloc",
+    "ttg.local_store",
+    "ttg.local_load",
+    "ttg.async_copy_global_to_local",
+)
 # Views keep the buffer and change how it is seen.
-VIEW_OPS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans",
-            "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
+VIEW_OPS = (
+    "ttg.memdesc_index",
+    "ttg.memdesc_subslice",
+    "ttg.memdesc_trans",
+    "ttg.memdesc_reshape",
+    "ttg.memdesc_reinterpret",
+)
 # Operations that take a buffer without reading or writing its elements.
-BOOKKEEPING = ("ttg.local_dealloc", "ttng.warp_group_dot_wait", "ttg.async_wait",
-               "ttg.async_commit_group", "ttng.fence_async_shared", "scf.yield",
-               "scf.for", "scf.if", "scf.while", "scf.condition", "tt.return")
-_OP_LINE = re.compile(r"^\s*(?:(?P<result>%[\w$.-]+)(?::\d+)?\s*=\s*)?\"?"
-                      r"(?P<op>ttg\.(?:local_alloc|local_store|local_load|"
-                      r"async_copy_global_to_local))\b(?P<rest>.*)$")
+BOOKKEEPING = (
+    "ttg.local_dealloc",
+    "ttng.warp_group_dot_wait",
+    "ttg.async_wait",
+    "ttg.async_commit_group",
+    "ttng.fence_async_shared",
+    "scf.yield",
+    "scf.for",
+    "scf.if",
+    "scf.while",
+    "scf.condition",
+    "tt.return",
+)
+_OP_LINE = re.compile(
+    r"^\s*(?:(?P<result>%[\w$.-]+)(?::\d+)?\s*=\s*)?\"?"
+    r"(?P<op>ttg\.(?:local_alloc|local_store|local_load|"
+    r"async_copy_global_to_local))\b(?P<rest>.*)$"
+)
 _FILE_LINE = re.compile(r'"(?P<file>[^"]+)":(?P<line>\d+):(?P<col>\d+)')
 # ``#loc24 = loc(callsite(#loc9 at #loc3))``: the body of each location alias.
 _LOC_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$", re.MULTILINE)
@@ -41,8 +63,10 @@ _LOC_REF = re.compile(r"#loc\d*\b")
 MAX_LOC_EXPANSIONS = 64
 # Shapes and the element type are read from the printed memdesc type: the bindings
 # have no accessor for them. ``!ttg.memdesc<128x16xf16, #enc, #smem, mutable, 128x64>``
-_MEMDESC = re.compile(r"^!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>[a-zA-Z]\w*)"
-                      r"(?P<rest>.*?)(?:,\s*(?P<alloc>\d+(?:x\d+)*))?>$")
+_MEMDESC = re.compile(
+    r"^!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>[a-zA-Z]\w*)"
+    r"(?P<rest>.*?)(?:,\s*(?P<alloc>\d+(?:x\d+)*))?>$"
+)
 _ENCODING = re.compile(r"#ttg\.\w+<\{[^}]*\}>")
 _FOR_LINE = re.compile(r"^\s*(?:%[\w$.-]+(?::\d+)?\s*=\s*)?scf\.for\b")
 _CLOSE_LOC = re.compile(r"^\s*\}(.*)$")
@@ -82,15 +106,14 @@ def _text_ops(text: str) -> list[dict]:
         m = _OP_LINE.match(line)
         if m:
             entry = {"op": m["op"], "name": m["result"], "ttgir_line": number}
-            if m["result"] is None:   # local_store: name it by the stored value
+            if m["result"] is None:  # local_store: name it by the stored value
                 operand = re.match(r"\s*(%[\w$.-]+)", m["rest"])
                 entry["name"] = operand[1] if operand else None
                 entry["loc"] = _printed_location(m["rest"], aliases)
             out.append(entry)
     loops = _loop_spans(text, aliases)
     for entry in out:
-        entry["loops"] = [loc for first, last, loc in loops
-                          if first < entry["ttgir_line"] < last]
+        entry["loops"] = [loc for first, last, loc in loops if first < entry["ttgir_line"] < last]
     return out
 
 
@@ -108,8 +131,9 @@ def _loop_spans(text: str, aliases: dict[str, str]) -> list[tuple[int, int, dict
         while open_loops and depth <= open_loops[-1][1]:
             first, _ = open_loops.pop()
             closing = _CLOSE_LOC.match(line)
-            spans.append((first, number,
-                          _printed_location(closing[1], aliases) if closing else None))
+            spans.append(
+                (first, number, _printed_location(closing[1], aliases) if closing else None)
+            )
     return sorted(spans)
 
 
@@ -122,11 +146,10 @@ def _printed_location(rest: str, aliases: dict[str, str]) -> dict | None:
     for _ in range(MAX_LOC_EXPANSIONS):
         found, ref = _FILE_LINE.search(body), _LOC_REF.search(body)
         if found and (ref is None or found.start() < ref.start()):
-            return {"file": found["file"], "line": int(found["line"]),
-                    "col": int(found["col"])}
+            return {"file": found["file"], "line": int(found["line"]), "col": int(found["col"])}
         if ref is None:
             return None
-        body = body[:ref.start()] + aliases.get(ref[0], "") + body[ref.end():]
+        body = body[: ref.start()] + aliases.get(ref[0], "") + body[ref.end() :]
     return None
 
 
@@ -135,7 +158,7 @@ class Extractor:
         self.module = module
         self.builder = builder
         self.text_ops = text_ops
-        self.views: dict[int, tuple[str, int | None]] = {}   # value id -> (op, source id)
+        self.views: dict[int, tuple[str, int | None]] = {}  # value id -> (op, source id)
         self.allocs: dict[int, dict] = {}
         self.ops: list[dict] = []
 
@@ -148,10 +171,13 @@ class Extractor:
         self._name_ops()
         for entry in self.ops:
             entry["buffer"] = self._root(entry.pop("_memdesc_id"), entry)
-        return {"target": top.get_str_attr("ttg.target"),
-                "num_warps": top.get_int_attr("ttg.num-warps"),
-                "threads_per_warp": top.get_int_attr("ttg.threads-per-warp"),
-                "ops": self.ops, "buffers": list(self.allocs.values())}
+        return {
+            "target": top.get_str_attr("ttg.target"),
+            "num_warps": top.get_int_attr("ttg.num-warps"),
+            "threads_per_warp": top.get_int_attr("ttg.threads-per-warp"),
+            "ops": self.ops,
+            "buffers": list(self.allocs.values()),
+        }
 
     # -- one operation ---------------------------------------------------------
 
@@ -162,8 +188,11 @@ class Extractor:
             return
         if name == "ttg.local_alloc":
             result = op.get_result(0)
-            self.allocs[result.id()] = {"id": result.id(), **self._memdesc(result),
-                                        "loc": _location(result)}
+            self.allocs[result.id()] = {
+                "id": result.id(),
+                **self._memdesc(result),
+                "loc": _location(result),
+            }
         if name in DATA_OPS:
             self.ops.append(self._data_op(op, name))
         elif name == "ttg.convert_layout":
@@ -175,19 +204,29 @@ class Extractor:
 
     def _data_op(self, op, name: str) -> dict:
         memdesc, tensor = _operands(op, name)
-        return {"op": name, "loc": _location(op.get_result(0) if op.get_num_results()
-                                             else tensor),
-                "memdesc": self._memdesc(memdesc), "_memdesc_id": memdesc.id(),
-                "tensor": self._tensor(tensor) if tensor is not None else None}
+        return {
+            "op": name,
+            "loc": _location(op.get_result(0) if op.get_num_results() else tensor),
+            "memdesc": self._memdesc(memdesc),
+            "_memdesc_id": memdesc.id(),
+            "tensor": self._tensor(tensor) if tensor is not None else None,
+        }
 
     def _convert_layout(self, op):
         """A conversion that is not trivial may go through scratch shared memory."""
         source, result = op.get_operand(0), op.get_result(0)
         if self.builder.is_convert_layout_trivial(result.get_type(), source):
             return
-        self.ops.append({"op": "ttg.convert_layout", "loc": _location(result),
-                         "memdesc": None, "_memdesc_id": None, "tensor": None,
-                         "types": [str(source.get_type()), str(result.get_type())]})
+        self.ops.append(
+            {
+                "op": "ttg.convert_layout",
+                "loc": _location(result),
+                "memdesc": None,
+                "_memdesc_id": None,
+                "tensor": None,
+                "types": [str(source.get_type()), str(result.get_type())],
+            }
+        )
 
     def _reduce(self, op):
         """A reduction whose axis spans several warps exchanges the warps' partial
@@ -204,16 +243,30 @@ class Extractor:
         except Exception:  # noqa: BLE001 -- a layout Gluon cannot name: listed, not guessed
             across_warps = True
         if across_warps:
-            self.ops.append({"op": "tt.reduce", "loc": _location(op.get_result(0)),
-                             "memdesc": None, "_memdesc_id": None, "tensor": None})
+            self.ops.append(
+                {
+                    "op": "tt.reduce",
+                    "loc": _location(op.get_result(0)),
+                    "memdesc": None,
+                    "_memdesc_id": None,
+                    "tensor": None,
+                }
+            )
 
     def _other_shared_use(self, op, name: str):
         operands = [op.get_operand(i) for i in range(op.get_num_operands())]
         if not any(str(v.get_type()).startswith("!ttg.memdesc") for v in operands):
             return
         loc_value = op.get_result(0) if op.get_num_results() else operands[0]
-        self.ops.append({"op": name, "loc": _location(loc_value), "memdesc": None,
-                         "_memdesc_id": None, "tensor": None})
+        self.ops.append(
+            {
+                "op": name,
+                "loc": _location(loc_value),
+                "memdesc": None,
+                "_memdesc_id": None,
+                "tensor": None,
+            }
+        )
 
     # -- layouts, through Triton ------------------------------------------------
 
@@ -227,18 +280,25 @@ class Extractor:
         shape = [int(n) for n in m["shape"].rstrip("x").split("x")]
         alloc = [int(n) for n in m["alloc"].split("x")] if m["alloc"] else shape
         encoding = _ENCODING.search(m["rest"])
-        out = {"type": text, "shape": shape, "alloc_shape": alloc, "element": m["elem"],
-               "encoding": encoding[0] if encoding else None}
+        out = {
+            "type": text,
+            "shape": shape,
+            "alloc_shape": alloc,
+            "element": m["elem"],
+            "encoding": encoding[0] if encoding else None,
+        }
         try:
             layout = self.builder.get_gluon_layout_from_memdesc(value)
             # Leading dimensions beyond the encoding's rank are buffers (stages):
             # the encoding lays out one of them, and they follow one another.
             rank = len(layout.order) if hasattr(layout, "order") else getattr(layout, "rank", 2)
-            out["stage_shape"] = alloc[len(alloc) - rank:]
-            linear = self.builder.to_linear_layout(layout._to_ir(self.builder),
-                                                   out["stage_shape"])
-            out["shared"] = {"offset": linear.offset_bases, "block": linear.block_bases,
-                             "alignment": linear.alignment}
+            out["stage_shape"] = alloc[len(alloc) - rank :]
+            linear = self.builder.to_linear_layout(layout._to_ir(self.builder), out["stage_shape"])
+            out["shared"] = {
+                "offset": linear.offset_bases,
+                "block": linear.block_bases,
+                "alignment": linear.alignment,
+            }
         except Exception as e:  # noqa: BLE001 -- an encoding Gluon cannot name
             out["error"] = f"{type(e).__name__}: {e}"
         return out
@@ -250,9 +310,14 @@ class Extractor:
             shape = list(self.builder.get_shape_from_tensor(value))
             layout = self.builder.get_gluon_layout_from_tensor(value)
             linear = self.builder.to_linear_layout(layout._to_ir(self.builder), shape)
-            out.update(shape=shape, encoding=repr(layout),
-                       register=linear.reg_bases, lane=linear.lane_bases,
-                       warp=linear.warp_bases, block=linear.block_bases)
+            out.update(
+                shape=shape,
+                encoding=repr(layout),
+                register=linear.reg_bases,
+                lane=linear.lane_bases,
+                warp=linear.warp_bases,
+                block=linear.block_bases,
+            )
         except Exception as e:  # noqa: BLE001 -- reported as not modelled, with why
             out["layout_error"] = f"{type(e).__name__}: {e}"
         return out
@@ -263,8 +328,9 @@ class Extractor:
         data = [e for e in self.ops if e["op"] in DATA_OPS]
         if [e["op"] for e in data] == [t["op"] for t in self.text_ops]:
             for entry, printed in zip(data, self.text_ops):
-                entry.update(name=printed["name"], ttgir_line=printed["ttgir_line"],
-                             loops=printed["loops"])
+                entry.update(
+                    name=printed["name"], ttgir_line=printed["ttgir_line"], loops=printed["loops"]
+                )
                 if printed.get("loc"):
                     entry["loc"] = printed["loc"]
 
@@ -273,7 +339,7 @@ class Extractor:
         chain = []
         while value_id is not None and value_id not in self.allocs:
             if value_id not in self.views:
-                break                      # a block argument: a loop-carried buffer
+                break  # a block argument: a loop-carried buffer
             view, value_id = self.views[value_id]
             chain.append(view)
         entry["views"] = chain
@@ -286,7 +352,7 @@ def _operands(op, name: str):
         return op.get_result(0), (op.get_operand(0) if op.get_num_operands() else None)
     if name == "ttg.local_load":
         return op.get_operand(0), op.get_result(0)
-    return op.get_operand(1), op.get_operand(0)   # local_store, async_copy (pointers)
+    return op.get_operand(1), op.get_operand(0)  # local_store, async_copy (pointers)
 
 
 def _location(value) -> dict | None:
@@ -303,6 +369,7 @@ def _location(value) -> dict | None:
 
 def _triton_dir() -> str:
     import triton
+
     return os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
 
 

@@ -13,6 +13,7 @@ it. Pointers get ``tt.divisibility = 16``, as Triton's launcher gives 16-byte
 aligned pointers (every torch allocation), so loads vectorise as they do at run
 time; integers get no hint (their values are not known here).
 """
+
 from __future__ import annotations
 
 import ast
@@ -86,20 +87,27 @@ def build_signature(fn, given: dict[str, str], constexprs: dict) -> tuple[dict, 
     at = Pos(fn.def_file_line_number, 1)
     unknown = set(given) - {p.name for p in fn.params}
     if unknown:
-        raise SpecError(f"--signature names {sorted(unknown)[0]!r}, which {fn.__name__} "
-                        "does not take", at)
+        raise SpecError(
+            f"--signature names {sorted(unknown)[0]!r}, which {fn.__name__} does not take", at
+        )
     signature, values, attrs = {}, dict(constexprs), {}
     for param in fn.params:
         ty = _param_type(param, given, constexprs)
         if ty is None:
-            raise SpecError(f"cannot infer the type of parameter {param.name!r} of "
-                            f"{fn.__name__}: give it, e.g. --signature '{param.name}:*fp16' "
-                            f"or -D {param.name}=VALUE", at)
+            raise SpecError(
+                f"cannot infer the type of parameter {param.name!r} of "
+                f"{fn.__name__}: give it, e.g. --signature '{param.name}:*fp16' "
+                f"or -D {param.name}=VALUE",
+                at,
+            )
         if ty == "constexpr" and param.name not in values:
             default = param._param.default
             if default is param._param.empty:
-                raise SpecError(f"constexpr parameter {param.name!r} of {fn.__name__} has "
-                                f"no value: give -D {param.name}=VALUE", at)
+                raise SpecError(
+                    f"constexpr parameter {param.name!r} of {fn.__name__} has "
+                    f"no value: give -D {param.name}=VALUE",
+                    at,
+                )
             values[param.name] = default
         signature[param.name] = ty
         if ty.startswith("*"):
@@ -109,25 +117,36 @@ def build_signature(fn, given: dict[str, str], constexprs: dict) -> tuple[dict, 
 
 def _is_gluon(fn) -> bool:
     from triton.experimental.gluon._runtime import GluonJITFunction
+
     return isinstance(fn, GluonJITFunction)
 
 
-def compile_kernel(fn, target: str = "sm_90", constexprs: dict | None = None,
-                   signature: dict[str, str] | None = None, num_warps: int = 4,
-                   num_stages: int = 3):
+def compile_kernel(
+    fn,
+    target: str = "sm_90",
+    constexprs: dict | None = None,
+    signature: dict[str, str] | None = None,
+    num_warps: int = 4,
+    num_stages: int = 3,
+):
     """Triton's compiled kernel for `target`, on this machine's CPU."""
     require_triton()
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
+
     capability = parse_target(target)
     # Triton 3.9 warns unless this is set; "1" is its default (fused multiply-adds).
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     sig, values, attrs = build_signature(fn, signature or {}, constexprs or {})
     source = (GluonASTSource if _is_gluon(fn) else triton.compiler.ASTSource)(
-        fn, sig, values, attrs)
-    return triton.compile(source, target=GPUTarget("cuda", capability, 32),
-                          options={"num_warps": num_warps, "num_stages": num_stages})
+        fn, sig, values, attrs
+    )
+    return triton.compile(
+        source,
+        target=GPUTarget("cuda", capability, 32),
+        options={"num_warps": num_warps, "num_stages": num_stages},
+    )
 
 
 def check_compiled(compiled, timeout: float = 60.0) -> list[CheckResult]:
@@ -138,16 +157,24 @@ def check_compiled(compiled, timeout: float = 60.0) -> list[CheckResult]:
     return check_module(text, timeout)
 
 
-def check_kernel(fn, target: str = "sm_90", constexprs: dict | None = None,
-                 signature: dict[str, str] | None = None, num_warps: int = 4,
-                 num_stages: int = 3, timeout: float = 60.0) -> list[CheckResult]:
+def check_kernel(
+    fn,
+    target: str = "sm_90",
+    constexprs: dict | None = None,
+    signature: dict[str, str] | None = None,
+    num_warps: int = 4,
+    num_stages: int = 3,
+    timeout: float = 60.0,
+) -> list[CheckResult]:
     """Compile `fn` (a @triton.jit or @gluon.jit function) for `target` and check
     every shared-memory op of the result."""
-    return check_compiled(compile_kernel(fn, target, constexprs, signature, num_warps,
-                                         num_stages), timeout)
+    return check_compiled(
+        compile_kernel(fn, target, constexprs, signature, num_warps, num_stages), timeout
+    )
 
 
 # -- the CLI's kernel reference: path/kernel.py:name ------------------------------------
+
 
 def load_kernel(reference: str):
     """The jit function ``name`` of ``path.py:name``; import and lookup failures are
@@ -169,8 +196,9 @@ def load_kernel(reference: str):
         sys.path.pop(0)
     fn = getattr(module, name, None)
     if fn is None or not hasattr(fn, "params"):
-        raise SpecError(f"{name!r} is not a @triton.jit or @gluon.jit function of this file",
-                        Pos(1, 1), path)
+        raise SpecError(
+            f"{name!r} is not a @triton.jit or @gluon.jit function of this file", Pos(1, 1), path
+        )
     return fn
 
 
@@ -183,8 +211,11 @@ def located(error: BaseException, path: str, what: str, fn=None) -> SpecError:
         return SpecError(message, Pos(error.lineno, error.offset or 1), path)
     line = _compilation_line(error, fn)
     if line is None:
-        frames = [f for f in traceback.extract_tb(error.__traceback__)
-                  if os.path.abspath(f.filename) == os.path.abspath(path)]
+        frames = [
+            f
+            for f in traceback.extract_tb(error.__traceback__)
+            if os.path.abspath(f.filename) == os.path.abspath(path)
+        ]
         line = frames[-1].lineno if frames else None
     if line is None and fn is not None:
         line = fn.def_file_line_number
@@ -203,16 +234,24 @@ def _compilation_line(error: BaseException, fn) -> int | None:
     node, src = getattr(error, "node", None), getattr(error, "src", None)
     if fn is None or src is None or getattr(node, "lineno", None) is None:
         return None
-    candidates = [fn] + [v for v in getattr(fn.fn, "__globals__", {}).values()
-                         if hasattr(v, "def_file_line_number")]
+    candidates = [fn] + [
+        v for v in getattr(fn.fn, "__globals__", {}).values() if hasattr(v, "def_file_line_number")
+    ]
     for jit in candidates:
         if getattr(jit, "src", None) == src:
             return jit.def_file_line_number + node.lineno - 1
     return None
 
 
-def check_reference(reference: str, target: str, defines, signature: str | None,
-                    num_warps: int, num_stages: int, timeout: float) -> list[CheckResult]:
+def check_reference(
+    reference: str,
+    target: str,
+    defines,
+    signature: str | None,
+    num_warps: int,
+    num_stages: int,
+    timeout: float,
+) -> list[CheckResult]:
     """``verify triton path/kernel.py:name ...``: load, compile, check; any failure
     of the user's code is a SpecError located in the kernel file."""
     constexprs, given = parse_defines(defines), parse_signature(signature)

@@ -32,15 +32,17 @@ The rules, from triton-lang/triton (the 3.9 line of the NVIDIA backend):
    warp per remaining register combination; lane l of it accesses the v
    elements starting at cvt(those registers, l, warp).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-BITS = {**{t: 8 for t in ("i8", "ui8", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ",
-                          "i1")},
-        **{t: 16 for t in ("f16", "bf16", "i16")},
-        **{t: 32 for t in ("f32", "i32", "tf32")},
-        **{t: 64 for t in ("f64", "i64")}}
+BITS = {
+    **{t: 8 for t in ("i8", "ui8", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "i1")},
+    **{t: 16 for t in ("f16", "bf16", "i16")},
+    **{t: 32 for t in ("f32", "i32", "tf32")},
+    **{t: 64 for t in ("f64", "i64")},
+}
 VERIFY_DTYPE = {8: "b8", 16: "b16", 32: "b32", 64: "b64"}
 
 
@@ -50,6 +52,7 @@ def element_bits(element: str) -> int | None:
 
 
 # -- linear algebra over GF(2) ----------------------------------------------------
+
 
 def _pack(coord: list[int], shape: list[int]) -> int:
     """A coordinate as one bit-vector: dim 0 in the low bits (extents are powers of 2)."""
@@ -63,7 +66,7 @@ def _pack(coord: list[int], shape: list[int]) -> int:
 def offset_solver(offset_bases: list[list[int]], shape: list[int]):
     """coordinate -> shared offset, inverting Triton's offset -> coordinate bases
     (Gaussian elimination over GF(2); the encodings are bijective on their shape)."""
-    rows = []                                   # (packed coordinate, offset)
+    rows = []  # (packed coordinate, offset)
     for bit, basis in enumerate(offset_bases):
         rows.append((_pack(basis, shape), 1 << bit))
     pivots: list[tuple[int, int]] = []
@@ -83,6 +86,7 @@ def offset_solver(offset_bases: list[list[int]], shape: list[int]):
         if vec:
             raise ValueError(f"coordinate {coord} is outside the shared layout")
         return off
+
     return solve
 
 
@@ -100,9 +104,12 @@ class Cvt:
 
 def make_cvt(tensor: dict, solve) -> Cvt:
     regs = [tuple(b) for b in tensor["register"] if any(b)]
-    return Cvt(tuple(solve(list(b)) for b in regs),
-               tuple(solve(b) for b in tensor["lane"]),
-               tuple(solve(b) for b in tensor["warp"]), tuple(regs))
+    return Cvt(
+        tuple(solve(list(b)) for b in regs),
+        tuple(solve(b) for b in tensor["lane"]),
+        tuple(solve(b) for b in tensor["warp"]),
+        tuple(regs),
+    )
 
 
 def _multiples(values, tile: int) -> bool:
@@ -149,7 +156,7 @@ class MatrixPlan:
     instructions (every register past those one instruction consumes)."""
 
     transpose: bool
-    count: int                              # matrices per instruction: .x1/.x2/.x4
+    count: int  # matrices per instruction: .x1/.x2/.x4
     address_bits: tuple[tuple[str, int], ...]
     instruction_registers: tuple[int, ...]
 
@@ -160,8 +167,7 @@ def _divide_registers(registers: tuple[int, ...], tile: list[int]) -> list[int] 
     offset; then the others in their order. None where one is missing."""
     chosen: list[int] = []
     for offset in tile:
-        match = next((i for i, r in enumerate(registers) if r == offset and i not in chosen),
-                     None)
+        match = next((i for i, r in enumerate(registers) if r == offset and i not in chosen), None)
         if match is None:
             return None
         chosen.append(match)
@@ -179,13 +185,11 @@ def _plain_plan(cvt: Cvt, bits: int, mask_span: int) -> MatrixPlan | None:
     order = _divide_registers(cvt.register, [1 << j for j in range(_log2(per_word))])
     if order is None or cvt.lane[:2] != (per_word, 2 * per_word) or mask_span & (tile - 1):
         return None
-    rows = order[_log2(per_word):]
-    if not _multiples([cvt.register[i] for i in rows] + list(cvt.lane[2:]) + list(cvt.warp),
-                      tile):
+    rows = order[_log2(per_word) :]
+    if not _multiples([cvt.register[i] for i in rows] + list(cvt.lane[2:]) + list(cvt.warp), tile):
         return None
-    vec_bits = min(2, len(rows))               # vec = min(128/bits, regs) / (32/bits)
-    address = [("lane", 2), ("lane", 3), ("lane", 4)] + [("register", i)
-                                                         for i in rows[:vec_bits]]
+    vec_bits = min(2, len(rows))  # vec = min(128/bits, regs) / (32/bits)
+    address = [("lane", 2), ("lane", 3), ("lane", 4)] + [("register", i) for i in rows[:vec_bits]]
     return MatrixPlan(False, 1 << vec_bits, tuple(address), tuple(rows[vec_bits:]))
 
 
@@ -207,16 +211,19 @@ def _transposed_plan(cvt: Cvt, mask_span: int, stage_elements: int) -> MatrixPla
     def cost(i: int):
         phase = [cvt.register[i] // tile] + lanes
         return (row_conflicts(phase, max(1, stage_elements // tile)), -(i == 0), -(i == 0))
+
     best = min(range(len(cvt.register)), key=cost)
     rest = [i for i in range(len(cvt.register)) if i != best]
-    vec_bits = min(2, len(rest))               # vec = min(8, regs) / 2
-    address = [("register", best), ("lane", 0), ("lane", 1)] + [("register", i)
-                                                               for i in rest[:vec_bits]]
+    vec_bits = min(2, len(rest))  # vec = min(8, regs) / 2
+    address = [("register", best), ("lane", 0), ("lane", 1)] + [
+        ("register", i) for i in rest[:vec_bits]
+    ]
     return MatrixPlan(True, 1 << vec_bits, tuple(address), tuple(rest[vec_bits:]))
 
 
-def matrix_plan(cvt: Cvt, bits: int, transpose: bool, mask_span: int,
-                stage_elements: int) -> MatrixPlan | None:
+def matrix_plan(
+    cvt: Cvt, bits: int, transpose: bool, mask_span: int, stage_elements: int
+) -> MatrixPlan | None:
     """The ldmatrix/stmatrix lowering ``lowerLdStMatrix`` (third_party/nvidia/lib/
     TritonNVIDIAGPUToLLVM/Utility.cpp) finds for `cvt`, or None where it fails.
     Both variants divide ``cvt`` on the left by a 16-byte row tile (``divideLeft``:
@@ -247,15 +254,21 @@ def largest_vectorisation(cvt: Cvt, bits: int) -> tuple[int, list[int]]:
 
 @dataclass(frozen=True)
 class Lowering:
-    instruction: str | None        # verify's spelling, e.g. "st.shared.v4.b32"
-    elements: int = 1              # elements per lane per instruction
+    instruction: str | None  # verify's spelling, e.g. "st.shared.v4.b32"
+    elements: int = 1  # elements per lane per instruction
     vector_registers: tuple[int, ...] = ()
     matrix: MatrixPlan | None = None
-    reason: str = ""               # why it is not modelled, when instruction is None
+    reason: str = ""  # why it is not modelled, when instruction is None
 
 
-def choose(cvt: Cvt, bits: int, store: bool, capability: int, mask_span: int = 0,
-           stage_elements: int = 1 << 30) -> Lowering:
+def choose(
+    cvt: Cvt,
+    bits: int,
+    store: bool,
+    capability: int,
+    mask_span: int = 0,
+    stage_elements: int = 1 << 30,
+) -> Lowering:
     """The instruction Triton emits for one local_load / local_store / local_alloc:
     ldmatrix (sm_75+, ``supportLdMatrix``) or stmatrix (sm_90+, ``supportStMatrix``),
     not transposed then transposed, where `matrix_plan` succeeds; else ld/st.shared."""
@@ -270,9 +283,13 @@ def choose(cvt: Cvt, bits: int, store: bool, capability: int, mask_span: int = 0
         if bits == 8 and capability >= 100:
             # supportLdStMatrixB8: the transposed .b8 shapes (m16n16, m16n8) are
             # outside verify's instruction table, so no verdict either way.
-            return Lowering(None, reason=(
-                f"on sm_100+ Triton may lower 8-bit data with {matrix}.trans .b8, "
-                "which verify's instruction table does not model"))
+            return Lowering(
+                None,
+                reason=(
+                    f"on sm_100+ Triton may lower 8-bit data with {matrix}.trans .b8, "
+                    "which verify's instruction table does not model"
+                ),
+            )
     v, chosen = largest_vectorisation(cvt, bits)
     nbytes = v * bits // 8
     suffix = {16: ".v4.b32", 8: ".v2.b32", 4: ".b32", 2: ".b16", 1: ".b8"}[nbytes]

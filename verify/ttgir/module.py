@@ -7,6 +7,7 @@ runner, and relabels every result with the op's Python file and line, and its
 name (``conflict_free local_load %y``). Ops verify does not model are results
 too: UNKNOWN, ``not modelled: <op>``, with the reason.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -28,20 +29,23 @@ MAX_TTGIR_BYTES = 16 << 20
 MAX_NESTING = 200
 EXTRA = "pip install 'verify[triton]'"
 # MLIR prints ``loc("FILE":L:C): error: MSG`` (or ``FILE:L:C: error: MSG``).
-_DIAGNOSTIC = re.compile(r'^(?:loc\()?"?(?P<file>[^"]*?)"?:(?P<line>\d+):(?P<col>\d+)\)?: '
-                         r"error: (?P<msg>.*)$", re.MULTILINE)
+_DIAGNOSTIC = re.compile(
+    r'^(?:loc\()?"?(?P<file>[^"]*?)"?:(?P<line>\d+):(?P<col>\d+)\)?: '
+    r"error: (?P<msg>.*)$",
+    re.MULTILINE,
+)
 _NOT_THREAD_OPS = {
     "ttg.async_copy_global_to_local": "cp.async writes shared memory from global memory; "
-                                      "verify does not model cp.async (on the H200 it does "
-                                      "not follow the bank model)",
+    "verify does not model cp.async (on the H200 it does "
+    "not follow the bank model)",
     "ttng.warp_group_dot": "wgmma reads its shared-memory operands itself (not a thread "
-                           "instruction); the buffer's layout is checked, its bank "
-                           "behaviour is not",
+    "instruction); the buffer's layout is checked, its bank "
+    "behaviour is not",
     "ttg.convert_layout": "a layout conversion that may go through scratch shared memory, "
-                          "whose swizzle Triton chooses during lowering; not modelled yet",
+    "whose swizzle Triton chooses during lowering; not modelled yet",
     "tt.reduce": "a reduction across warps exchanges partial results through scratch "
-                 "shared memory that Triton lays out while lowering (ReduceOpHelper); "
-                 "not modelled yet",
+    "shared memory that Triton lays out while lowering (ReduceOpHelper); "
+    "not modelled yet",
 }
 # Views that keep each element where the buffer's encoding puts it, or (reinterpret
 # of the same element type and shape) read the same bytes through another encoding:
@@ -67,14 +71,14 @@ def read_source(path_or_text: str) -> tuple[str, str]:
     except OSError as e:
         raise SpecError(f"cannot read TTGIR: {e.strerror}", None, path_or_text) from None
     if len(raw) > MAX_TTGIR_BYTES:
-        raise SpecError(f"TTGIR file larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1),
-                        path_or_text)
+        raise SpecError(f"TTGIR file larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1), path_or_text)
     try:
         return path_or_text, raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise SpecError("expected UTF-8 TTGIR text, found binary data", Pos(line, 1),
-                        path_or_text) from None
+        line = raw[: e.start].count(b"\n") + 1
+        raise SpecError(
+            "expected UTF-8 TTGIR text, found binary data", Pos(line, 1), path_or_text
+        ) from None
 
 
 def _bound(name: str, text: str):
@@ -82,7 +86,7 @@ def _bound(name: str, text: str):
     if len(text.encode("utf-8")) > MAX_TTGIR_BYTES:
         raise SpecError(f"TTGIR larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1), name)
     if "\0" in text:
-        line = text[:text.index("\0")].count("\n") + 1
+        line = text[: text.index("\0")].count("\n") + 1
         raise SpecError("expected TTGIR text, found a NUL byte", Pos(line, 1), name)
     depth = 0
     for number, line in enumerate(text.splitlines(), 1):
@@ -90,8 +94,11 @@ def _bound(name: str, text: str):
             depth += ch in "([{"
             depth -= ch in ")]}"
             if depth > MAX_NESTING:
-                raise SpecError(f"expected at most {MAX_NESTING} nested brackets, found more",
-                                Pos(number, 1), name)
+                raise SpecError(
+                    f"expected at most {MAX_NESTING} nested brackets, found more",
+                    Pos(number, 1),
+                    name,
+                )
 
 
 def read_module(path_or_text: str) -> tuple[str, dict]:
@@ -103,20 +110,28 @@ def read_module(path_or_text: str) -> tuple[str, dict]:
         copy = os.path.join(tmp, "kernel.ttgir")
         with open(copy, "w", encoding="utf-8") as f:
             f.write(text)
-        child = subprocess.run([sys.executable, "-m", "verify.ttgir.extract", copy],
-                               capture_output=True, text=True, timeout=300,
-                               env={**os.environ, "PYTHONPATH": _package_root()})
+        child = subprocess.run(
+            [sys.executable, "-m", "verify.ttgir.extract", copy],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": _package_root()},
+        )
     stderr = child.stderr.replace(copy, name)
     if child.returncode != 0:
         raise _parse_error(name, stderr) or SpecError(
             f"Triton's MLIR parser stopped on this input (exit status {child.returncode}): "
-            f"{_first_line(stderr)}", Pos(1, 1), name)
+            f"{_first_line(stderr)}",
+            Pos(1, 1),
+            name,
+        )
     found = json.loads(child.stdout)
     if found.get("error") == "missing_triton":
         raise SpecError(f"reading TTGIR needs Triton's MLIR bindings: {EXTRA}", None, name)
     if found.get("error"):
         raise _parse_error(name, stderr) or SpecError(
-            f"Triton could not parse this TTGIR: {_first_line(stderr)}", Pos(1, 1), name)
+            f"Triton could not parse this TTGIR: {_first_line(stderr)}", Pos(1, 1), name
+        )
     return name, found
 
 
@@ -126,8 +141,11 @@ def _package_root() -> str:
 
 
 def _first_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip() and "nanobind" not in line
-             and "leaked" not in line]
+    lines = [
+        line
+        for line in stderr.splitlines()
+        if line.strip() and "nanobind" not in line and "leaked" not in line
+    ]
     return lines[0][:300] if lines else "no diagnostic"
 
 
@@ -139,6 +157,7 @@ def _parse_error(name: str, stderr: str) -> SpecError | None:
 
 
 # -- from ops to checks --------------------------------------------------------------
+
 
 def _where(name: str, op: dict) -> tuple[str, int]:
     if op.get("loc"):
@@ -152,16 +171,14 @@ def _label(op: dict) -> str:
 
 
 def not_modelled(where: tuple[str, int], label: str, reason: str) -> CheckResult:
-    return CheckResult(where[0], where[1], f"not modelled: {label}", Status.UNKNOWN,
-                       reason=reason)
+    return CheckResult(where[0], where[1], f"not modelled: {label}", Status.UNKNOWN, reason=reason)
 
 
 def _memdesc_reason(md: dict) -> str | None:
     """Why a buffer's encoding or element type is not modelled, if it is not."""
     if md.get("error") or "shared" not in md:
         return f"shared encoding not modelled: {md.get('error', md.get('type'))}"
-    if not (md.get("encoding") or "").startswith(("#ttg.swizzled_shared",
-                                                  "#ttg.nvmma_shared")):
+    if not (md.get("encoding") or "").startswith(("#ttg.swizzled_shared", "#ttg.nvmma_shared")):
         return f"shared encoding not modelled: {md.get('encoding') or md['type']}"
     if lowering.element_bits(md["element"]) is None:
         return f"element type {md['element']} not modelled"
@@ -186,17 +203,19 @@ class KernelChecker:
 
     def run(self) -> list[CheckResult]:
         if not self.found["target"].startswith("cuda:"):
-            raise SpecError(f"target {self.found['target']!r}: verify models NVIDIA targets "
-                            "(cuda:NN) only", Pos(1, 1), self.name)
+            raise SpecError(
+                f"target {self.found['target']!r}: verify models NVIDIA targets (cuda:NN) only",
+                Pos(1, 1),
+                self.name,
+            )
         buffers = {b["id"]: (b, []) for b in self.found["buffers"]}
         for op in self.found["ops"]:
             if op["op"] == "ttg.local_alloc" and op["tensor"] is None:
-                continue                    # an empty allocation: the buffer itself
+                continue  # an empty allocation: the buffer itself
             reason = self._unsupported(op)
             root = op.get("buffer") or self._by_signature(op)
             if reason is None and root is None:
-                reason = ("reached through a loop-carried value that matches no single "
-                          "allocation")
+                reason = "reached through a loop-carried value that matches no single allocation"
             if reason is not None:
                 self.results.append(not_modelled(_where(self.name, op), _label(op), reason))
             else:
@@ -210,17 +229,19 @@ class KernelChecker:
         """A loop-carried view: the allocation with its element type, encoding and
         tile, if exactly one has them."""
         md = op["memdesc"] or {}
-        same = [b["id"] for b in self.found["buffers"]
-                if (b.get("element"), b.get("encoding"), b.get("stage_shape"))
-                == (md.get("element"), md.get("encoding"), md.get("alloc_shape"))]
+        same = [
+            b["id"]
+            for b in self.found["buffers"]
+            if (b.get("element"), b.get("encoding"), b.get("stage_shape"))
+            == (md.get("element"), md.get("encoding"), md.get("alloc_shape"))
+        ]
         return same[0] if len(same) == 1 else None
 
     def _unsupported(self, op: dict) -> str | None:
         if op["op"] in _NOT_THREAD_OPS:
             return _NOT_THREAD_OPS[op["op"]]
         if op["memdesc"] is None:
-            return (f"{op['op']} takes a shared-memory buffer; verify does not model "
-                    "this operation")
+            return f"{op['op']} takes a shared-memory buffer; verify does not model this operation"
         md, tensor = op["memdesc"], op["tensor"] or {}
         reason = _memdesc_reason(md)
         if reason:
@@ -233,8 +254,10 @@ class KernelChecker:
         if not moved and "ttg.memdesc_reinterpret" in op.get("views", []):
             moved = self._reinterpreted_elsewhere(op)
         if moved:
-            return (f"seen through {moved[0]}: views that permute or reinterpret a "
-                    "buffer are not modelled yet")
+            return (
+                f"seen through {moved[0]}: views that permute or reinterpret a "
+                "buffer are not modelled yet"
+            )
         if len(md["shape"]) != len(md["stage_shape"]):
             return "an op on several stages of a buffer at once is not modelled"
         if self.found["threads_per_warp"] != 32:
@@ -246,8 +269,10 @@ class KernelChecker:
         and tile (only the encoding differs); else it moves elements."""
         buffer = next((b for b in self.found["buffers"] if b["id"] == op.get("buffer")), {})
         md = op["memdesc"]
-        same = (md["element"], md["alloc_shape"]) == (buffer.get("element"),
-                                                      buffer.get("stage_shape"))
+        same = (md["element"], md["alloc_shape"]) == (
+            buffer.get("element"),
+            buffer.get("stage_shape"),
+        )
         return [] if same else ["ttg.memdesc_reinterpret to another element type or shape"]
 
     # -- one buffer --------------------------------------------------------------
@@ -259,18 +284,27 @@ class KernelChecker:
         if reason:
             return [not_modelled(where, label, reason)] + [
                 not_modelled(_where(self.name, op), _label(op), f"its buffer: {reason}")
-                for op in ops]
+                for op in ops
+            ]
         spec = specgen.BufferSpec(label)
         bits = lowering.element_bits(buffer["element"])
         stage_shape = buffer["stage_shape"]
         stages = 1
-        for n in buffer["shape"][:len(buffer["shape"]) - len(stage_shape)]:
+        for n in buffer["shape"][: len(buffer["shape"]) - len(stage_shape)]:
             stages *= n
         stage_elems = 1
         for n in stage_shape:
             stage_elems *= n
-        specgen.header(spec, bits, max(16, buffer["shared"]["alignment"]), stages,
-                       stage_elems * bits // 8, _layout(buffer, stage_shape), where, label)
+        specgen.header(
+            spec,
+            bits,
+            max(16, buffer["shared"]["alignment"]),
+            stages,
+            stage_elems * bits // 8,
+            _layout(buffer, stage_shape),
+            where,
+            label,
+        )
         extra = []
         views = {}
         for index, op in enumerate(ops):
@@ -284,32 +318,46 @@ class KernelChecker:
                 return op.get("name")
         return None
 
-    def _add_op(self, spec, name: str, op: dict, bits: int, buffer: dict,
-                views: dict) -> list[CheckResult]:
+    def _add_op(
+        self, spec, name: str, op: dict, bits: int, buffer: dict, views: dict
+    ) -> list[CheckResult]:
         where, label = _where(self.name, op), _label(op)
         md, tensor = op["memdesc"], op["tensor"]
         if md["encoding"] != buffer["encoding"] and md["encoding"] not in views:
             views[md["encoding"]] = f"V{len(views)}"
-            specgen.add_equivalence(spec, views[md["encoding"]],
-                                    _layout(md, md["alloc_shape"]), where, spec.name, label)
+            specgen.add_equivalence(
+                spec, views[md["encoding"]], _layout(md, md["alloc_shape"]), where, spec.name, label
+            )
         layout = views.get(md["encoding"], "B")
         if tensor is None:
             return [not_modelled(where, label, "no register tensor to read or write")]
         solve = lowering.offset_solver(md["shared"]["offset"], md["alloc_shape"])
         cvt = lowering.make_cvt(tensor, solve)
         store = op["op"] != "ttg.local_load"
-        low = lowering.choose(cvt, bits, store, self.capability,
-                              mask_span(solve, md["shape"], md["alloc_shape"]),
-                              _product(md["alloc_shape"]))
+        low = lowering.choose(
+            cvt,
+            bits,
+            store,
+            self.capability,
+            mask_span(solve, md["shape"], md["alloc_shape"]),
+            _product(md["alloc_shape"]),
+        )
         if low.instruction is None:
             return [not_modelled(where, label, low.reason)]
-        access = specgen.access_for(label, where, tensor, cvt, low, md["shape"],
-                                    md["alloc_shape"])
+        access = specgen.access_for(label, where, tensor, cvt, low, md["shape"], md["alloc_shape"])
         specgen.add_access(spec, name, access, layout)
-        self.decisions.append({"op": label, "file": where[0], "line": where[1],
-                               "instruction": low.instruction,
-                               "per_warp": access.instructions_per_warp,
-                               "loops": op.get("loops", []), "spec": spec, "access": name})
+        self.decisions.append(
+            {
+                "op": label,
+                "file": where[0],
+                "line": where[1],
+                "instruction": low.instruction,
+                "per_warp": access.instructions_per_warp,
+                "loops": op.get("loops", []),
+                "spec": spec,
+                "access": name,
+            }
+        )
         return []
 
     def _relabel(self, result: CheckResult, spec) -> CheckResult:
@@ -351,8 +399,9 @@ def run_kernel(path_or_text: str, timeout: float = 60.0) -> KernelChecker:
     name, found = read_module(path_or_text)
     checker = KernelChecker(name, found, timeout)
     if not checker.run():
-        raise SpecError("nothing to verify: no shared-memory allocation or operation found",
-                        Pos(1, 1), name)
+        raise SpecError(
+            "nothing to verify: no shared-memory allocation or operation found", Pos(1, 1), name
+        )
     return checker
 
 

@@ -21,6 +21,7 @@ check, counterexample and report applies:
 * for each op that sees the buffer through another encoding, ``check equivalent``
   of the two layouts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -33,8 +34,8 @@ from verify.ttgir.lowering import Cvt, Lowering
 class Access:
     """One modelled op, ready to be written as a spec line."""
 
-    label: str                     # "local_load %a_79"
-    where: tuple[str, int]         # Python file and line
+    label: str  # "local_load %a_79"
+    where: tuple[str, int]  # Python file and line
     instruction: str
     coords: list[str]
     loops: list[tuple[str, int]]
@@ -54,8 +55,9 @@ class BufferSpec:
     lines: list[str] = field(default_factory=list)
     origin: dict[int, tuple[str, int, dict[str, str]]] = field(default_factory=dict)
 
-    def add(self, text: str, where: tuple[str, int] | None = None,
-            names: dict[str, str] | None = None):
+    def add(
+        self, text: str, where: tuple[str, int] | None = None, names: dict[str, str] | None = None
+    ):
         self.lines.append(text)
         if where is not None:
             self.origin[len(self.lines)] = (where[0], where[1], names or {})
@@ -82,8 +84,7 @@ def _bit_terms(var: str, bases: list[tuple[int, ...]], dim: int) -> list[str]:
             continue
         j = i + 1
         if _only_in(bases[i], dim):
-            while (j < len(bases) and _only_in(bases[j], dim)
-                   and bases[j][dim] == b << (j - i)):
+            while j < len(bases) and _only_in(bases[j], dim) and bases[j][dim] == b << (j - i):
                 j += 1
         shifted = var if i == 0 else f"({var} >> {i})"
         factor = "" if b == 1 else f" * {b}"
@@ -92,8 +93,9 @@ def _bit_terms(var: str, bases: list[tuple[int, ...]], dim: int) -> list[str]:
     return terms
 
 
-def coordinate_exprs(variables: list[tuple[str, list[tuple[int, ...]]]], rank: int,
-                     offsets: list[str]) -> list[str]:
+def coordinate_exprs(
+    variables: list[tuple[str, list[tuple[int, ...]]]], rank: int, offsets: list[str]
+) -> list[str]:
     """Each coordinate as XOR of its bit terms, plus a subslice offset if any."""
     out = []
     for dim in range(rank):
@@ -116,15 +118,21 @@ def _matrix_variables(tensor: dict, cvt: Cvt, low: Lowering):
     return address, [cvt.register_coords[i] for i in low.matrix.instruction_registers]
 
 
-def access_for(label: str, where: tuple[str, int], tensor: dict, cvt: Cvt,
-               low: Lowering, view_shape: list[int], stage_shape: list[int]) -> Access:
+def access_for(
+    label: str,
+    where: tuple[str, int],
+    tensor: dict,
+    cvt: Cvt,
+    low: Lowering,
+    view_shape: list[int],
+    stage_shape: list[int],
+) -> Access:
     """The spec access of one op whose instruction is decided (`low`)."""
     if low.matrix is not None:
         lanes, group = _matrix_variables(tensor, cvt, low)
     else:
         lanes = [tuple(b) for b in tensor["lane"]]
-        group = [c for i, c in enumerate(cvt.register_coords)
-                 if i not in low.vector_registers]
+        group = [c for i, c in enumerate(cvt.register_coords) if i not in low.vector_registers]
     warps = [tuple(b) for b in tensor["warp"]]
     loops, variables = [], [("lane", lanes)]
     if group:
@@ -157,8 +165,16 @@ def layout_text(encoding: str, stage_shape: list[int], offset_bases: list[list[i
     return f"{stage_shape[0]}:1"
 
 
-def header(buffer: BufferSpec, bits: int, align: int, stages: int, stage_bytes: int,
-           layout: str, where: tuple[str, int], label: str):
+def header(
+    buffer: BufferSpec,
+    bits: int,
+    align: int,
+    stages: int,
+    stage_bytes: int,
+    layout: str,
+    where: tuple[str, int],
+    label: str,
+):
     buffer.add(f"# verify ttgir: buffer {label}")
     buffer.add(f"dtype {lowering.VERIFY_DTYPE[bits]}")
     staged = f" stages {stages} stage_bytes {stage_bytes}" if stages > 1 else ""
@@ -171,13 +187,23 @@ def add_access(buffer: BufferSpec, name: str, access: Access, layout: str = "B")
     """The op's access through `layout`: the buffer's own ``B``, or the view it
     sees the buffer through (a reinterpret: another encoding of the same bytes)."""
     loops = ", ".join(f"{v} in 0..{n}" for v, n in access.loops)
-    buffer.add(f"access {name} = {access.instruction} {layout}({', '.join(access.coords)})"
-               + (f" for {loops}" if loops else ""), access.where, {name: access.label})
+    buffer.add(
+        f"access {name} = {access.instruction} {layout}({', '.join(access.coords)})"
+        + (f" for {loops}" if loops else ""),
+        access.where,
+        {name: access.label},
+    )
     buffer.add(f"check conflict_free {name}", access.where, {name: access.label})
 
 
-def add_equivalence(buffer: BufferSpec, name: str, layout: str, where: tuple[str, int],
-                    buffer_label: str, op_label: str):
+def add_equivalence(
+    buffer: BufferSpec,
+    name: str,
+    layout: str,
+    where: tuple[str, int],
+    buffer_label: str,
+    op_label: str,
+):
     names = {"B": buffer_label, name: f"{buffer_label} as {op_label} sees it"}
     buffer.add(f"layout {name} = {layout}", where, names)
     buffer.add(f"check equivalent B, {name}", where, names)
