@@ -86,6 +86,7 @@ def _old_generator():
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)
     spec = importlib.util.spec_from_file_location("campaign_generator", f.name)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # its `from catalog`
     spec.loader.exec_module(module)

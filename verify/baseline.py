@@ -32,11 +32,12 @@ class Comparison:
 def keyed(results: list[CheckResult]) -> dict[tuple[str, str, int], CheckResult]:
     """Each result under (spec, property, occurrence): a property written twice
     in one spec is told apart by its order."""
-    out, seen = {}, {}
+    out: dict[tuple[str, str, int], CheckResult] = {}
+    seen: dict[tuple[str, str], int] = {}
     for r in results:
-        base = (os.path.normpath(r.file), r.property)
-        seen[base] = seen.get(base, -1) + 1
-        out[(*base, seen[base])] = r
+        file, prop = os.path.normpath(r.file), r.property
+        seen[file, prop] = seen.get((file, prop), -1) + 1
+        out[file, prop, seen[file, prop]] = r
     return out
 
 
@@ -53,11 +54,12 @@ def load(path: str) -> dict[tuple[str, str, int], dict]:
             f"baseline {path}: expected a JSON object with a 'checks' list "
             "(written by --update-baseline, or a --format json report)"
         )
-    entries, seen = {}, {}
+    entries: dict[tuple[str, str, int], dict] = {}
+    seen: dict[tuple[str, str], int] = {}
     for entry in doc["checks"]:
-        base = (os.path.normpath(entry["spec"]), entry["property"])
-        seen[base] = seen.get(base, -1) + 1
-        entries[(*base, seen[base])] = entry
+        file, prop = os.path.normpath(entry["spec"]), entry["property"]
+        seen[file, prop] = seen.get((file, prop), -1) + 1
+        entries[file, prop, seen[file, prop]] = entry
     return entries
 
 

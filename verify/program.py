@@ -146,7 +146,7 @@ class Program:
                 buf.pos,
             )
 
-    def layout(self, name: str, where: Pos) -> LayoutDef:
+    def layout(self, name: str, where: Pos | None = None) -> LayoutDef:
         if name not in self.spec.layouts:
             raise SpecError(
                 f"unknown layout '{name}': expected one of "
@@ -155,7 +155,7 @@ class Program:
             )
         return self.spec.layouts[name]
 
-    def access(self, name: str, where: Pos) -> Access:
+    def access(self, name: str, where: Pos | None = None) -> Access:
         if name not in self.spec.accesses:
             raise SpecError(
                 f"unknown access '{name}': expected one of "
