@@ -19,6 +19,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from verify.runner import run_spec                     # noqa: E402
 from verify.spec.parser import parse_text              # noqa: E402
@@ -52,6 +53,17 @@ CHOICES = {
                             "Triton (vec 1, maxPhase 32)":
                                 "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 32, "
                                 "order = [1, 0]}> shape (32, 32)"},
+    "cutlass_sm80_tf32_kmajor_64x32": {
+        "CUTLASS": "tile_to_shape(Sw<3,2,3> o (8,32):(32,1), (64, 32))",
+        "Triton": "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, "
+                  "order = [1, 0]}> shape (64, 32)"},
+    "cutlass_sm80_i8_kmajor_64x64": {
+        "CUTLASS": "tile_to_shape(Sw<2,4,3> o (16,64):(64,1), (64, 64))",
+        "Triton": "#ttg.swizzled_shared<{vec = 16, perPhase = 2, maxPhase = 4, "
+                  "order = [1, 0]}> shape (64, 64)"},
+    "stmatrix_epilogue_64x64": {
+        "CUTLASS sm90 epilogue": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
+        "Triton": TRITON_FP16.format(64, 64)},
     "two_consumers_64x64": {"CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
                             "Triton": TRITON_FP16.format(64, 64)},
 }
@@ -66,6 +78,50 @@ def figures_of(path: str, layout: str) -> str:
     banks = [r for r in results if r.property.startswith("max_ways <= 32")]
     return ", ".join(f"{r.property.split()[-1]} {r.max_ways}-way/{r.wavefronts} wf"
                      for r in banks)
+
+
+def instance_totals(path: str) -> tuple[str, str, int, int]:
+    """The sw optimum of a problem, its instructions, and the wavefronts and worst
+    ways summed over every instance of every access: the whole tile's traffic,
+    comparable with the instructions a compiler emits for it."""
+    import numpy as np
+
+    from verify.enumerate import phase_costs
+    from verify.synth.search import synthesize
+    source = open(path).read()
+    problem = problem_of(parse_text(source, path), source)
+    answer = synthesize(problem, "sw", 60.0)
+    waves = ways = 0
+    for a in problem.accesses:
+        costs = phase_costs(a.access, problem.elem_bytes * answer.table[a.coords[..., 0],
+                                                                         a.coords[..., 1]])
+        waves += int(np.sum(costs))
+        ways = max(ways, int(costs.max()))
+    # One instance is one warp's instruction: the catalog's warp index is a loop variable.
+    used = ", ".join(f"{len(a.instances)} {a.instruction.name}" for a in problem.accesses)
+    return answer.notation, used, waves, ways
+
+
+def generic_swizzling_lines() -> list[str]:
+    """Triton's GenericSwizzling against verify's optimum (benchmarks/synth_triton.py)."""
+    try:
+        import synth_triton
+    except ImportError as e:                       # Triton is an optional extra
+        return [f"Not run: {e}."]
+    lines = ["| problem | Triton: instructions | Triton: wavefronts, worst ways | verify "
+             "optimum (sw) | verify: instructions | verify: wavefronts, worst ways |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name in synth_triton.KERNELS:
+        figures = synth_triton.triton_figures(name)
+        used = ", ".join(f"{n} {i}" for side in figures.values()
+                         for i, n in side["instructions"].items())
+        waves = sum(side["wavefronts"] for side in figures.values())
+        ways = max(side["max_ways"] for side in figures.values())
+        layout, ours, our_waves, our_ways = instance_totals(
+            os.path.join(ROOT, "specs", "synth", f"{name}.synth"))
+        lines.append(f"| {name} | {used} | {waves}, {ways}-way | `{layout}` | {ours} | "
+                     f"{our_waves}, {our_ways}-way |")
+    return lines
 
 
 def grown_spec(rows: int, cols: int) -> str:
@@ -178,6 +234,14 @@ def write(rows: list[dict], grown: list[dict]):
              "fp16, 16-byte stores along rows and ldmatrix.x4 of 8x32 blocks "
              "(`grown_spec`), by the solver.", "", *_table(grown), "",
              "## Speed targets (issue 14), on this machine", "", *_targets(rows, grown), "",
+             "## Triton's GenericSwizzling, on the problems it applies to", "",
+             "One writer and one reader of a `convert_layout`, written as a Gluon kernel "
+             "(the catalog spec's warps and lanes), compiled for sm_90 on this CPU by "
+             "Triton 3.9; the shared-memory instructions and each lane's address are read "
+             "from the LLVM IR (`benchmarks/synth_triton.py`: libtriton exposes no "
+             "`optimalSwizzling` binding) and costed by verify's bank model. Both sides: "
+             "every instruction moving the whole tile, summed.", "",
+             *generic_swizzling_lines(), "",
              "## What the libraries choose, by the ordinary checks", "",
              "| problem | library | layout | per access |", "| --- | --- | --- | --- |"]
     for name, choices in CHOICES.items():

@@ -101,7 +101,22 @@ OPTIMA = {   # spec: (max_ways, weighted wavefronts, xor terms) in the sw family
     "b_operand_trans_32x64": (1, 8, 3),
     "f32_transpose_32x32": (1, 2, 5),
     "two_consumers_64x64": (4, 24, 3),
+    "cutlass_sm80_tf32_kmajor_64x32": (1, 8, 3),
+    "cutlass_sm80_i8_kmajor_64x64": (1, 8, 2),
+    "stmatrix_epilogue_64x64": (1, 8, 3),
 }
+
+
+@pytest.mark.parametrize("name,layout", [
+    ("cutlass_sm80_tf32_kmajor_64x32", "Sw<3,2,3> o (64,32):(32,1)"),
+    ("cutlass_sm80_i8_kmajor_64x64", "Sw<2,4,3> o (64,64):(64,1)"),
+    ("stmatrix_epilogue_64x64", "Sw<3,3,3> o (64,64):(64,1)")])
+def test_catalog_optimum_is_cutlass_choice(name, layout):
+    """The tf32, i8 and epilogue problems: the one best Sw is CUTLASS's atom's."""
+    code, doc = _synth(name, "--family", "sw", "--method", "list")
+    assert code == 0 and doc["layout"] == layout
+    best = min(r["objective"] for r in doc["proof"]["table"] if r["objective"])
+    assert sum(r["objective"] == best for r in doc["proof"]["table"]) == 1
 
 
 def _synth(name, *args):
@@ -209,3 +224,26 @@ def test_infeasible_requirement_names_the_clashing_accesses(tmp_path):
 def test_timeout_is_exit_3_not_optimal():
     code, doc = _synth("cutlass_sm80_f16_kmajor_64x64", "--timeout", "0.001")
     assert code == 3 and doc["optimal"] is False
+
+
+def test_llir_addresses_of_a_conversion_are_evaluated_per_lane():
+    """benchmarks/synth_triton.py reads each lane's shared address from the LLVM IR."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from synth_triton import lane_addresses
+    llir = """define ptx_kernel void @k() {
+  %5 = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !1
+  %6 = and i32 %5, 8, !dbg !1
+  %7 = icmp eq i32 %6, 0, !dbg !1
+  %8 = select i1 %7, i32 0, i32 272, !dbg !1
+  %9 = shl nuw nsw i32 %5, 4, !dbg !1
+  %10 = xor i32 %8, %9, !dbg !1
+  %11 = getelementptr inbounds nuw i8, ptr addrspace(3) @global_smem, i32 %10, !dbg !1
+  store <4 x i32> %1, ptr addrspace(3) %11, align 16, !dbg !1
+  %12 = getelementptr inbounds nuw i8, ptr addrspace(3) %11, i32 128, !dbg !1
+  %13 = tail call { i32, i32, i32, i32 } @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16.p3(ptr addrspace(3) %12)
+}"""
+    (store, a), (load, b) = lane_addresses(llir, 1)
+    assert store == "st.shared.v4.b32" and load.startswith("ldmatrix.sync.aligned.m8n8.x4.trans")
+    assert a[:9] == [16 * t ^ (272 if t & 8 else 0) for t in range(9)]
+    assert b == [x + 128 for x in a]
