@@ -2,7 +2,7 @@
 
     python -m benchmarks.differential --cases 200 --seed 7        # a quick look
     python -m benchmarks.differential --start 0 --cases 50000 --jobs 16 --budget 3000 \
-        --out benchmarks/results/differential_independent/runs/part1
+        --out part1
     python -m benchmarks.differential --numbers part1/differential_stopped.txt --out part2
     python -m benchmarks.differential --cases 50000 --dask tcp://scheduler:8786 --out part3
     python -m benchmarks.differential --merge part1 part2          # one summary of all

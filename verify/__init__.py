@@ -2,7 +2,7 @@
 
 Python entry points::
 
-    verify.check("specs/seed_8x64_swizzled.spec")   # -> Report (a list of CheckResult)
+    verify.check("specs/seed/ldmatrix_x1_8x64_swizzled.spec")   # -> Report (a list of CheckResult)
     verify.check_text("dtype f16\nlayout A = ...")   # the same, from text
     verify.check_layout("Sw<3,3,3> o (8,64):(64,1)",
                         {"rd": "ldmatrix.x1 L(lane, 8 * q) for q in 0..8"},

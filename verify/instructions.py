@@ -5,8 +5,9 @@ Phase model (see README, "The bank model"): accesses of at most 32 bits are serv
 for all 32 lanes at once, 64-bit ones per half-warp, 128-bit ones per
 quarter-warp, and ldmatrix/stmatrix one 8x8 matrix (8 row addresses of 16 bytes)
 per phase. Whether the model is exact or only an upper bound on the hardware
-comes from the H200 measurements in ``shared/hardware/h200.md``; where the H200
-departs from it, ``verify.bank`` has the measured rules (docs/hardware.md): rule L
+comes from our H200 measurements (docs/hardware.md, backed by
+benchmarks/results/gpu_campaign.md); where the H200 departs from it, ``verify.bank``
+has the measured rules (docs/hardware.md, benchmarks/results/hw_rules.md): rule L
 for 64/128-bit loads, rule C for ``cp.async.ca`` and bound G for ``cp.async.cg``.
 
 ``cp.async`` names its copy size as a qualifier (PTX gives it as an operand):

@@ -45,8 +45,8 @@ def outcomes(files: list[str], timeout: float, jobs: int, engine: str) -> Iterat
 
 
 class Progress:
-    """``[3/36] specs/seed/x.spec`` on a terminal's stderr, rewritten in place and
-    cleared before anything else is printed."""
+    """``[3/36] specs/seed/f32_32x32_column.spec`` on a terminal's stderr, rewritten in
+    place and cleared before anything else is printed."""
 
     def __init__(self, total: int, stream: TextIO | None = None):
         self.stream = stream or sys.stderr

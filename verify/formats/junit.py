@@ -61,7 +61,7 @@ def _error_case(e: ErrorRecord) -> SpecCase:
 
 
 def class_name(path: str) -> str:
-    """`specs/seed/a.spec` -> `specs.seed.a`: dashboards split class names at dots
-    into packages, so the path's own dots would misplace it."""
+    """`specs/seed/f32_32x32_column.spec` -> `specs.seed.f32_32x32_column`: dashboards
+    split class names at dots into packages, so the path's own dots would misplace it."""
     stem = os.path.splitext(os.path.normpath(path))[0]
     return ".".join(part.replace(".", "_") for part in stem.split(os.sep) if part not in ("", "."))
