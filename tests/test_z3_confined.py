@@ -1,4 +1,5 @@
-"""bv.py's rule, enforced: only verify/bv.py and verify/synth/gf2.py build Z3 terms.
+"""bv.py's rule, enforced: only verify/bv.py builds Z3 bit-vector terms, and only it
+and the Boolean synthesis encodings (verify/synth/gf2.py, params.py) build Z3 terms.
 
 Everywhere else z3 may be named only for its types (annotations), and verify/solve.py
 may also drive a solver (seed parameters, check's answers, the exception a resource
@@ -12,8 +13,13 @@ import pathlib
 import verify
 
 PACKAGE = pathlib.Path(verify.__file__).parent
-TERM_BUILDERS = {"bv.py", "synth/gf2.py"}
-TYPES = {"BoolRef", "BitVecRef", "ModelRef", "Solver"}
+TERM_BUILDERS = {"bv.py", "synth/gf2.py", "synth/params.py"}
+BOOLEAN_BUILDERS = {"synth/gf2.py", "synth/params.py"}     # no bit-vectors: no widths
+BIT_VECTOR = {"BitVec", "BitVecs", "BitVecVal", "BitVecSort", "ULT", "ULE", "UGT", "UGE",
+              "UDiv", "URem", "LShR", "ZeroExt", "SignExt", "Extract", "Concat", "BV2Int",
+              "Int2BV"}
+# Reading z3's version (the sweep cache's fingerprint) builds nothing.
+TYPES = {"BoolRef", "BitVecRef", "ModelRef", "Solver", "get_version_string"}
 SOLVER_DRIVING = {"set_param", "sat", "unsat", "Z3Exception"}
 ALLOWED = {"solve.py": TYPES | SOLVER_DRIVING}
 
@@ -49,6 +55,12 @@ def test_only_bv_and_gf2_build_z3_terms():
         if extra:
             misuse[module] = sorted(extra)
     assert misuse == {}
+
+
+def test_the_boolean_encodings_build_no_bit_vectors():
+    for module in sorted(BOOLEAN_BUILDERS):
+        tree = ast.parse((PACKAGE / module).read_text(), module)
+        assert z3_names(tree) & BIT_VECTOR == set(), module
 
 
 def test_the_scan_sees_a_constructor():

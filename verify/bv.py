@@ -1,8 +1,9 @@
 """The one module that builds Z3 bit-vector terms.
 
-(The second module that builds Z3 terms is `verify.synth.gf2`, the XOR-map
-synthesis: it builds Booleans and cardinality constraints only, no bit-vectors,
-so it has no widths to size and nothing that can wrap.)
+(The other modules that build Z3 terms are the synthesis encodings
+`verify.synth.gf2` (XOR maps) and `verify.synth.params` (a family's parameters tied
+to those maps): they build Booleans and cardinality constraints only, no
+bit-vectors, so they have no widths to size and nothing that can wrap.)
 
 Everything here is unsigned: ``/`` is UDiv, ``%`` is URem, ``>>`` is LShR,
 comparisons are ULT/ULE. Widths come from `verify.expr.max_intermediate`, plus a
@@ -12,9 +13,9 @@ constant that does not fit.
 Nothing outside this module applies Python operators to Z3 terms: z3 overloads
 ``+``, ``==``, ``<`` on them, and a signed ``<`` or a ``>>`` that is arithmetic
 would silently change a query's meaning, so every operation the encodings need is
-a function here (`eq`, `ne`, `add`, `ult`, ...). Only this module and
-`verify.synth.gf2` build Z3 terms; `tests/test_z3_confined.py` checks the rest of
-`verify` names no z3 constructor.
+a function here (`eq`, `ne`, `add`, `ult`, ...). Only this module and the two
+Boolean synthesis encodings build Z3 terms; `tests/test_z3_confined.py` checks the
+rest of `verify` names no z3 constructor and those two name no bit-vector one.
 
 The bank geometry (bank count, word size) is `verify.bank`'s: the encoding takes
 its bit widths from there.
