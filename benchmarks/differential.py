@@ -13,8 +13,8 @@ keeps its results; the cases it stopped mid-run are listed in
 differential_stopped.txt (slow ones are thereby not silently dropped: rerun them
 with --numbers). Cases run where `verify sweep` runs them (`verify.sweep.engine`):
 --jobs local processes (1: in this process, where a stop waits for the Z3 call in
-progress), or the Dask cluster at --dask ADDRESS, whose workers must import this
-script's directory (start them with PYTHONPATH=benchmarks). Results go to
+progress), or the Dask cluster at --dask ADDRESS, whose workers must import the
+benchmarks package (start them in the repository's root). Results go to
 results/differential_independent/ (each run in a directory of its own under runs/,
 merged into the summary above them); the
 earlier campaign against verify's own enumeration stays in results/differential*.

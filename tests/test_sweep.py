@@ -1,13 +1,14 @@
 """verify sweep: templates and their mistakes, one question per canonical spec, the
 on-disk cache, exit codes, and the same table from local processes and from a
 Dask cluster the test starts."""
+
 import glob
 import os
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import ROOT, SPECS
+
 from verify.cli import main
 from verify.errors import SpecError, SpecErrors
 from verify.spec.parser import parse_file, parse_text
@@ -36,17 +37,21 @@ def table_part(output: str) -> str:
 
 # -- templates -----------------------------------------------------------------------
 
+
 def test_values_split_at_top_level_commas_so_a_layout_is_one_value():
     param = parse_param("L=Sw<3,3,3> o (8,64):(64,1), (8,64):(64,1)")
     assert param.values == ("Sw<3,3,3> o (8,64):(64,1)", "(8,64):(64,1)")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("BLOCK_M", "expected NAME=V1,V2,..."),
-    ("1X=1", "expected NAME=V1,V2,..."),
-    ("X=1,,2", "expected a value between every two commas"),
-    ("X=1,1", "value '1' is given twice"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("BLOCK_M", "expected NAME=V1,V2,..."),
+        ("1X=1", "expected NAME=V1,V2,..."),
+        ("X=1,,2", "expected a value between every two commas"),
+        ("X=1,1", "value '1' is given twice"),
+    ],
+)
 def test_a_malformed_param_is_an_args_error(text, message):
     with pytest.raises(SpecError, match=message) as found:
         parse_param(text)
@@ -54,8 +59,11 @@ def test_a_malformed_param_is_an_args_error(text, message):
 
 
 def test_an_unknown_parameter_is_reported_at_its_place_in_the_template():
-    template = Template("t.spec", "dtype f16\nlayout A = (${BLOKC_M},64):(64,1)\n"
-                                  "# ${BLOKC_M} rows: reported once, at its first place\n")
+    template = Template(
+        "t.spec",
+        "dtype f16\nlayout A = (${BLOKC_M},64):(64,1)\n"
+        "# ${BLOKC_M} rows: reported once, at its first place\n",
+    )
     with pytest.raises(SpecErrors) as found:
         template.check([parse_param("BLOCK_M=64,128")])
     unknown, unused = found.value.errors
@@ -63,7 +71,8 @@ def test_an_unknown_parameter_is_reported_at_its_place_in_the_template():
         "t.spec:2:13: error: unknown parameter '${BLOKC_M}': expected one given by --param "
         "(BLOCK_M); did you mean 'BLOCK_M'?\n"
         " 2 | layout A = (${BLOKC_M},64):(64,1)\n"
-        "   |             ^")
+        "   |             ^"
+    )
     assert unused.header == "<args>: error: --param BLOCK_M: t.spec never uses ${BLOCK_M}"
 
 
@@ -72,9 +81,11 @@ def test_a_malformed_placeholder_and_a_stray_dollar_are_located():
     with pytest.raises(SpecErrors) as found:
         template.check([])
     headers = [e.header for e in found.value.errors]
-    assert headers == ["t.spec:2:13: error: expected ${NAME}, found '$' without '{'",
-                       "t.spec:1:7: error: expected ${NAME} with NAME a letter or '_' followed "
-                       "by letters, digits or '_', found '${1x}'"]
+    assert headers == [
+        "t.spec:2:13: error: expected ${NAME}, found '$' without '{'",
+        "t.spec:1:7: error: expected ${NAME} with NAME a letter or '_' followed "
+        "by letters, digits or '_', found '${1x}'",
+    ]
 
 
 def test_a_parameter_given_twice_is_refused():
@@ -90,44 +101,61 @@ def test_template_mistakes_exit_2_before_anything_runs():
 
 # -- questions and their keys ----------------------------------------------------------
 
+
 def test_every_spec_of_the_repository_has_a_canonical_key():
     for path in glob.glob(os.path.join(SPECS, "**", "*.spec"), recursive=True):
         try:
             spec = parse_file(path)
         except SpecError:
-            continue            # the traps: specs that must be refused
+            continue  # the traps: specs that must be refused
         assert len(key.question_key(spec)) == 64
 
 
 def test_spellings_of_one_question_share_its_key():
-    a = parse_text("dtype half\nlayout A = (_8,_64):(_64,_1)   # plain\n\n"
-                   "access rd = ldmatrix.x1 A(lane, 8*q) for q in 0..8\ncheck conflict_free rd\n",
-                   "a.spec")
-    b = parse_text("dtype f16\nlayout A = (8,64):(64,1)\n"
-                   "access rd = ldmatrix.x1 A(lane,8 * q) for q in 0..8\ncheck conflict_free rd\n",
-                   "b.spec")
-    c = parse_text("dtype f16\nlayout A = (8,64):(64,1)\n"
-                   "access rd = ldmatrix.x1 A(lane, 8*q) for q in 0..4\ncheck conflict_free rd\n",
-                   "c.spec")
+    a = parse_text(
+        "dtype half\nlayout A = (_8,_64):(_64,_1)   # plain\n\n"
+        "access rd = ldmatrix.x1 A(lane, 8*q) for q in 0..8\ncheck conflict_free rd\n",
+        "a.spec",
+    )
+    b = parse_text(
+        "dtype f16\nlayout A = (8,64):(64,1)\n"
+        "access rd = ldmatrix.x1 A(lane,8 * q) for q in 0..8\ncheck conflict_free rd\n",
+        "b.spec",
+    )
+    c = parse_text(
+        "dtype f16\nlayout A = (8,64):(64,1)\n"
+        "access rd = ldmatrix.x1 A(lane, 8*q) for q in 0..4\ncheck conflict_free rd\n",
+        "c.spec",
+    )
     assert key.question_key(a) == key.question_key(b) != key.question_key(c)
 
 
 def test_combinations_asking_one_question_are_answered_once():
-    template = Template(TEMPLATE, open(TEMPLATE).read())
+    with open(TEMPLATE) as f:
+        template = Template(TEMPLATE, f.read())
     params = [parse_param(p) for p in ("BLOCK_M=64,128", "dtype=f16,half", "SW=2,3")]
     planned = plan(template, params, NoCache())
     assert len(planned.rows) == 8 and planned.distinct == 4
     done = planned.ask(Engine(1), NoCache())
-    by_dtype = {}
+    by_dtype: dict[tuple[str, str], list[Outcome]] = {}
     for row in done.rows:
-        by_dtype.setdefault((row.values["BLOCK_M"], row.values["SW"]), []).append(row.outcome)
+        by_dtype.setdefault((row.values["BLOCK_M"], row.values["SW"]), []).append(done.outcome(row))
     assert all(f16 == half for f16, half in by_dtype.values())
 
 
 # -- the cache ---------------------------------------------------------------------------
 
-ARGS = (TEMPLATE, "--param", "BLOCK_M=64,128", "--param", "dtype=f16", "--param", "SW=0,3",
-        "-j", "1")
+ARGS = (
+    TEMPLATE,
+    "--param",
+    "BLOCK_M=64,128",
+    "--param",
+    "dtype=f16",
+    "--param",
+    "SW=0,3",
+    "-j",
+    "1",
+)
 
 
 def test_a_second_sweep_is_answered_from_the_cache_with_the_same_table(tmp_path):
@@ -165,12 +193,22 @@ def test_unknown_verdicts_and_crashes_are_not_cached(tmp_path):
 
 # -- the table and the exit code -----------------------------------------------------------
 
+
 def test_the_table_has_a_row_per_combination_and_the_failures_are_listed():
     code, out = sweep(*ARGS)
     lines = out.splitlines()
     assert code == 1
-    assert lines[0].split() == ["BLOCK_M", "dtype", "SW", "verdict", "failing", "rd", "ways/wf",
-                                "wr", "ways/wf"]
+    assert lines[0].split() == [
+        "BLOCK_M",
+        "dtype",
+        "SW",
+        "verdict",
+        "failing",
+        "rd",
+        "ways/wf",
+        "wr",
+        "ways/wf",
+    ]
     assert lines[2].split() == ["64", "f16", "0", "REFUTED", "1", "8/32", "1/4"]
     assert lines[3].split() == ["64", "f16", "3", "PROVED", "0", "1/4", "1/4"]
     assert "failing configurations:" in out
@@ -180,14 +218,24 @@ def test_the_table_has_a_row_per_combination_and_the_failures_are_listed():
 
 
 def test_all_proved_exits_0():
-    code, out = sweep(TEMPLATE, "--param", "BLOCK_M=64,128", "--param", "dtype=f16,bf16",
-                      "--param", "SW=3", "-j", "1")
+    code, out = sweep(
+        TEMPLATE,
+        "--param",
+        "BLOCK_M=64,128",
+        "--param",
+        "dtype=f16,bf16",
+        "--param",
+        "SW=3",
+        "-j",
+        "1",
+    )
     assert code == 0 and "failing configurations" not in out
 
 
 def test_a_combination_that_is_not_a_valid_spec_is_an_error_row_and_exits_2():
-    code, out = sweep(TEMPLATE, "--param", "BLOCK_M=64", "--param", "dtype=f16,f17",
-                      "--param", "SW=3", "-j", "1")
+    code, out = sweep(
+        TEMPLATE, "--param", "BLOCK_M=64", "--param", "dtype=f16,f17", "--param", "SW=3", "-j", "1"
+    )
     assert code == 2
     assert out.splitlines()[3].split() == ["64", "f17", "3", "ERROR", "1", "-", "-"]
     assert f"BLOCK_M=64, dtype=f17, SW=3:\n  {TEMPLATE}:6:7: error: unknown dtype 'f17'" in out
@@ -196,8 +244,17 @@ def test_a_combination_that_is_not_a_valid_spec_is_an_error_row_and_exits_2():
 
 # -- engines ---------------------------------------------------------------------------------
 
-BENCH_ARGS = (BENCH_TEMPLATE, "--param", "ROWS=16,48,160", "--param", "PITCH=64,72,80",
-              "--param", "SW=0,2,3", "--param", "READ=ldmatrix.x2,ldmatrix.x4.trans")
+BENCH_ARGS = (
+    BENCH_TEMPLATE,
+    "--param",
+    "ROWS=16,48,160",
+    "--param",
+    "PITCH=64,72,80",
+    "--param",
+    "SW=0,2,3",
+    "--param",
+    "READ=ldmatrix.x2,ldmatrix.x4.trans",
+)
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +262,9 @@ def dask_cluster():
     """A local Dask cluster of two single-threaded worker processes, as a user would
     start one (`dask scheduler`, `dask worker --nthreads 1`)."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
         yield cluster.scheduler_address
 
 
@@ -216,12 +274,14 @@ def test_local_processes_and_a_dask_cluster_give_the_same_table(dask_cluster):
     cluster = sweep(*BENCH_ARGS, "--dask", dask_cluster)
     assert in_process[0] == local[0] == cluster[0] == 1
     assert table_part(in_process[1]) == table_part(local[1]) == table_part(cluster[1])
-    assert len(table_part(local[1]).split("failing configurations:")[0].strip().splitlines()) == 2 + 54
+    table = table_part(local[1]).split("failing configurations:")[0]
+    assert len(table.strip().splitlines()) == 2 + 54
     assert cluster[1].rstrip().endswith(f"asked on dask cluster at {dask_cluster}")
 
 
 def _slow_square(x):
     import time
+
     time.sleep(x)
     return x * x
 
@@ -230,4 +290,4 @@ def test_a_stopped_run_knows_what_it_handed_out_and_did_not_get_back():
     with Engine(2).run(_slow_square, [0.0, 0.0, 30.0, 30.0, 30.0], one_per_worker=True) as run:
         finished = [next(run), next(run)]
     assert sorted(finished) == [(0.0, 0.0), (0.0, 0.0)]
-    assert run.unfinished()[:run.workers] == [30.0, 30.0]
+    assert run.unfinished()[: run.workers] == [30.0, 30.0]

@@ -208,7 +208,7 @@ def sweep_cmd(template, params, timeout, engine, check_expect, jobs, dask_addres
                            cache_dir, check_expect)
     except SpecError as e:
         _fail(str(e))
-    sys.exit(_sweep_exit_code([row.outcome for row in done.rows], check_expect))
+    sys.exit(_sweep_exit_code(done.outcomes(), check_expect))
 
 
 EXIT_INTERNAL = 4

@@ -5,6 +5,7 @@ changed code starts afresh and the directories of older code can be deleted
 whole. Only this process writes, so a cluster's workers need no shared disk;
 each file is written aside and renamed, so concurrent sweeps never read half a file.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ class Cache:
             with open(self._path(key), encoding="utf-8") as f:
                 return Outcome.from_json(json.load(f))
         except (OSError, ValueError, KeyError, TypeError):
-            return None         # absent, or written by an incompatible version: ask again
+            return None  # absent, or written by an incompatible version: ask again
 
     def put(self, key: str, outcome: Outcome):
         if not outcome.cacheable:

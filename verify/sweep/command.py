@@ -1,4 +1,5 @@
 """What `verify sweep` does between reading its arguments and choosing its exit code."""
+
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +15,16 @@ from verify.sweep.engine import Engine
 from verify.sweep.template import Template, parse_param
 
 
-def run(template_path: str, param_texts: list[str], timeout: float, check_engine: str,
-        engine: Engine, use_cache: bool, cache_dir: str | None, check_expect: bool) -> Sweep:
+def run(
+    template_path: str,
+    param_texts: list[str],
+    timeout: float,
+    check_engine: str,
+    engine: Engine,
+    use_cache: bool,
+    cache_dir: str | None,
+    check_expect: bool,
+) -> Sweep:
     """Plans, asks and prints the sweep; raises SpecError for a mistake in the
     template or the parameters (before anything runs)."""
     template = Template(template_path, _read(template_path))
@@ -37,8 +46,9 @@ def _read(path: str) -> str:
         with open(path, encoding="utf-8") as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as e:
-        raise SpecError(f"cannot read the template: {getattr(e, 'strerror', None) or e}",
-                        file=path) from None
+        raise SpecError(
+            f"cannot read the template: {getattr(e, 'strerror', None) or e}", file=path
+        ) from None
 
 
 @contextlib.contextmanager
@@ -47,10 +57,13 @@ def _progress(questions: int):
     if not questions or not sys.stderr.isatty():
         yield lambda: None
         return
-    with click.progressbar(length=questions, label=f"checking {questions} questions",
-                           file=sys.stderr, show_pos=True) as bar:
+    with click.progressbar(
+        length=questions, label=f"checking {questions} questions", file=sys.stderr, show_pos=True
+    ) as bar:
         yield lambda: bar.update(1)
 
 
 def default_jobs() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

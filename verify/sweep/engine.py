@@ -8,6 +8,7 @@ module-level function and plain data (spec text, numbers); what it returns is
 plain data too. Z3 objects never travel: every task parses its spec and builds
 its solvers in the worker.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,8 +47,7 @@ class Engine:
         batching = {"batch_size": 1, "pre_dispatch": "n_jobs"} if one_per_worker else {}
         n_jobs = -1 if self.dask else self.jobs
         with self._backend():
-            parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered",
-                                       **batching)
+            parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered", **batching)
             found = Run(parallel, task, items, joblib.effective_n_jobs(n_jobs))
             try:
                 yield found
@@ -68,10 +68,11 @@ def _client(address: str):
     """A client of the cluster at `address`; a missing extra or an unreachable
     scheduler is the command line's mistake, said as such."""
     try:
-        from distributed import Client      # the dask extra; only a cluster run needs it
+        from distributed import Client  # the dask extra; only a cluster run needs it
     except ImportError:
-        raise SpecError("--dask needs the dask extra: pip install 'verify[dask]'",
-                        file=ARGS) from None
+        raise SpecError(
+            "--dask needs the dask extra: pip install 'verify[dask]'", file=ARGS
+        ) from None
     try:
         return Client(address, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError, ValueError) as e:

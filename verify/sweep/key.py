@@ -10,6 +10,7 @@ per-check timeout. The code is fingerprinted by the bytes of verify's own source
 (not the commit or the version number, which say nothing of uncommitted edits)
 and Z3's version (which model, hence which counterexample, the solver finds).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,9 +32,12 @@ def canonical(value):
     """`value` (a parsed spec or part of one) as JSON-ready nested lists, each
     dataclass tagged with its type; positions and the file name are left out."""
     if dataclasses.is_dataclass(value):
-        fields = [f.name for f in dataclasses.fields(value)
-                  if not isinstance(getattr(value, f.name), Pos)
-                  and not (isinstance(value, Spec) and f.name == "file")]
+        fields = [
+            f.name
+            for f in dataclasses.fields(value)
+            if not isinstance(getattr(value, f.name), Pos)
+            and not (isinstance(value, Spec) and f.name == "file")
+        ]
         return [type(value).__qualname__, *([f, canonical(getattr(value, f))] for f in fields)]
     if isinstance(value, (list, tuple)):
         return [canonical(v) for v in value]

@@ -3,6 +3,7 @@
 The answer keeps what the sweep reports (each check's verdict, figures and why it
 failed), so it is small to send back from a cluster and to keep in the cache.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -14,8 +15,13 @@ from verify.solve import Status
 from verify.spec.parser import parse_text
 
 # Worst first: how a configuration's verdict is summed up.
-SEVERITY = ("internal error", "error", Status.REFUTED.value, Status.UNKNOWN.value,
-            Status.PROVED.value)
+SEVERITY = (
+    "internal error",
+    "error",
+    Status.REFUTED.value,
+    Status.UNKNOWN.value,
+    Status.PROVED.value,
+)
 
 
 @dataclass(frozen=True)
@@ -23,7 +29,7 @@ class Question:
     """What travels to a worker: the spec as text, never parsed objects."""
 
     text: str
-    file: str           # the template's path, so errors point into it
+    file: str  # the template's path, so errors point into it
     timeout: float
     engine: str
 
@@ -31,12 +37,12 @@ class Question:
 @dataclass(frozen=True)
 class CheckRow:
     line: int
-    property: str
+    text: str  # the check as written
     status: str
     expect: str | None = None
     max_ways: int | None = None
     wavefronts: int | None = None
-    why: str = ""       # the counterexample's summary, or the reason it is unknown
+    why: str = ""  # the counterexample's summary, or the reason it is unknown
 
     def fails(self, check_expect: bool) -> bool:
         """Fails as `verify` judges it: not proved, or with `check_expect` not as expected."""
@@ -45,20 +51,27 @@ class CheckRow:
     @property
     def access(self) -> str | None:
         """The access a bank check measures (its property's last word), when it has figures."""
-        return self.property.split()[-1] if self.max_ways is not None else None
+        return self.text.split()[-1] if self.max_ways is not None else None
 
     @classmethod
-    def of(cls, r: CheckResult) -> "CheckRow":
+    def of(cls, r: CheckResult) -> CheckRow:
         why = r.counterexample.summary if r.counterexample else r.reason
-        return cls(r.line, r.property, r.status.value, r.expect, r.max_ways, r.wavefronts,
-                   "" if r.status == Status.PROVED else why)
+        return cls(
+            r.line,
+            r.property,
+            r.status.value,
+            r.expect,
+            r.max_ways,
+            r.wavefronts,
+            "" if r.status == Status.PROVED else why,
+        )
 
 
 @dataclass(frozen=True)
 class Outcome:
     checks: tuple[CheckRow, ...] = ()
-    errors: tuple[str, ...] = ()    # spec errors as the CLI prints them, source line included
-    internal: str = ""              # a bug in verify
+    errors: tuple[str, ...] = ()  # spec errors as the CLI prints them, source line included
+    internal: str = ""  # a bug in verify
 
     @property
     def verdict(self) -> str:
@@ -74,7 +87,7 @@ class Outcome:
     def fails(self, check_expect: bool) -> bool:
         return bool(self.internal or self.errors or self.failing(check_expect))
 
-    def figures(self) -> dict[str, tuple[int, int]]:
+    def figures(self) -> dict[str, tuple[int | None, int | None]]:
         """Max-ways and wavefronts of each access that a bank check measured."""
         return {c.access: (c.max_ways, c.wavefronts) for c in self.checks if c.access}
 
@@ -87,12 +100,13 @@ class Outcome:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, doc: dict) -> "Outcome":
-        return cls(tuple(CheckRow(**c) for c in doc["checks"]), tuple(doc["errors"]),
-                   doc["internal"])
+    def from_json(cls, doc: dict) -> Outcome:
+        return cls(
+            tuple(CheckRow(**c) for c in doc["checks"]), tuple(doc["errors"]), doc["internal"]
+        )
 
     @classmethod
-    def of_error(cls, error: SpecError, text: str) -> "Outcome":
+    def of_error(cls, error: SpecError, text: str) -> Outcome:
         return cls(errors=tuple(str(e.with_source(text)) for e in each_error(error)))
 
 

@@ -3,62 +3,68 @@
 Nothing here depends on where or when an answer was computed (no times, no
 engine, no cache), so one sweep gives the same text on any machine or cluster.
 """
+
 from __future__ import annotations
 
 from verify.sweep import Row, Sweep
+from verify.sweep.question import Outcome
 
 NO_FIGURE = "-"
 
 
 def table(sweep: Sweep, check_expect: bool = False) -> str:
     """Parameters, worst verdict, failing checks, and max-ways/wavefronts per access."""
-    accesses = list(dict.fromkeys(a for row in sweep.rows for a in row.outcome.figures()))
-    header = [p.name for p in sweep.params] + ["verdict", "failing"] + [
-        f"{a} ways/wf" for a in accesses]
-    lines = [header] + [_cells(row, accesses, check_expect) for row in sweep.rows]
+    accesses = list(dict.fromkeys(a for row in sweep.rows for a in sweep.outcome(row).figures()))
+    header = (
+        [p.name for p in sweep.params] + ["verdict", "failing"] + [f"{a} ways/wf" for a in accesses]
+    )
+    lines = [header] + [
+        _cells(row, sweep.outcome(row), accesses, check_expect) for row in sweep.rows
+    ]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(out)
 
 
-def _cells(row: Row, accesses: list[str], check_expect: bool) -> list[str]:
-    outcome = row.outcome
+def _cells(row: Row, outcome: Outcome, accesses: list[str], check_expect: bool) -> list[str]:
     figures = outcome.figures()
     failing = len(outcome.failing(check_expect)) + len(outcome.errors) + bool(outcome.internal)
     return [*row.values.values(), outcome.verdict.upper(), str(failing)] + [
-        "/".join(map(str, figures[a])) if a in figures else NO_FIGURE for a in accesses]
+        "/".join(map(str, figures[a])) if a in figures else NO_FIGURE for a in accesses
+    ]
 
 
 def failures(sweep: Sweep, check_expect: bool = False) -> str:
     """Each failing configuration with what failed and why; '' when none fails."""
     lines = []
     for row in sweep.rows:
-        if row.outcome.fails(check_expect):
+        if sweep.outcome(row).fails(check_expect):
             lines.append(", ".join(f"{k}={v}" for k, v in row.values.items()) + ":")
-            lines += _why(sweep.template, row, check_expect)
+            lines += _why(sweep.template, sweep.outcome(row), check_expect)
     return "\n".join(["failing configurations:", *lines] if lines else [])
 
 
-def _why(path: str, row: Row, check_expect: bool) -> list[str]:
-    outcome = row.outcome
+def _why(path: str, outcome: Outcome, check_expect: bool) -> list[str]:
     if outcome.internal:
         return [f"  internal error (a bug in verify, please report it): {outcome.internal}"]
     lines = ["  " + line for error in outcome.errors for line in error.splitlines()]
     for check in outcome.failing(check_expect):
         expected = f" (EXPECTED {check.expect.upper()})" if check_expect and check.expect else ""
-        lines.append(f"  {path}:{check.line}: {check.status.upper()} {check.property}{expected}")
+        lines.append(f"  {path}:{check.line}: {check.status.upper()} {check.text}{expected}")
         if check.why:
             lines.append(f"    {check.why}")
     return lines
 
 
 def summary(sweep: Sweep, check_expect: bool = False) -> str:
-    failing = sum(row.outcome.fails(check_expect) for row in sweep.rows)
-    return (f"{_count(len(sweep.rows), 'configuration')}, "
-            f"{_count(sweep.distinct, 'distinct question')} "
-            f"({sweep.cached} from the cache, {len(sweep.to_ask)} checked): "
-            f"{len(sweep.rows) - failing} pass, {failing} fail")
+    failing = sum(outcome.fails(check_expect) for outcome in sweep.outcomes())
+    return (
+        f"{_count(len(sweep.rows), 'configuration')}, "
+        f"{_count(sweep.distinct, 'distinct question')} "
+        f"({sweep.cached} from the cache, {len(sweep.to_ask)} checked): "
+        f"{len(sweep.rows) - failing} pass, {failing} fail"
+    )
 
 
 def _count(n: int, thing: str) -> str:

@@ -7,6 +7,7 @@ so ``${`` never means anything else. Every parameter the template names must be
 given and every one given must be used: either mistake is reported at its place
 (the template's line and column, or the command line) before anything runs.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,8 +35,10 @@ def parse_param(text: str) -> Param:
     name, eq, values_text = text.partition("=")
     name = name.strip()
     if not eq or not NAME.fullmatch(name):
-        raise _arg_error(f"--param {text}: expected NAME=V1,V2,... with NAME a letter or '_' "
-                         "followed by letters, digits or '_'")
+        raise _arg_error(
+            f"--param {text}: expected NAME=V1,V2,... with NAME a letter or '_' "
+            "followed by letters, digits or '_'"
+        )
     values = tuple(v.strip() for v in _split_top_level(values_text))
     if any(not v for v in values):
         raise _arg_error(f"--param {text}: expected a value between every two commas")
@@ -82,23 +85,39 @@ class Template:
         parameter (at its first place in the template), a parameter given twice or
         never used (<args>)."""
         given = [p.name for p in params]
-        errors = [self._error(f"expected ${{NAME}}, found '$' without '{{'", pos)
-                  for pos in self._dangling_dollars()]
+        errors = [
+            self._error("expected ${NAME}, found '$' without '{'", pos)
+            for pos in self._dangling_dollars()
+        ]
         unknown = set()
         for name, pos in self.placeholders():
             if not NAME.fullmatch(name):
-                errors.append(self._error(f"expected ${{NAME}} with NAME a letter or '_' followed "
-                                          f"by letters, digits or '_', found '${{{name}}}'", pos))
+                errors.append(
+                    self._error(
+                        f"expected ${{NAME}} with NAME a letter or '_' followed "
+                        f"by letters, digits or '_', found '${{{name}}}'",
+                        pos,
+                    )
+                )
             elif name not in given and name not in unknown:
-                unknown.add(name)          # once, at its first place, as gcc does
-                errors.append(self._error(
-                    f"unknown parameter '${{{name}}}': expected one given by --param "
-                    f"({', '.join(given)}){did_you_mean(name, given)}", pos))
+                unknown.add(name)  # once, at its first place, as gcc does
+                errors.append(
+                    self._error(
+                        f"unknown parameter '${{{name}}}': expected one given by --param "
+                        f"({', '.join(given)}){did_you_mean(name, given)}",
+                        pos,
+                    )
+                )
         used = {name for name, _ in self.placeholders()}
-        errors += [_arg_error(f"--param {name} is given twice") for name in sorted(
-            {n for n in given if given.count(n) > 1})]
-        errors += [_arg_error(f"--param {name}: {self.path} never uses ${{{name}}}")
-                   for name in dict.fromkeys(given) if name not in used]
+        errors += [
+            _arg_error(f"--param {name} is given twice")
+            for name in sorted({n for n in given if given.count(n) > 1})
+        ]
+        errors += [
+            _arg_error(f"--param {name}: {self.path} never uses ${{{name}}}")
+            for name in dict.fromkeys(given)
+            if name not in used
+        ]
         if errors:
             raise SpecErrors(errors)
 
@@ -119,5 +138,7 @@ class Template:
 
 def combinations(params: list[Param]) -> list[dict[str, str]]:
     """Every choice of one value per parameter; the last parameter varies fastest."""
-    return [dict(zip((p.name for p in params), choice))
-            for choice in itertools.product(*(p.values for p in params))]
+    return [
+        dict(zip((p.name for p in params), choice))
+        for choice in itertools.product(*(p.values for p in params))
+    ]
