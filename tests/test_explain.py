@@ -127,3 +127,18 @@ def test_the_text_report_labels_each_part():
     assert "\n    fix: XOR byte bit 7" in text
     assert "\n    suggestion: layout A = Sw<3,3,3> o (8,64):(64,1)\n" in text
     assert max(len(line) for line in text.splitlines() if "why" in line or "fix" in line) <= 100
+
+
+def test_a_pointer_swizzle_that_moves_no_bit_is_not_explained_as_one():
+    """Sw<0,4,3> on bytes (an INTER GMMA atom): the explanation must not crash on its
+    empty masks (it raised IndexError and took the verdict with it); it says why the
+    lanes collide and names no swizzle."""
+    r = refuted(
+        "dtype i8\nbuffer align 1024\n"
+        "layout L = tile_to_shape(GMMA::Layout_MN_INTER_Atom<int8_t>, (32, 32), (1,0))\n"
+        "access rd = ld.shared.v2.b16 L((4 * lane) % 32, (2 * lane) % 32)\n"
+        "check conflict_free rd\n"
+    )
+    assert r.max_ways == 4
+    assert "multiple of the 128-byte bank period" in sentences(r, "why")
+    assert "Sw<0" not in sentences(r, "why")

@@ -14,10 +14,26 @@ import verify
 
 PACKAGE = pathlib.Path(verify.__file__).parent
 TERM_BUILDERS = {"bv.py", "synth/gf2.py", "synth/params.py"}
-BOOLEAN_BUILDERS = {"synth/gf2.py", "synth/params.py"}     # no bit-vectors: no widths
-BIT_VECTOR = {"BitVec", "BitVecs", "BitVecVal", "BitVecSort", "ULT", "ULE", "UGT", "UGE",
-              "UDiv", "URem", "LShR", "ZeroExt", "SignExt", "Extract", "Concat", "BV2Int",
-              "Int2BV"}
+BOOLEAN_BUILDERS = {"synth/gf2.py", "synth/params.py"}  # no bit-vectors: no widths
+BIT_VECTOR = {
+    "BitVec",
+    "BitVecs",
+    "BitVecVal",
+    "BitVecSort",
+    "ULT",
+    "ULE",
+    "UGT",
+    "UGE",
+    "UDiv",
+    "URem",
+    "LShR",
+    "ZeroExt",
+    "SignExt",
+    "Extract",
+    "Concat",
+    "BV2Int",
+    "Int2BV",
+}
 # Reading z3's version (the sweep cache's fingerprint) builds nothing.
 TYPES = {"BoolRef", "BitVecRef", "ModelRef", "Solver", "get_version_string"}
 SOLVER_DRIVING = {"set_param", "sat", "unsat", "Z3Exception"}

@@ -69,6 +69,8 @@ class SwizzleView:
 def bits_text(mask: int) -> str:
     """0b1110000000 -> 'bits 7-9'; one bit -> 'bit 9'; gaps -> 'bits 3, 9'."""
     bits = [i for i in range(mask.bit_length()) if mask >> i & 1]
+    if not bits:
+        return "no bits"
     runs, start = [], bits[0]
     for prev, cur in zip(bits, bits[1:] + [None]):
         if cur != prev + 1:
@@ -82,6 +84,8 @@ def swizzle_view(program: Program, access: Access) -> SwizzleView | None:
     None when the layout has none verify can see."""
     ldef = access.layout
     eb = program.elem_bytes(access.definition.pos, ldef)
+    if ldef.pointer_swizzle is not None and ldef.pointer_swizzle.bits == 0:
+        return None  # Sw<0,M,S> (an INTER GMMA atom) moves no bit: no swizzle to explain
     if ldef.pointer_swizzle is not None:
         start = program.stage_start()
 
