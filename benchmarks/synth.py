@@ -8,6 +8,7 @@ wall-clock on the machine named in the output (a shared 2-core box: noisy).
 
     python benchmarks/synth.py [--timeout 60] [--curve-timeout 120]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,63 +22,86 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from verify.runner import run_spec                     # noqa: E402
-from verify.spec.parser import parse_text              # noqa: E402
-from verify.synth import synthesize_file               # noqa: E402
-from verify.synth.certificate import spec_with         # noqa: E402
-from verify.synth.problem import problem_of            # noqa: E402
+from verify.runner import run_spec  # noqa: E402
+from verify.spec.parser import parse_text  # noqa: E402
+from verify.synth import synthesize_file  # noqa: E402
+from verify.synth.certificate import spec_with  # noqa: E402
+from verify.synth.problem import problem_of  # noqa: E402
 
 # (family, method): the solver where the family has one, listing as the cross-check.
-RUNS = (("sw", "solver"), ("sw", "list"), ("tile", "solver"), ("tile", "list"),
-        ("triton", "solver"), ("triton", "list"), ("pad", "list"), ("pad+sw", "list"),
-        ("xor", "solver"))
+RUNS = (
+    ("sw", "solver"),
+    ("sw", "list"),
+    ("tile", "solver"),
+    ("tile", "list"),
+    ("triton", "solver"),
+    ("triton", "list"),
+    ("pad", "list"),
+    ("pad+sw", "list"),
+    ("xor", "solver"),
+)
 # The growing tiles: fp16, 16-byte stores along rows, ldmatrix.x4 of 8x32 blocks.
-CURVE = ((8, 64), (16, 64), (32, 64), (64, 64), (64, 128), (128, 128), (128, 256),
-         (256, 256))
+CURVE = ((8, 64), (16, 64), (32, 64), (64, 64), (64, 128), (128, 128), (128, 256), (256, 256))
 CURVE_FAMILIES = ("sw", "xor")
-TRITON_FP16 = "#ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}> shape ({}, {})"
+TRITON_FP16 = (
+    "#ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}> shape ({}, {})"
+)
 # What the libraries choose for each problem (sources in the specs' comments and
 # specs/cutlass_sm80, specs/triton): CuTe text, or None where the library has no
 # layout for the case.
 CHOICES = {
-    "ldmatrix_x1_8x64": {"CUTLASS": "Sw<3,3,3> o (8,64):(64,1)",
-                         "Triton": TRITON_FP16.format(8, 64)},
+    "ldmatrix_x1_8x64": {
+        "CUTLASS": "Sw<3,3,3> o (8,64):(64,1)",
+        "Triton": TRITON_FP16.format(8, 64),
+    },
     "cutlass_sm80_f16_kmajor_64x64": {
         "CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
-        "Triton": TRITON_FP16.format(64, 64)},
+        "Triton": TRITON_FP16.format(64, 64),
+    },
     "b_operand_trans_32x64": {
         "CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (32, 64))",
         "CUTLASS #3172 (Sw<3,3,4>)": "tile_to_shape(Sw<3,3,4> o (8,64):(64,1), (32, 64))",
-        "Triton": TRITON_FP16.format(32, 64)},
-    "f32_transpose_32x32": {"seed article (pad 33)": "(32,32):(33,1)",
-                            "Triton (vec 1, maxPhase 32)":
-                                "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 32, "
-                                "order = [1, 0]}> shape (32, 32)"},
+        "Triton": TRITON_FP16.format(32, 64),
+    },
+    "f32_transpose_32x32": {
+        "seed article (pad 33)": "(32,32):(33,1)",
+        "Triton (vec 1, maxPhase 32)": "#ttg.swizzled_shared<{vec = 1, perPhase = 1, "
+        "maxPhase = 32, order = [1, 0]}> shape (32, 32)",
+    },
     "cutlass_sm80_tf32_kmajor_64x32": {
         "CUTLASS": "tile_to_shape(Sw<3,2,3> o (8,32):(32,1), (64, 32))",
         "Triton": "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, "
-                  "order = [1, 0]}> shape (64, 32)"},
+        "order = [1, 0]}> shape (64, 32)",
+    },
     "cutlass_sm80_i8_kmajor_64x64": {
         "CUTLASS": "tile_to_shape(Sw<2,4,3> o (16,64):(64,1), (64, 64))",
         "Triton": "#ttg.swizzled_shared<{vec = 16, perPhase = 2, maxPhase = 4, "
-                  "order = [1, 0]}> shape (64, 64)"},
+        "order = [1, 0]}> shape (64, 64)",
+    },
     "stmatrix_epilogue_64x64": {
         "CUTLASS sm90 epilogue": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
-        "Triton": TRITON_FP16.format(64, 64)},
-    "two_consumers_64x64": {"CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
-                            "Triton": TRITON_FP16.format(64, 64)},
+        "Triton": TRITON_FP16.format(64, 64),
+    },
+    "two_consumers_64x64": {
+        "CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
+        "Triton": TRITON_FP16.format(64, 64),
+    },
 }
+
+
+def read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
 
 
 def figures_of(path: str, layout: str) -> str:
     """max-ways per access of `layout` substituted into the problem, by the ordinary checks."""
-    source = open(path).read()
+    source = read(path)
     problem = problem_of(parse_text(source, path), source)
     claims = [f"check max_ways <= 32 {a.name}" for a in problem.accesses]
     results = run_spec(parse_text(spec_with(problem, layout, claims), path))
     banks = [r for r in results if r.property.startswith("max_ways <= 32")]
-    return ", ".join(f"{r.property.split()[-1]} {r.max_ways}-way/{r.wavefronts} wf"
-                     for r in banks)
+    return ", ".join(f"{r.property.split()[-1]} {r.max_ways}-way/{r.wavefronts} wf" for r in banks)
 
 
 def instance_totals(path: str) -> tuple[str, str, int, int]:
@@ -88,13 +112,15 @@ def instance_totals(path: str) -> tuple[str, str, int, int]:
 
     from verify.enumerate import phase_costs
     from verify.synth.search import synthesize
-    source = open(path).read()
+
+    source = read(path)
     problem = problem_of(parse_text(source, path), source)
     answer = synthesize(problem, "sw", 60.0)
     waves = ways = 0
     for a in problem.accesses:
-        costs = phase_costs(a.access, problem.elem_bytes * answer.table[a.coords[..., 0],
-                                                                         a.coords[..., 1]])
+        costs = phase_costs(
+            a.access, problem.elem_bytes * answer.table[a.coords[..., 0], a.coords[..., 1]]
+        )
         waves += int(np.sum(costs))
         ways = max(ways, int(costs.max()))
     # One instance is one warp's instruction: the catalog's warp index is a loop variable.
@@ -106,21 +132,27 @@ def generic_swizzling_lines() -> list[str]:
     """Triton's GenericSwizzling against verify's optimum (benchmarks/synth_triton.py)."""
     try:
         import synth_triton
-    except ImportError as e:                       # Triton is an optional extra
+    except ImportError as e:  # Triton is an optional extra
         return [f"Not run: {e}."]
-    lines = ["| problem | Triton: instructions | Triton: wavefronts, worst ways | verify "
-             "optimum (sw) | verify: instructions | verify: wavefronts, worst ways |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| problem | Triton: instructions | Triton: wavefronts, worst ways | verify "
+        "optimum (sw) | verify: instructions | verify: wavefronts, worst ways |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for name in synth_triton.KERNELS:
         figures = synth_triton.triton_figures(name)
-        used = ", ".join(f"{n} {i}" for side in figures.values()
-                         for i, n in side["instructions"].items())
+        used = ", ".join(
+            f"{n} {i}" for side in figures.values() for i, n in side["instructions"].items()
+        )
         waves = sum(side["wavefronts"] for side in figures.values())
         ways = max(side["max_ways"] for side in figures.values())
         layout, ours, our_waves, our_ways = instance_totals(
-            os.path.join(ROOT, "specs", "synth", f"{name}.synth"))
-        lines.append(f"| {name} | {used} | {waves}, {ways}-way | `{layout}` | {ours} | "
-                     f"{our_waves}, {our_ways}-way |")
+            os.path.join(ROOT, "specs", "synth", f"{name}.synth")
+        )
+        lines.append(
+            f"| {name} | {used} | {waves}, {ways}-way | `{layout}` | {ours} | "
+            f"{our_waves}, {our_ways}-way |"
+        )
     return lines
 
 
@@ -128,11 +160,13 @@ def grown_spec(rows: int, cols: int) -> str:
     """The curve's problem on an R x C fp16 tile: each warp's 32 lanes store 16
     bytes each along rows (C/8 lanes a row), ldmatrix.x4 reads 8x32 blocks."""
     per_row = cols // 8
-    return (f"dtype f16\nbuffer align 128\nlayout A = ?({rows}, {cols})\n"
-            f"access fill = st.shared.v4.b32 A({32 // per_row} * i + lane / {per_row}, "
-            f"8 * (lane % {per_row})) for i in 0..{rows * per_row // 32}\n"
-            f"access read = ldmatrix.x4 A(8 * m + lane % 8, 32 * k + 8 * (lane / 8)) "
-            f"for m in 0..{rows // 8}, k in 0..{cols // 32}\ncheck bijective A\n")
+    return (
+        f"dtype f16\nbuffer align 128\nlayout A = ?({rows}, {cols})\n"
+        f"access fill = st.shared.v4.b32 A({32 // per_row} * i + lane / {per_row}, "
+        f"8 * (lane % {per_row})) for i in 0..{rows * per_row // 32}\n"
+        f"access read = ldmatrix.x4 A(8 * m + lane % 8, 32 * k + 8 * (lane / 8)) "
+        f"for m in 0..{rows // 8}, k in 0..{cols // 32}\ncheck bijective A\n"
+    )
 
 
 def timed(path: str, family: str, method: str, timeout: float) -> dict:
@@ -140,13 +174,18 @@ def timed(path: str, family: str, method: str, timeout: float) -> dict:
     _, answer, cert = synthesize_file(path, family, timeout, method)
     seconds = time.monotonic() - started
     o = answer.objective
-    return {"family": family, "method": method,
-            "layout": cert.layout if cert else "-",
-            "max_ways": o.max_ways if o else "-", "wavefronts": o.wavefronts if o else "-",
-            "footprint": o.footprint if o else "-", "xor_terms": o.xor_terms if o else "-",
-            "optimal": answer.optimal and o is not None,
-            "queries": len(answer.steps) if method == "solver" else len(answer.rows),
-            "seconds": round(seconds, 2)}
+    return {
+        "family": family,
+        "method": method,
+        "layout": cert.layout if cert else "-",
+        "max_ways": o.max_ways if o else "-",
+        "wavefronts": o.wavefronts if o else "-",
+        "footprint": o.footprint if o else "-",
+        "xor_terms": o.xor_terms if o else "-",
+        "optimal": answer.optimal and o is not None,
+        "queries": len(answer.steps) if method == "solver" else len(answer.rows),
+        "seconds": round(seconds, 2),
+    }
 
 
 def curve(timeout: float, scratch: str) -> list[dict]:
@@ -179,25 +218,37 @@ def main():
 
 def _table(rows: list[dict]) -> list[str]:
     keys = list(rows[0])
-    return ["| " + " | ".join(keys) + " |", "| " + " | ".join("---" for _ in keys) + " |",
-            *["| " + " | ".join(str(v) for v in r.values()) + " |" for r in rows]]
+    return [
+        "| " + " | ".join(keys) + " |",
+        "| " + " | ".join("---" for _ in keys) + " |",
+        *["| " + " | ".join(str(v) for v in r.values()) + " |" for r in rows],
+    ]
 
 
 def _agreement(rows: list[dict]) -> list[str]:
     """Solver against listing, family by family: the same optimum, and the times."""
     out = []
     for family in ("sw", "tile", "triton"):
-        pairs = [(a, b) for a in rows for b in rows
-                 if a["problem"] == b["problem"] and a["family"] == b["family"] == family
-                 and (a["method"], b["method"]) == ("solver", "list")]
-        same = sum((a["max_ways"], a["wavefronts"], a["footprint"], a["xor_terms"]) ==
-                   (b["max_ways"], b["wavefronts"], b["footprint"], b["xor_terms"])
-                   for a, b in pairs)
-        out.append(f"- `{family}`: the same optimum on {same} of {len(pairs)} problems; "
-                   f"solver {sum(a['seconds'] for a, _ in pairs):.1f} s in all (max "
-                   f"{max(a['seconds'] for a, _ in pairs):.1f} s), listing "
-                   f"{sum(b['seconds'] for _, b in pairs):.1f} s (max "
-                   f"{max(b['seconds'] for _, b in pairs):.1f} s).")
+        pairs = [
+            (a, b)
+            for a in rows
+            for b in rows
+            if a["problem"] == b["problem"]
+            and a["family"] == b["family"] == family
+            and (a["method"], b["method"]) == ("solver", "list")
+        ]
+        same = sum(
+            (a["max_ways"], a["wavefronts"], a["footprint"], a["xor_terms"])
+            == (b["max_ways"], b["wavefronts"], b["footprint"], b["xor_terms"])
+            for a, b in pairs
+        )
+        out.append(
+            f"- `{family}`: the same optimum on {same} of {len(pairs)} problems; "
+            f"solver {sum(a['seconds'] for a, _ in pairs):.1f} s in all (max "
+            f"{max(a['seconds'] for a, _ in pairs):.1f} s), listing "
+            f"{sum(b['seconds'] for _, b in pairs):.1f} s (max "
+            f"{max(b['seconds'] for _, b in pairs):.1f} s)."
+        )
     return out
 
 
@@ -206,13 +257,19 @@ def _targets(rows: list[dict], grown: list[dict]) -> list[str]:
     xor64 = [r["seconds"] for r in rows if r["family"] == "xor" and "64x64" in r["problem"]]
     xor64 += [r["seconds"] for r in grown if r["family"] == "xor" and r["tile"] == "64x64"]
     unproved = [f"{r['tile']} {r['family']}" for r in grown if not r["optimal"]]
-    met = lambda ok: "met" if ok else "NOT met"                       # noqa: E731
-    return [f"- Sw family, each catalog problem synthesised and certified under 10 s: "
-            f"{met(sw < 10)} (slowest {sw:.1f} s).",
-            f"- xor family on 64x64 tiles under 60 s: {met(max(xor64) < 60)} (slowest "
-            f"{max(xor64):.1f} s).",
-            "- Curve: " + (f"not proved optimal within the timeout: {', '.join(unproved)}."
-                           if unproved else "every tile proved optimal.")]
+    met = lambda ok: "met" if ok else "NOT met"  # noqa: E731
+    return [
+        f"- Sw family, each catalog problem synthesised and certified under 10 s: "
+        f"{met(sw < 10)} (slowest {sw:.1f} s).",
+        f"- xor family on 64x64 tiles under 60 s: {met(max(xor64) < 60)} (slowest "
+        f"{max(xor64):.1f} s).",
+        "- Curve: "
+        + (
+            f"not proved optimal within the timeout: {', '.join(unproved)}."
+            if unproved
+            else "every tile proved optimal."
+        ),
+    ]
 
 
 def write(rows: list[dict], grown: list[dict]):
@@ -222,28 +279,54 @@ def write(rows: list[dict], grown: list[dict]):
             writer = csv.DictWriter(f, fieldnames=list(table[0]))
             writer.writeheader()
             writer.writerows(table)
-    machine = (f"{platform.node() and 'dev box'}: {os.cpu_count()} cores "
-               f"({platform.processor() or platform.machine()}), Python "
-               f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the "
-               "end, shared with other agents: times are noisy")
-    lines = ["# verify synth on specs/synth/", "", f"Machine: {machine}.", "",
-             "Synthesis and certificate (search, re-check of the whole spec) per family "
-             "and method; wall seconds. `queries`: the solver's queries, or the members "
-             "listed.", "", *_table(rows), "", "## The solver against listing", "",
-             *_agreement(rows), "", "## The curve as tiles grow", "",
-             "fp16, 16-byte stores along rows and ldmatrix.x4 of 8x32 blocks "
-             "(`grown_spec`), by the solver.", "", *_table(grown), "",
-             "## Speed targets (issue 14), on this machine", "", *_targets(rows, grown), "",
-             "## Triton's GenericSwizzling, on the problems it applies to", "",
-             "One writer and one reader of a `convert_layout`, written as a Gluon kernel "
-             "(the catalog spec's warps and lanes), compiled for sm_90 on this CPU by "
-             "Triton 3.9; the shared-memory instructions and each lane's address are read "
-             "from the LLVM IR (`benchmarks/synth_triton.py`: libtriton exposes no "
-             "`optimalSwizzling` binding) and costed by verify's bank model. Both sides: "
-             "every instruction moving the whole tile, summed.", "",
-             *generic_swizzling_lines(), "",
-             "## What the libraries choose, by the ordinary checks", "",
-             "| problem | library | layout | per access |", "| --- | --- | --- | --- |"]
+    machine = (
+        f"{platform.node() and 'dev box'}: {os.cpu_count()} cores "
+        f"({platform.processor() or platform.machine()}), Python "
+        f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the "
+        "end, shared with other agents: times are noisy"
+    )
+    lines = [
+        "# verify synth on specs/synth/",
+        "",
+        f"Machine: {machine}.",
+        "",
+        "Synthesis and certificate (search, re-check of the whole spec) per family "
+        "and method; wall seconds. `queries`: the solver's queries, or the members "
+        "listed.",
+        "",
+        *_table(rows),
+        "",
+        "## The solver against listing",
+        "",
+        *_agreement(rows),
+        "",
+        "## The curve as tiles grow",
+        "",
+        "fp16, 16-byte stores along rows and ldmatrix.x4 of 8x32 blocks "
+        "(`grown_spec`), by the solver.",
+        "",
+        *_table(grown),
+        "",
+        "## Speed targets (issue 14), on this machine",
+        "",
+        *_targets(rows, grown),
+        "",
+        "## Triton's GenericSwizzling, on the problems it applies to",
+        "",
+        "One writer and one reader of a `convert_layout`, written as a Gluon kernel "
+        "(the catalog spec's warps and lanes), compiled for sm_90 on this CPU by "
+        "Triton 3.9; the shared-memory instructions and each lane's address are read "
+        "from the LLVM IR (`benchmarks/synth_triton.py`: libtriton exposes no "
+        "`optimalSwizzling` binding) and costed by verify's bank model. Both sides: "
+        "every instruction moving the whole tile, summed.",
+        "",
+        *generic_swizzling_lines(),
+        "",
+        "## What the libraries choose, by the ordinary checks",
+        "",
+        "| problem | library | layout | per access |",
+        "| --- | --- | --- | --- |",
+    ]
     for name, choices in CHOICES.items():
         path = os.path.join(ROOT, "specs", "synth", f"{name}.synth")
         for library, layout in choices.items():

@@ -1,13 +1,14 @@
 """verify synth: the unknown-layout syntax, the families, the solver's XOR search,
 the certificate, and the optimum of every problem in specs/synth/ pinned."""
+
 import json
 import os
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from conftest import ROOT
+
 from verify.cli import main
 from verify.errors import SpecError
 from verify.runner import run_spec
@@ -29,6 +30,7 @@ def run(*args):
 
 
 # -- step 1: syntax ------------------------------------------------------------
+
 
 def test_unknown_layout_parses_with_its_extents_and_weights():
     spec = parse_text(SEED)
@@ -59,18 +61,31 @@ def test_plain_verify_of_an_unknown_layout_points_to_synth(tmp_path):
 
 # -- families: every notation is spec text whose offsets are the table's ------
 
+
 def _members(family, rows, cols, eb, every):
     from verify.synth import families
+
     return list(families.members(family, rows, cols, eb))[::every]
 
 
-@pytest.mark.parametrize("family,rows,cols,eb,every", [
-    ("sw", 8, 64, 2, 7), ("sw", 32, 32, 4, 11), ("triton", 16, 64, 2, 3),
-    ("tile", 8, 64, 2, 13), ("tile", 16, 16, 4, 7), ("nvmma", 64, 64, 2, 1),
-    ("nvmma", 32, 64, 4, 1), ("nvmma", 16, 128, 1, 1),
-    ("pad", 8, 64, 2, 5), ("pad+sw", 8, 32, 4, 97)])
+@pytest.mark.parametrize(
+    "family,rows,cols,eb,every",
+    [
+        ("sw", 8, 64, 2, 7),
+        ("sw", 32, 32, 4, 11),
+        ("triton", 16, 64, 2, 3),
+        ("tile", 8, 64, 2, 13),
+        ("tile", 16, 16, 4, 7),
+        ("nvmma", 64, 64, 2, 1),
+        ("nvmma", 32, 64, 4, 1),
+        ("nvmma", 16, 128, 1, 1),
+        ("pad", 8, 64, 2, 5),
+        ("pad+sw", 8, 32, 4, 97),
+    ],
+)
 def test_member_tables_equal_verify_offsets(family, rows, cols, eb, every):
     from verify.api import offsets, parse_layout
+
     for member in _members(family, rows, cols, eb, every):
         table = member.build()
         if member.notation.startswith("#"):
@@ -78,24 +93,25 @@ def test_member_tables_equal_verify_offsets(family, rows, cols, eb, every):
             ldef = parse_layout(body, (rows, cols))
         else:
             ldef = parse_layout(member.notation)
-        listed = np.array(offsets(ldef)).reshape(cols, rows).T      # colexicographic
+        listed = np.array(offsets(ldef)).reshape(cols, rows).T  # colexicographic
         assert np.array_equal(listed, table), member.notation
 
 
 def test_xor_formula_and_linear_tables():
     from verify.synth import gf2
     from verify.synth.families import grid, swizzle
+
     r, c = grid(8, 64)
     table = swizzle(r * 64 + c, 3, 3, 3)
     bits = gf2.bits_of(table)
     assert bits is not None and int((bits != np.eye(9, dtype=np.int64)).sum()) == 3
     assert np.array_equal(gf2.table_of(bits, (8, 64)), table)
-    assert gf2.bits_of(r * 72 + c) is None                      # padding is not linear
+    assert gf2.bits_of(r * 72 + c) is None  # padding is not linear
 
 
 # -- the catalog's optima, pinned ----------------------------------------------
 
-OPTIMA = {   # spec: (max_ways, weighted wavefronts, xor terms) in the sw family
+OPTIMA = {  # spec: (max_ways, weighted wavefronts, xor terms) in the sw family
     "ldmatrix_x1_8x64": (1, 1, 3),
     "cutlass_sm80_f16_kmajor_64x64": (1, 8, 3),
     "b_operand_trans_32x64": (1, 8, 3),
@@ -107,10 +123,14 @@ OPTIMA = {   # spec: (max_ways, weighted wavefronts, xor terms) in the sw family
 }
 
 
-@pytest.mark.parametrize("name,layout", [
-    ("cutlass_sm80_tf32_kmajor_64x32", "Sw<3,2,3> o (64,32):(32,1)"),
-    ("cutlass_sm80_i8_kmajor_64x64", "Sw<2,4,3> o (64,64):(64,1)"),
-    ("stmatrix_epilogue_64x64", "Sw<3,3,3> o (64,64):(64,1)")])
+@pytest.mark.parametrize(
+    "name,layout",
+    [
+        ("cutlass_sm80_tf32_kmajor_64x32", "Sw<3,2,3> o (64,32):(32,1)"),
+        ("cutlass_sm80_i8_kmajor_64x64", "Sw<2,4,3> o (64,64):(64,1)"),
+        ("stmatrix_epilogue_64x64", "Sw<3,3,3> o (64,64):(64,1)"),
+    ],
+)
 def test_catalog_optimum_is_cutlass_choice(name, layout):
     """The tf32, i8 and epilogue problems: the one best Sw is CUTLASS's atom's."""
     code, doc = _synth(name, "--family", "sw", "--method", "list")
@@ -128,8 +148,10 @@ def _synth(name, *args):
 def test_catalog_optimum_in_the_sw_family(name):
     code, doc = _synth(name, "--family", "sw")
     assert code == 0
-    assert (doc["max_ways"], doc["wavefronts"], doc["xor_terms"], doc["optimal"]) == \
-        (*OPTIMA[name], True)
+    assert (doc["max_ways"], doc["wavefronts"], doc["xor_terms"], doc["optimal"]) == (
+        *OPTIMA[name],
+        True,
+    )
     assert all(c["status"] == "proved" for c in doc["checks"])
     assert doc["proof"]["kind"] == "solver"
     assert any(q["answer"] == "unsat" for q in doc["proof"]["queries"])
@@ -137,8 +159,10 @@ def test_catalog_optimum_in_the_sw_family(name):
 
 def _problem(name):
     from verify.synth.problem import problem_of
+
     path = os.path.join(SYNTH, f"{name}.synth")
-    source = open(path).read()
+    with open(path) as f:
+        source = f.read()
     return problem_of(parse_text(source, path), source)
 
 
@@ -148,6 +172,7 @@ def test_solver_and_listing_find_the_same_optimum(name, family):
     """The cross-check: the parameters searched by the solver, and every member
     of the family listed and scored, give one objective."""
     from verify.synth.search import synthesize
+
     problem = _problem(name)
     solved = synthesize(problem, family, 60.0, "solver")
     listed = synthesize(problem, family, 60.0, "list")
@@ -169,31 +194,38 @@ def test_family_all_names_the_winner_and_every_contender():
     assert code == 0 and doc["optimal"] and doc["family"] == "tile"
     contenders = doc["contenders"]
     assert list(contenders) == ["sw", "triton", "tile", "nvmma", "pad", "pad+sw", "xor"]
-    assert min(c["objective"] for c in contenders.values()) == \
-        contenders["tile"]["objective"] == [1, 1, 512, 0]
-    assert contenders["pad"]["objective"][2] > 512          # padding costs footprint
+    assert (
+        min(c["objective"] for c in contenders.values())
+        == contenders["tile"]["objective"]
+        == [1, 1, 512, 0]
+    )
+    assert contenders["pad"]["objective"][2] > 512  # padding costs footprint
 
 
 def test_nvmma_family_ranks_the_three_swizzle_widths():
     code, doc = _synth("cutlass_sm80_f16_kmajor_64x64", "--family", "nvmma")
     assert code == 0 and doc["optimal"] and doc["max_ways"] == 1
     assert "swizzlingByteWidth = 128, transposed = false" in doc["notations"]["triton"]
-    ways = {r["layout"].split(",")[0][-3:].strip("= "): r["objective"][0]
-            for r in doc["proof"]["table"] if "transposed = false" in r["layout"]}
+    ways = {
+        r["layout"].split(",")[0][-3:].strip("= "): r["objective"][0]
+        for r in doc["proof"]["table"]
+        if "transposed = false" in r["layout"]
+    }
     assert ways == {"128": 1, "64": 2, "32": 4}
     transposed = [r for r in doc["proof"]["table"] if "transposed = true" in r["layout"]]
-    assert transposed and all(r["broken"] for r in transposed)   # 16-byte rows split
+    assert transposed and all(r["broken"] for r in transposed)  # 16-byte rows split
 
 
-@pytest.mark.parametrize("name", ["ldmatrix_x1_8x64", "b_operand_trans_32x64",
-                                  "two_consumers_64x64"])
+@pytest.mark.parametrize(
+    "name", ["ldmatrix_x1_8x64", "b_operand_trans_32x64", "two_consumers_64x64"]
+)
 def test_xor_family_proves_the_same_optimum(name):
     ways, waves, _ = OPTIMA[name]
     code, doc = _synth(name, "--family", "xor")
     assert code == 0 and doc["optimal"] and (doc["max_ways"], doc["wavefronts"]) == (ways, waves)
     queries = doc["proof"]["queries"]
     assert any(q["answer"] == "unsat" for q in queries)
-    if name == "two_consumers_64x64":      # the issue's bound: 4-way in every layout
+    if name == "two_consumers_64x64":  # the issue's bound: 4-way in every layout
         assert queries[0]["query"].startswith("lemma (every member): max_ways >= 4")
 
 
@@ -210,13 +242,16 @@ def test_padding_family_finds_the_seed_pitch():
 
 
 def test_infeasible_requirement_names_the_clashing_accesses(tmp_path):
-    text = open(os.path.join(SYNTH, "two_consumers_64x64.synth")).read()
+    with open(os.path.join(SYNTH, "two_consumers_64x64.synth")) as f:
+        text = f.read()
     path = tmp_path / "clash.synth"
     path.write_text(text + "check conflict_free copy\n")
     lemma = ["'conflict_free copy' (line 13)", "aligned 16 gemm"]
-    for family, method, core in (("sw", "list", ["'conflict_free copy' (line 13)",
-                                                 "vectors of 8 elements whole in fill"]),
-                                 ("sw", "solver", lemma), ("xor", "solver", lemma)):
+    for family, method, core in (
+        ("sw", "list", ["'conflict_free copy' (line 13)", "vectors of 8 elements whole in fill"]),
+        ("sw", "solver", lemma),
+        ("xor", "solver", lemma),
+    ):
         code, out = run("synth", str(path), "--family", family, "--method", method, "--json")
         assert code == 1 and json.loads(out)["infeasible"] == core
 
@@ -229,8 +264,10 @@ def test_timeout_is_exit_3_not_optimal():
 def test_llir_addresses_of_a_conversion_are_evaluated_per_lane():
     """benchmarks/synth_triton.py reads each lane's shared address from the LLVM IR."""
     import sys
+
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     from synth_triton import lane_addresses
+
     llir = """define ptx_kernel void @k() {
   %5 = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !1
   %6 = and i32 %5, 8, !dbg !1

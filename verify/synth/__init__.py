@@ -11,6 +11,7 @@ Modules: `problem` (the spec as arrays), `cost` (a table scored), `families`
 Triton families by the solver, their parameters as unknowns), `search`,
 `certificate`, `output`.
 """
+
 from __future__ import annotations
 
 from verify.spec.parser import parse_file
@@ -19,8 +20,7 @@ from verify.synth.problem import problem_of
 from verify.synth.search import FAMILIES, Answer, synthesize
 
 
-def synthesize_file(path: str, family: str = "sw", timeout: float = 60.0,
-                    method: str = "solver"):
+def synthesize_file(path: str, family: str = "sw", timeout: float = 60.0, method: str = "solver"):
     """(problem, answer, certificate or None) for the spec at `path`."""
     with open(path, encoding="utf-8") as f:
         source = f.read()

@@ -21,6 +21,7 @@ Worked example
 the spec with ``layout A = Sw<3,3,3> o (8,64):(64,1)`` and the added lines
 ``check bijective A``, ``check max_ways == 1 rd``, ``check wavefronts == 1 rd``.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,9 +45,9 @@ from verify.synth.search import Answer
 @dataclass
 class Certificate:
     answer: Answer
-    layout: str                   # the notation `verify map` and specs take
-    notations: dict               # "cute", "triton", "formula" -> text
-    spec_text: str                # the spec re-checked
+    layout: str  # the notation `verify map` and specs take
+    notations: dict  # "cute", "triton", "formula" -> text
+    spec_text: str  # the spec re-checked
     results: list[CheckResult]
 
     @property
@@ -71,8 +72,10 @@ def claims(problem: Problem, answer: Answer) -> list[str]:
     out = [] if stated else [f"check bijective {name}"]
     for access in problem.accesses:
         ways, waves = answer.per_access[access.name]
-        out += [f"check max_ways == {ways} {access.name}",
-                f"check wavefronts == {waves} {access.name}"]
+        out += [
+            f"check max_ways == {ways} {access.name}",
+            f"check wavefronts == {waves} {access.name}",
+        ]
     return out
 
 
@@ -84,8 +87,10 @@ def certify(problem: Problem, answer: Answer, timeout: float) -> Certificate:
     results = run_spec(spec, timeout)
     refuted = [r.property for r in results if r.status == Status.REFUTED]
     if refuted:
-        raise InternalError(f"the synthesised layout {layout} fails the ordinary checks "
-                            f"{refuted}: synthesis and the engines disagree")
+        raise InternalError(
+            f"the synthesised layout {layout} fails the ordinary checks "
+            f"{refuted}: synthesis and the engines disagree"
+        )
     return Certificate(answer, layout, notations, text, results)
 
 
@@ -106,8 +111,11 @@ def equal_notations(problem: Problem, answer: Answer) -> dict:
             if np.array_equal(member.build(), answer.table):
                 out[key] = member.notation
                 break
-    out["formula"] = (answer.notation if answer.family == "xor"
-                      else _formula(problem, out.get("cute") or answer.notation))
+    out["formula"] = (
+        answer.notation
+        if answer.family == "xor"
+        else _formula(problem, out.get("cute") or answer.notation)
+    )
     return out
 
 
@@ -115,6 +123,7 @@ def _formula(problem: Problem, notation: str) -> str:
     """``A(r in 0..R, c in 0..C) = ...``: the notation's offset as a spec formula
     (sympy's simplified form where it is exact, as `verify map` prints it)."""
     from verify.api import parse_layout
+
     rows, cols = problem.shape
     if notation.startswith("#"):
         body, shape = notation.rsplit(" shape ", 1)
@@ -128,6 +137,7 @@ def _formula(problem: Problem, notation: str) -> str:
 def simplified(problem: Problem, layout: str) -> str:
     """The formula `verify map` prints for `layout` (for people; not re-parsed)."""
     from verify.api import parse_layout
+
     ldef = parse_layout(layout)
     domain = coordinate_vars(ldef.function)
     return formula(ldef.value([Var(n) for n, _ in domain]), domain)

@@ -24,6 +24,7 @@ Bank figures use `verify.enumerate.phase_costs`, the enumeration engine's own
 numpy bank model, on ``eb * T[r, c]`` (the problem's module doc says why bases
 and stages drop out).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,8 +40,8 @@ class Objective:
     """What is minimised, in order."""
 
     max_ways: int
-    wavefronts: int               # weighted sum over accesses
-    footprint: int                # cosize in elements
+    wavefronts: int  # weighted sum over accesses
+    footprint: int  # cosize in elements
     xor_terms: int
 
     def key(self) -> tuple[int, int, int, int]:
@@ -51,8 +52,8 @@ class Objective:
 class Score:
     """A candidate's figures: which named constraints it breaks, and its objective."""
 
-    broken: list[str] = field(default_factory=list)     # hard constraints and requirements
-    per_access: dict = field(default_factory=dict)      # name -> (max_ways, wavefronts)
+    broken: list[str] = field(default_factory=list)  # hard constraints and requirements
+    per_access: dict = field(default_factory=dict)  # name -> (max_ways, wavefronts)
     objective: Objective | None = None
 
     @property
@@ -78,8 +79,9 @@ def score(problem: Problem, table: np.ndarray, xor_terms: int) -> Score:
     if result.broken:
         return result
     for access in problem.accesses:
-        costs = phase_costs(access.access, problem.elem_bytes * table[access.coords[..., 0],
-                                                                      access.coords[..., 1]])
+        costs = phase_costs(
+            access.access, problem.elem_bytes * table[access.coords[..., 0], access.coords[..., 1]]
+        )
         result.per_access[access.name] = (int(costs.max()), int(costs.sum(axis=1).max()))
     result.broken += [r.describe() for r in problem.requirements if not _meets(result, r)]
     ways = max(w for w, _ in result.per_access.values())
@@ -108,7 +110,8 @@ def _access_breaks(problem: Problem, table: np.ndarray, access: SynthAccess) -> 
     if vector > 1:
         inside = cols + vector - 1 < table.shape[1]
         whole = inside.all() and all(
-            np.array_equal(table[rows, cols + j], offsets + j) for j in range(1, vector))
+            np.array_equal(table[rows, cols + j], offsets + j) for j in range(1, vector)
+        )
         if not whole:
             broken.append(hard_name("vectors", access, eb))
     return broken

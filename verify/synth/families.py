@@ -34,10 +34,11 @@ Every notation written here is spec text (``layout A = <notation>``), and the
 tables equal what verify computes from that text: `tests/test_synth.py` compares
 them with `verify.offsets` member by member.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import numpy as np
 
@@ -66,8 +67,9 @@ def swizzle(x: np.ndarray, b: int, m: int, s: int) -> np.ndarray:
 
 def grid(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
     """r and c of every tile position, as (R, C) arrays."""
-    return np.meshgrid(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64),
-                       indexing="ij")
+    return np.meshgrid(
+        np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64), indexing="ij"
+    )
 
 
 def swizzles(bits: int) -> Iterator[tuple[int, int, int]]:
@@ -82,13 +84,19 @@ def swizzles(bits: int) -> Iterator[tuple[int, int, int]]:
 def sw_members(rows: int, cols: int) -> Iterator[Member]:
     r, c = grid(rows, cols)
     bits = max(1, (rows * cols - 1).bit_length())
-    for major, plain, stride in (("row", r * cols + c, f"({cols},1)"),
-                                 ("column", r + c * rows, f"(1,{rows})")):
+    for _major, plain, stride in (
+        ("row", r * cols + c, f"({cols},1)"),
+        ("column", r + c * rows, f"(1,{rows})"),
+    ):
         inner = f"({rows},{cols}):{stride}"
         yield Member("sw", inner, 0, lambda p=plain: p)
         for b, m, s in swizzles(bits):
-            yield Member("sw", f"Sw<{b},{m},{s}> o {inner}", b,
-                         lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s))
+            yield Member(
+                "sw",
+                f"Sw<{b},{m},{s}> o {inner}",
+                b,
+                lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s),
+            )
 
 
 def tile_members(rows: int, cols: int) -> Iterator[Member]:
@@ -101,16 +109,22 @@ def tile_members(rows: int, cols: int) -> Iterator[Member]:
             if rows % ar or cols % ac:
                 continue
             tile = ar * ac * (r // ar + (rows // ar) * (c // ac))
-            for major, local, stride in (("row", (r % ar) * ac + c % ac, f"({ac},1)"),
-                                         ("column", r % ar + (c % ac) * ar, f"(1,{ar})")):
+            for _major, local, stride in (
+                ("row", (r % ar) * ac + c % ac, f"({ac},1)"),
+                ("column", r % ar + (c % ac) * ar, f"(1,{ar})"),
+            ):
                 inner = f"({ar},{ac}):{stride}"
                 plain = tile + local
-                yield Member("tile", f"tile_to_shape({inner}, ({rows}, {cols}))", 0,
-                             lambda p=plain: p)
+                yield Member(
+                    "tile", f"tile_to_shape({inner}, ({rows}, {cols}))", 0, lambda p=plain: p
+                )
                 for b, m, s in swizzles(max(1, (ar * ac - 1).bit_length())):
-                    yield Member("tile", f"tile_to_shape(Sw<{b},{m},{s}> o {inner}, "
-                                 f"({rows}, {cols}))", b,
-                                 lambda t=tile, l=local, b=b, m=m, s=s: t + swizzle(l, b, m, s))
+                    yield Member(
+                        "tile",
+                        f"tile_to_shape(Sw<{b},{m},{s}> o {inner}, ({rows}, {cols}))",
+                        b,
+                        lambda t=tile, at=local, b=b, m=m, s=s: t + swizzle(at, b, m, s),
+                    )
 
 
 def _powers(limit: int) -> list[int]:
@@ -122,21 +136,30 @@ def triton_members(rows: int, cols: int) -> Iterator[Member]:
     if rows & (rows - 1) or cols & (cols - 1):
         return
     r, c = grid(rows, cols)
-    for order, (fast, slow, fast_n, slow_n) in (("[1, 0]", (c, r, cols, rows)),
-                                                ("[0, 1]", (r, c, rows, cols))):
+    for order, (fast, slow, fast_n, slow_n) in (
+        ("[1, 0]", (c, r, cols, rows)),
+        ("[0, 1]", (r, c, rows, cols)),
+    ):
         seen_plain = False
         for vec in _powers(fast_n):
             for per_phase in _powers(slow_n):
                 for max_phase in _powers(fast_n // vec):
                     if max_phase == 1 and seen_plain:
-                        continue            # no swizzle: one member stands for all
+                        continue  # no swizzle: one member stands for all
                     seen_plain |= max_phase == 1
-                    notation = (f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per_phase}, "
-                                f"maxPhase = {max_phase}, order = {order}}}> shape "
-                                f"({rows}, {cols})")
-                    yield Member("triton", notation, max_phase.bit_length() - 1,
-                                 lambda f=fast, s=slow, n=fast_n, v=vec, p=per_phase,
-                                 x=max_phase: s * n + (f ^ ((((s // p) % x) * v) % n)))
+                    notation = (
+                        f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per_phase}, "
+                        f"maxPhase = {max_phase}, order = {order}}}> shape "
+                        f"({rows}, {cols})"
+                    )
+                    yield Member(
+                        "triton",
+                        notation,
+                        max_phase.bit_length() - 1,
+                        lambda f=fast, s=slow, n=fast_n, v=vec, p=per_phase, x=max_phase: (
+                            s * n + (f ^ ((((s // p) % x) * v) % n))
+                        ),
+                    )
 
 
 def nvmma_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
@@ -148,18 +171,27 @@ def nvmma_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
     bits, chunk = 8 * elem_bytes, max(1, 16 // elem_bytes)
     for width in (32, 64, 128):
         per_row = width // elem_bytes
-        for transposed, (fast, slow, fast_n, slow_n) in ((False, (c, r, cols, rows)),
-                                                          (True, (r, c, rows, cols))):
+        for transposed, (fast, slow, fast_n, slow_n) in (
+            (False, (c, r, cols, rows)),
+            (True, (r, c, rows, cols)),
+        ):
             if fast_n % per_row or slow_n < 8:
                 continue
             phase = (slow // (128 // width)) % (width // 16)
             swizzled = (fast % per_row) ^ (phase * chunk)
-            notation = (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
-                        f"{str(transposed).lower()}, elementBitWidth = {bits}}}> shape "
-                        f"({rows}, {cols})")
-            yield Member("nvmma", notation, (width // 16).bit_length() - 1,
-                         lambda s=swizzled, sl=slow, f=fast, n=slow_n, p=per_row:
-                         s + p * (sl + n * (f // p)))
+            notation = (
+                f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = "
+                f"{str(transposed).lower()}, elementBitWidth = {bits}}}> shape "
+                f"({rows}, {cols})"
+            )
+            yield Member(
+                "nvmma",
+                notation,
+                (width // 16).bit_length() - 1,
+                lambda s=swizzled, sl=slow, f=fast, n=slow_n, p=per_row: (
+                    s + p * (sl + n * (f // p))
+                ),
+            )
 
 
 def pitches(cols: int, elem_bytes: int) -> range:
@@ -182,8 +214,12 @@ def pad_sw_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
         inner = f"({rows},{cols}):({pitch},1)"
         yield Member("pad+sw", inner, 0, lambda p=plain: p)
         for b, m, s in swizzles(bits):
-            yield Member("pad+sw", f"Sw<{b},{m},{s}> o {inner}", b,
-                         lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s))
+            yield Member(
+                "pad+sw",
+                f"Sw<{b},{m},{s}> o {inner}",
+                b,
+                lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s),
+            )
 
 
 def members(family: str, rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:

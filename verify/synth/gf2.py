@@ -41,6 +41,7 @@ The math
   log2(vector) columns j, so L(o + j) = L(o) ^ j = L(o) + j.
 * XOR terms: entries where M differs from the identity.
 """
+
 from __future__ import annotations
 
 import time
@@ -65,7 +66,7 @@ class Phase:
     """A phase's lanes as offsets translated to start at 0 (distinct, sorted)."""
 
     offsets: tuple[int, ...]
-    unit_shift: int               # k0: the unit is bits [k0, n)
+    unit_shift: int  # k0: the unit is bits [k0, n)
     slot_bits: int
 
 
@@ -74,7 +75,7 @@ class Step:
     """One solver query of the certificate."""
 
     query: str
-    answer: str                   # "sat", "unsat" or "unknown"
+    answer: str  # "sat", "unsat" or "unknown"
     seconds: float
 
 
@@ -87,13 +88,13 @@ class Encoding:
     ctx: z3.Context
     m: list
     hard: list = field(default_factory=list)
-    tracked: dict = field(default_factory=dict)        # name -> constraint (unsat cores)
-    phase_steps: dict = field(default_factory=dict)    # phase id -> ladder Booleans
+    tracked: dict = field(default_factory=dict)  # name -> constraint (unsat cores)
+    phase_steps: dict = field(default_factory=dict)  # phase id -> ladder Booleans
     access_phases: dict = field(default_factory=dict)  # access -> its phase ids
-    access_extra: dict = field(default_factory=dict)   # access -> wavefront ladder
+    access_extra: dict = field(default_factory=dict)  # access -> wavefront ladder
     access_instances: dict = field(default_factory=dict)  # access -> phase ids per instance
-    pairs: dict = field(default_factory=dict)          # phase id -> (slot-eq, unit-eq) pairs
-    phase_low: dict = field(default_factory=dict)      # phase id -> proved lower bound
+    pairs: dict = field(default_factory=dict)  # phase id -> (slot-eq, unit-eq) pairs
+    phase_low: dict = field(default_factory=dict)  # phase id -> proved lower bound
     phase_low_cause: dict = field(default_factory=dict)  # phase id -> the alignment it uses
     aligned_spans: list = field(default_factory=list)  # (basis, low bits forced zero on it)
     _parity: dict = field(default_factory=dict)
@@ -105,8 +106,11 @@ class Encoding:
         key = (bit, o)
         if key not in self._parity:
             terms = [self.m[bit][j] for j in range(self.n) if o >> j & 1]
-            self._parity[key] = (reduce(lambda a, b: z3.Xor(a, b, self.ctx), terms)
-                                 if terms else z3.BoolVal(False, self.ctx))
+            self._parity[key] = (
+                reduce(lambda a, b: z3.Xor(a, b, self.ctx), terms)
+                if terms
+                else z3.BoolVal(False, self.ctx)
+            )
         return self._parity[key]
 
     def zero(self, bits: range, d: int) -> z3.BoolRef:
@@ -115,8 +119,13 @@ class Encoding:
 
     def table(self, model: z3.ModelRef) -> tuple[np.ndarray, np.ndarray]:
         """The layout of a model: M as 0/1 array and the offset table T[r, c]."""
-        bits = np.array([[z3.is_true(model.eval(self.m[i][j], model_completion=True))
-                          for j in range(self.n)] for i in range(self.n)], dtype=np.int64)
+        bits = np.array(
+            [
+                [z3.is_true(model.eval(self.m[i][j], model_completion=True)) for j in range(self.n)]
+                for i in range(self.n)
+            ],
+            dtype=np.int64,
+        )
         return bits, table_of(bits, self.problem.shape)
 
     # -- queries --------------------------------------------------------------
@@ -133,9 +142,10 @@ class Encoding:
         """Every phase of the accesses (default: all) costs at most k."""
         names = accesses or list(self.access_phases)
         phases = {p for a in names for p in self.access_phases[a]}
-        out = [z3.Not(self.phase_steps[p][k - 1]) for p in phases
-               if k - 1 < len(self.phase_steps[p])]
-        if k == 1:          # the pairwise form: same slot implies same unit
+        out = [
+            z3.Not(self.phase_steps[p][k - 1]) for p in phases if k - 1 < len(self.phase_steps[p])
+        ]
+        if k == 1:  # the pairwise form: same slot implies same unit
             out += [z3.Implies(slot, unit) for p in phases for slot, unit in self.pairs[p]]
         return out
 
@@ -164,8 +174,11 @@ class AnyLinear:
         return []
 
     def terms(self, enc: Encoding) -> list:
-        return [enc.m[i][j] if i != j else z3.Not(enc.m[i][i])
-                for i in range(enc.n) for j in range(enc.n)]
+        return [
+            enc.m[i][j] if i != j else z3.Not(enc.m[i][i])
+            for i in range(enc.n)
+            for j in range(enc.n)
+        ]
 
     def decode(self, enc: Encoding, model: z3.ModelRef, bits: np.ndarray) -> tuple[None, int]:
         """(notation, XOR terms) of a model: the formula is written by the caller."""
@@ -194,8 +207,9 @@ def bits_of(table: np.ndarray) -> np.ndarray | None:
     n = _log2(flat.size)
     if flat.size != 1 << n:
         return None
-    bits = np.array([[(int(flat[1 << j]) >> i) & 1 for j in range(n)] for i in range(n)],
-                    dtype=np.int64)
+    bits = np.array(
+        [[(int(flat[1 << j]) >> i) & 1 for j in range(n)] for i in range(n)], dtype=np.int64
+    )
     return bits if np.array_equal(table_of(bits, table.shape), table) else None
 
 
@@ -204,8 +218,11 @@ def encode(problem: Problem, invertible: bool = True) -> Encoding:
     members are invertible by construction, `verify.synth.params`, leaves it out)."""
     rows, cols = problem.shape
     if rows & (rows - 1) or cols & (cols - 1):
-        raise SpecError(f"the xor family needs power-of-two extents: found ?({rows}, {cols})",
-                        problem.unknown.pos, problem.spec.file)
+        raise SpecError(
+            f"the xor family needs power-of-two extents: found ?({rows}, {cols})",
+            problem.unknown.pos,
+            problem.spec.file,
+        )
     n = _log2(rows * cols)
     ctx = z3.Context()
     m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
@@ -227,8 +244,9 @@ def _invertible(enc: Encoding):
     for i in range(n):
         for k in range(n):
             products = [z3.And(enc.m[i][j], w[j][k]) for j in range(n)]
-            enc.hard.append(reduce(lambda a, b: z3.Xor(a, b, ctx), products)
-                            == z3.BoolVal(i == k, ctx))
+            enc.hard.append(
+                reduce(lambda a, b: z3.Xor(a, b, ctx), products) == z3.BoolVal(i == k, ctx)
+            )
 
 
 def _offsets(problem: Problem, access: SynthAccess) -> np.ndarray:
@@ -257,16 +275,22 @@ def _access_hard(enc: Encoding, access: SynthAccess):
     enc.tracked[hard_name("aligned", access, eb)] = z3.And(aligned + [z3.BoolVal(True, enc.ctx)])
     vector = _log2(access.vector(eb))
     if vector:
-        fixed = [enc.m[i][j] == z3.BoolVal(i == j, enc.ctx)
-                 for j in range(min(vector, enc.n)) for i in range(enc.n)]
+        fixed = [
+            enc.m[i][j] == z3.BoolVal(i == j, enc.ctx)
+            for j in range(min(vector, enc.n))
+            for i in range(enc.n)
+        ]
         enc.tracked[hard_name("vectors", access, eb)] = z3.And(fixed)
 
 
 def _unit(enc: Encoding, access: SynthAccess) -> tuple[int, int]:
     eb, unit_bytes = enc.problem.elem_bytes, max(4, access.instruction.bytes_per_address)
     if unit_bytes < eb:
-        raise SpecError(f"access '{access.name}' reads less than one element: the xor family "
-                        "needs accesses at least an element wide", access.access.definition.pos)
+        raise SpecError(
+            f"access '{access.name}' reads less than one element: the xor family "
+            "needs accesses at least an element wide",
+            access.access.definition.pos,
+        )
     return _log2(unit_bytes // eb), _log2(128 // unit_bytes)
 
 
@@ -279,12 +303,17 @@ def _access_banks(enc: Encoding, access: SynthAccess, phase_ids: dict):
         ids = []
         for lanes in access.instruction.phases:
             first = int(row[lanes.start])
-            key = (shift, slot_bits, tuple(sorted({int(o) ^ first for o in row[lanes.start:lanes.stop]})))
+            key = (
+                shift,
+                slot_bits,
+                tuple(sorted({int(o) ^ first for o in row[lanes.start : lanes.stop]})),
+            )
             if key not in phase_ids:
                 phase_ids[key] = len(phase_ids)
                 _phase(enc, phase_ids[key], Phase(key[2], shift, slot_bits))
-                enc.phase_low[phase_ids[key]], enc.phase_low_cause[phase_ids[key]] = \
+                enc.phase_low[phase_ids[key]], enc.phase_low_cause[phase_ids[key]] = (
                     phase_lower_bound(enc, Phase(key[2], shift, slot_bits))
+                )
             ids.append(phase_ids[key])
         instances.add(tuple(sorted(ids)))
     enc.access_phases[access.name] = sorted({p for inst in instances for p in inst})
@@ -317,8 +346,14 @@ def phase_lower_bound(enc: Encoding, phase: Phase) -> tuple[int, str | None]:
     Returns the bound and the alignment constraint it rests on.
     """
     basis = _basis(phase.offsets)
-    forced, cause = max([(low, name) for span, low, name in enc.aligned_spans
-                         if all(_in_span(b, span) for b in basis)], default=(0, None))
+    forced, cause = max(
+        [
+            (low, name)
+            for span, low, name in enc.aligned_spans
+            if all(_in_span(b, span) for b in basis)
+        ],
+        default=(0, None),
+    )
     if forced < phase.unit_shift or cause is None:
         return 1, None
     top = min(enc.n, phase.unit_shift + phase.slot_bits)
@@ -335,9 +370,9 @@ def _phase(enc: Encoding, pid: int, phase: Phase):
     slot_bits = range(phase.unit_shift, min(n, phase.unit_shift + phase.slot_bits))
     first = []
     pairs = []
-    for l, o in enumerate(lanes):
-        same = [enc.zero(unit_bits, o ^ e) for e in lanes[:l]]
-        pairs += [(enc.zero(slot_bits, o ^ e), s) for e, s in zip(lanes[:l], same)]
+    for i, o in enumerate(lanes):
+        same = [enc.zero(unit_bits, o ^ e) for e in lanes[:i]]
+        pairs += [(enc.zero(slot_bits, o ^ e), s) for e, s in zip(lanes[:i], same)]
         first.append(z3.And([z3.Not(s) for s in same] + [z3.BoolVal(True, enc.ctx)]))
     enc.pairs[pid] = pairs
     steps = [z3.Bool(f"phase_{pid}_costs_{k}", enc.ctx) for k in range(2, len(lanes) + 1)]
@@ -346,13 +381,21 @@ def _phase(enc: Encoding, pid: int, phase: Phase):
     if not steps:
         return
     for slot in range(1 << len(slot_bits)):
-        items = [z3.And(f, *[enc.parity(i, o) if slot >> t & 1 else z3.Not(enc.parity(i, o))
-                             for t, i in enumerate(slot_bits)])
-                 for f, o in zip(first, lanes)]
+        items = [
+            z3.And(
+                f,
+                *[
+                    enc.parity(i, o) if slot >> t & 1 else z3.Not(enc.parity(i, o))
+                    for t, i in enumerate(slot_bits)
+                ],
+            )
+            for f, o in zip(first, lanes)
+        ]
         enc.hard.append(z3.AtMost(*items, *[z3.Not(s) for s in steps], len(lanes)))
 
 
 # -- the search ------------------------------------------------------------------
+
 
 @dataclass
 class Found:
@@ -360,7 +403,7 @@ class Found:
     table: np.ndarray
     objective: Objective
     per_access: dict
-    notation: str | None = None       # the family's own notation (None: a formula)
+    notation: str | None = None  # the family's own notation (None: a formula)
 
 
 @dataclass
@@ -377,8 +420,9 @@ def _requirements(enc: Encoding) -> dict:
     accesses = {a.name: a for a in enc.problem.accesses}
     for r in enc.problem.requirements:
         if r.metric == "ways":
-            out[r.describe()] = z3.And(enc.ways_at_most(r.bound, [r.access]) +
-                                       [z3.BoolVal(True, enc.ctx)])
+            out[r.describe()] = z3.And(
+                enc.ways_at_most(r.bound, [r.access]) + [z3.BoolVal(True, enc.ctx)]
+            )
         else:
             out[r.describe()] = enc.access_waves_at_most(accesses[r.access], r.bound)
     return out
@@ -404,8 +448,9 @@ def _replayed(found: Found, label: str, value: int, bound: int) -> Found:
     return found
 
 
-def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None,
-             family=None) -> XorResult:
+def minimise(
+    problem: Problem, budget: Budget, start: np.ndarray | None = None, family=None
+) -> XorResult:
     """The lexicographic minimum over invertible M (or over the members of a
     parametric `family`, default `AnyLinear`): max-ways, then weighted
     wavefronts, then XOR terms (the footprint is always R*C). Each figure is
@@ -428,8 +473,9 @@ def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None,
         return XorResult(None, True, [Step(lemma, "proved", 0.0)], core=core)
     best = _start(enc, start)
     if best is None:
-        status, best = _ask(enc, family, "a layout meeting every hard constraint and "
-                            "requirement", [], budget, steps)
+        status, best = _ask(
+            enc, family, "a layout meeting every hard constraint and requirement", [], budget, steps
+        )
         if status == "unsat":
             return XorResult(None, True, steps, core=_core(enc, budget))
         if best is None:
@@ -437,25 +483,41 @@ def minimise(problem: Problem, budget: Budget, start: np.ndarray | None = None,
     phases = sum(a.weight * a.instruction.ideal_wavefronts for a in problem.accesses)
     ways_low, waves_low = lower_bounds(enc)
     if ways_low > 1 or waves_low > phases:
-        steps.append(Step(f"lemma (every member): max_ways >= {ways_low}, weighted "
-                          f"wavefronts >= {waves_low}", "proved", 0.0))
-    stages = [("max_ways", ways_low, lambda f: f.objective.max_ways,
-               lambda k: enc.ways_at_most(k)),
-              ("weighted wavefronts", waves_low, lambda f: f.objective.wavefronts,
-               lambda k: enc.extra_at_most(k - phases)),
-              ("xor terms", 0, lambda f: f.objective.xor_terms,
-               lambda k: [z3.AtMost(*family.terms(enc), k)])]
+        steps.append(
+            Step(
+                f"lemma (every member): max_ways >= {ways_low}, weighted wavefronts >= {waves_low}",
+                "proved",
+                0.0,
+            )
+        )
+    stages = [
+        ("max_ways", ways_low, lambda f: f.objective.max_ways, lambda k: enc.ways_at_most(k)),
+        (
+            "weighted wavefronts",
+            waves_low,
+            lambda f: f.objective.wavefronts,
+            lambda k: enc.extra_at_most(k - phases),
+        ),
+        (
+            "xor terms",
+            0,
+            lambda f: f.objective.xor_terms,
+            lambda k: [z3.AtMost(*family.terms(enc), k)],
+        ),
+    ]
     fixed: list = []
     optimal = True
     for name, low, figure, constraint in stages:
-        best, proved = _descend(enc, family, name, low, figure, constraint, fixed, best,
-                                budget, steps)
+        best, proved = _descend(
+            enc, family, name, low, figure, constraint, fixed, best, budget, steps
+        )
         optimal &= proved
         if not proved:
             break
         fixed += constraint(figure(best))
-    return XorResult(best, optimal, steps,
-                     reason="" if optimal else f"timeout after {budget.seconds:g} s")
+    return XorResult(
+        best, optimal, steps, reason="" if optimal else f"timeout after {budget.seconds:g} s"
+    )
 
 
 def _below_lemma(enc: Encoding):
@@ -467,8 +529,10 @@ def _below_lemma(enc: Encoding):
         low, pid = max((enc.phase_low[p], p) for p in enc.access_phases[r.access])
         if r.bound < low:
             cause = enc.phase_low_cause[pid]
-            return (f"lemma (every member): {r.access} is at least {low}-way, given "
-                    f"{cause}", [r.describe(), cause])
+            return (
+                f"lemma (every member): {r.access} is at least {low}-way, given {cause}",
+                [r.describe(), cause],
+            )
     return None
 
 
@@ -476,9 +540,10 @@ def lower_bounds(enc: Encoding) -> tuple[int, int]:
     """Max-ways and weighted wavefronts no member can beat, from `phase_lower_bound`:
     the worst phase, and per access its worst instance's sum (weighted)."""
     ways = max(enc.phase_low.values())
-    waves = sum(a.weight * max(sum(enc.phase_low[p] for p in inst)
-                               for inst in enc.access_instances[a.name])
-                for a in enc.problem.accesses)
+    waves = sum(
+        a.weight * max(sum(enc.phase_low[p] for p in inst) for inst in enc.access_instances[a.name])
+        for a in enc.problem.accesses
+    )
     return ways, waves
 
 
@@ -503,8 +568,9 @@ def _descend(enc, family, name, low, figure, constraint, fixed, best, budget, st
         top = figure(best)
         probe = (low, top - 1)[asked] if asked < 2 else (low + top - 1) // 2
         asked += 1
-        status, found = _ask(enc, family, f"{name} <= {probe}", fixed + constraint(probe),
-                             budget, steps)
+        status, found = _ask(
+            enc, family, f"{name} <= {probe}", fixed + constraint(probe), budget, steps
+        )
         if status == "unknown":
             return best, False
         if status == "unsat":
@@ -529,7 +595,7 @@ def _core(enc: Encoding, budget: Budget) -> list[str]:
     if solver.check(*flags) != z3.unsat:
         return names
     core = [flags[f] for f in solver.unsat_core()]
-    for name in list(core):                 # drop any that the rest do not need
+    for name in list(core):  # drop any that the rest do not need
         rest = [f for f, n in flags.items() if n in core and n != name]
         if solver.check(*rest) == z3.unsat:
             core.remove(name)

@@ -14,6 +14,7 @@ Worked example
 ``{"layout": "Sw<3,3,3> o (8,64):(64,1)", "family": "sw", "max_ways": 1,
 "wavefronts": 8, "optimal": true, ...}``.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,11 +35,14 @@ def _ranked(answer: Answer) -> list:
 
 def _evidence_lines(answer: Answer) -> list[str]:
     if answer.method == "solver":
-        return [f"  {s.query}: {s.answer.upper()} [{1000 * s.seconds:.0f} ms]"
-                for s in answer.steps]
+        return [
+            f"  {s.query}: {s.answer.upper()} [{1000 * s.seconds:.0f} ms]" for s in answer.steps
+        ]
     ranked = _ranked(answer)
-    lines = [f"  {len(answer.rows)} members evaluated, {len(ranked)} meet every hard "
-             f"constraint; best first (max_ways, wavefronts, footprint, xor terms):"]
+    lines = [
+        f"  {len(answer.rows)} members evaluated, {len(ranked)} meet every hard "
+        f"constraint; best first (max_ways, wavefronts, footprint, xor terms):"
+    ]
     for row in ranked[:SHOWN_ROWS]:
         lines.append(f"    {row.score.objective.key()}  {row.notation}")
     return lines
@@ -48,8 +52,10 @@ def _contender_lines(answer: Answer) -> list[str]:
     """--family all: each family's best figures, the winner marked."""
     if not answer.contenders:
         return []
-    lines = [f"won by family {answer.family} over (max_ways, wavefronts, footprint, "
-             "xor terms; * proved optimal in its family):"]
+    lines = [
+        f"won by family {answer.family} over (max_ways, wavefronts, footprint, "
+        "xor terms; * proved optimal in its family):"
+    ]
     for family, a in answer.contenders.items():
         figures = a.objective.key() if a.objective else "no feasible member"
         lines.append(f"  {family}: {figures}{' *' if a.optimal else ''}")
@@ -58,68 +64,106 @@ def _contender_lines(answer: Answer) -> list[str]:
 
 def _problem_line(problem: Problem, answer: Answer) -> str:
     u = problem.unknown
-    accesses = ", ".join(f"{a.name} ({a.instruction.name}"
-                         f"{', weight ' + str(a.weight) if a.weight > 1 else ''})"
-                         for a in problem.accesses)
-    return (f"{problem.spec.file}: layout {u.name} = ?({u.rows}, {u.cols}) of "
-            f"{problem.spec.dtype}, family {answer.family}; accesses {accesses}")
+    accesses = ", ".join(
+        f"{a.name} ({a.instruction.name}{', weight ' + str(a.weight) if a.weight > 1 else ''})"
+        for a in problem.accesses
+    )
+    return (
+        f"{problem.spec.file}: layout {u.name} = ?({u.rows}, {u.cols}) of "
+        f"{problem.spec.dtype}, family {answer.family}; accesses {accesses}"
+    )
 
 
 def text(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
     lines = [_problem_line(problem, answer)]
     if answer.objective is None:
         if answer.core is not None:
-            lines.append(f"INFEASIBLE in family {answer.family}: no member meets these "
-                         f"together: {'; '.join(answer.core)}")
+            lines.append(
+                f"INFEASIBLE in family {answer.family}: no member meets these "
+                f"together: {'; '.join(answer.core)}"
+            )
         else:
             lines.append(f"UNKNOWN: no layout found ({answer.reason})")
         return "\n".join(lines + _evidence_lines(answer))
     o = answer.objective
-    how = ("exhaustive: every member evaluated" if answer.method == "list"
-           else "the solver: UNSAT just below each figure")
-    lines += [f"best: {cert.layout}",
-              f"  max_ways {o.max_ways}; wavefronts {o.wavefronts} (weighted sum over "
-              f"accesses); footprint {o.footprint} elements; {o.xor_terms} xor terms",
-              "  " + "; ".join(f"{name}: max_ways {w}, wavefronts {v}"
-                               for name, (w, v) in answer.per_access.items()),
-              f"optimal in family {answer.family}: "
-              + (f"yes ({how})" if answer.optimal else f"NOT PROVED ({answer.reason})"),
-              *_evidence_lines(answer),
-              *_contender_lines(answer),
-              "notations:",
-              *[f"  {k}: {v}" for k, v in cert.notations.items()],
-              "the spec with it, and the figures claimed:",
-              text_report(cert.results, [])]
+    how = (
+        "exhaustive: every member evaluated"
+        if answer.method == "list"
+        else "the solver: UNSAT just below each figure"
+    )
+    lines += [
+        f"best: {cert.layout}",
+        f"  max_ways {o.max_ways}; wavefronts {o.wavefronts} (weighted sum over "
+        f"accesses); footprint {o.footprint} elements; {o.xor_terms} xor terms",
+        "  "
+        + "; ".join(
+            f"{name}: max_ways {w}, wavefronts {v}" for name, (w, v) in answer.per_access.items()
+        ),
+        f"optimal in family {answer.family}: "
+        + (f"yes ({how})" if answer.optimal else f"NOT PROVED ({answer.reason})"),
+        *_evidence_lines(answer),
+        *_contender_lines(answer),
+        "notations:",
+        *[f"  {k}: {v}" for k, v in cert.notations.items()],
+        "the spec with it, and the figures claimed:",
+        text_report(cert.results, []),
+    ]
     return "\n".join(lines)
 
 
 def json_doc(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
     o = answer.objective
-    doc = {"spec": problem.spec.file, "unknown": problem.unknown.name,
-           "shape": list(problem.shape), "family": answer.family,
-           "layout": cert.layout if cert else None,
-           "max_ways": o and o.max_ways, "wavefronts": o and o.wavefronts,
-           "footprint": o and o.footprint, "xor_terms": o and o.xor_terms,
-           "per_access": {n: {"max_ways": w, "wavefronts": v}
-                          for n, (w, v) in answer.per_access.items()},
-           "optimal": answer.optimal and o is not None, "reason": answer.reason or None,
-           "infeasible": answer.core,
-           "notations": cert.notations if cert else {},
-           "proof": _proof(answer),
-           "rechecked_spec": cert.spec_text if cert else None,
-           "checks": [result_json(r) for r in cert.results] if cert else [],
-           "contenders": {f: {"objective": a.objective and list(a.objective.key()),
-                              "optimal": a.optimal, "layout": a.notation}
-                          for f, a in answer.contenders.items()} or None}
+    doc = {
+        "spec": problem.spec.file,
+        "unknown": problem.unknown.name,
+        "shape": list(problem.shape),
+        "family": answer.family,
+        "layout": cert.layout if cert else None,
+        "max_ways": o and o.max_ways,
+        "wavefronts": o and o.wavefronts,
+        "footprint": o and o.footprint,
+        "xor_terms": o and o.xor_terms,
+        "per_access": {
+            n: {"max_ways": w, "wavefronts": v} for n, (w, v) in answer.per_access.items()
+        },
+        "optimal": answer.optimal and o is not None,
+        "reason": answer.reason or None,
+        "infeasible": answer.core,
+        "notations": cert.notations if cert else {},
+        "proof": _proof(answer),
+        "rechecked_spec": cert.spec_text if cert else None,
+        "checks": [result_json(r) for r in cert.results] if cert else [],
+        "contenders": {
+            f: {
+                "objective": a.objective and list(a.objective.key()),
+                "optimal": a.optimal,
+                "layout": a.notation,
+            }
+            for f, a in answer.contenders.items()
+        }
+        or None,
+    }
     return json.dumps(doc, indent=2)
 
 
 def _proof(answer: Answer) -> dict:
     if answer.method == "solver":
-        return {"kind": "solver", "queries": [
-            {"query": s.query, "answer": s.answer, "seconds": round(s.seconds, 4)}
-            for s in answer.steps]}
-    return {"kind": "exhaustive", "members": len(answer.rows), "table": [
-        {"layout": r.notation, "broken": r.score.broken or None,
-         "objective": list(r.score.objective.key()) if r.score.objective else None}
-        for r in answer.rows]}
+        return {
+            "kind": "solver",
+            "queries": [
+                {"query": s.query, "answer": s.answer, "seconds": round(s.seconds, 4)}
+                for s in answer.steps
+            ],
+        }
+    return {
+        "kind": "exhaustive",
+        "members": len(answer.rows),
+        "table": [
+            {
+                "layout": r.notation,
+                "broken": r.score.broken or None,
+                "objective": list(r.score.objective.key()) if r.score.objective else None,
+            }
+            for r in answer.rows
+        ],
+    }

@@ -43,10 +43,11 @@ index: a ``Sw`` with window [log vec, log vec + log maxPhase) inside the fast
 bits and S = fast bits + log perPhase - log vec, its source inside the slow
 bits. XOR terms: the window bits, B (log2 maxPhase).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import z3
@@ -69,7 +70,7 @@ class OneHot:
     flags: dict
 
     @staticmethod
-    def new(ctx: z3.Context, name: str, values) -> "OneHot":
+    def new(ctx: z3.Context, name: str, values) -> OneHot:
         return OneHot({v: z3.Bool(f"{name}={v}", ctx) for v in values})
 
     def exactly_one(self) -> z3.BoolRef:
@@ -90,13 +91,21 @@ class Window:
     bits: list
 
     @staticmethod
-    def new(ctx: z3.Context, name: str, starts, n: int) -> "Window":
+    def new(ctx: z3.Context, name: str, starts, n: int) -> Window:
         start = OneHot.new(ctx, f"{name}.start", starts)
         at_least = [z3.Bool(f"{name}.width>={k}", ctx) for k in range(1, n + 1)]
         window = Window(ctx, start, at_least, [])
-        window.bits = [z3.Or([z3.And(f, window.width_at_least(k - v + 1))
-                              for v, f in start.flags.items() if v <= k] or
-                             [z3.BoolVal(False, ctx)]) for k in range(n)]
+        window.bits = [
+            z3.Or(
+                [
+                    z3.And(f, window.width_at_least(k - v + 1))
+                    for v, f in start.flags.items()
+                    if v <= k
+                ]
+                or [z3.BoolVal(False, ctx)]
+            )
+            for k in range(n)
+        ]
         return window
 
     def width_at_least(self, k: int) -> z3.BoolRef:
@@ -121,8 +130,8 @@ class Choice:
     over it: `xor[i][j]`, the off-diagonal entries over inner bits."""
 
     flag: z3.BoolRef
-    perm: list                    # row-major offset bit j -> inner offset bit
-    xor: list                     # n x n Booleans
+    perm: list  # row-major offset bit j -> inner offset bit
+    xor: list  # n x n Booleans
     window: Window
     describe: Callable[[z3.ModelRef], str]
 
@@ -167,8 +176,10 @@ class Parametric:
         out = [z3.PbEq([(c.flag, 1) for c in self.choices], 1), *self.extra]
         for i in range(self.n):
             for j in range(self.n):
-                out.append(enc.m[i][j] == z3.Or([z3.And(c.flag, self._entry(c, i, j))
-                                                 for c in self.choices]))
+                out.append(
+                    enc.m[i][j]
+                    == z3.Or([z3.And(c.flag, self._entry(c, i, j)) for c in self.choices])
+                )
         return out
 
     @staticmethod
@@ -190,8 +201,15 @@ class Parametric:
 def swizzle_xor(ctx: z3.Context, window: Window, shift: OneHot, n: int) -> list:
     """Sw's off-diagonal entries: S == j - i and the window bit on the narrow side."""
     false = z3.BoolVal(False, ctx)
-    return [[z3.And(shift.flags[j - i], window.bits[i] if j > i else window.bits[j])
-             if j - i in shift.flags else false for j in range(n)] for i in range(n)]
+    return [
+        [
+            z3.And(shift.flags[j - i], window.bits[i] if j > i else window.bits[j])
+            if j - i in shift.flags
+            else false
+            for j in range(n)
+        ]
+        for i in range(n)
+    ]
 
 
 class CuteSw(Parametric):
@@ -203,23 +221,33 @@ class CuteSw(Parametric):
     def inner(self) -> list[tuple[list, int, str]]:
         """(permutation, bits the swizzle may touch, notation with {sw}) per layout."""
         r, c = self.rows, self.cols
-        return [(row_major(self.rbits, self.cbits), self.n, f"{{sw}}({r},{c}):({c},1)"),
-                (column_major(self.rbits, self.cbits), self.n, f"{{sw}}({r},{c}):(1,{r})")]
+        return [
+            (row_major(self.rbits, self.cbits), self.n, f"{{sw}}({r},{c}):({c},1)"),
+            (column_major(self.rbits, self.cbits), self.n, f"{{sw}}({r},{c}):(1,{r})"),
+        ]
 
     def build(self, ctx: z3.Context) -> list[Choice]:
         n = self.n
         window = Window.new(ctx, "sw.M", range(n), n)
         shift = OneHot.new(ctx, "sw.S", [s for s in range(-n, n + 1) if s])
         self.extra = window.constraints() + [shift.exactly_one()]
-        self.extra += [z3.Implies(f, window.width_at_most(abs(s)))
-                       for s, f in shift.flags.items()]                 # B <= |S|
+        self.extra += [
+            z3.Implies(f, window.width_at_most(abs(s))) for s, f in shift.flags.items()
+        ]  # B <= |S|
         xor = swizzle_xor(ctx, window, shift, n)
         choices = []
         for index, (perm, bits, text) in enumerate(self.inner()):
             flag = z3.Bool(f"sw.inner={index}", ctx)
             self.extra += self._fits(flag, window, shift, bits)
-            choices.append(Choice(flag, perm, xor, window,
-                                  lambda model, t=text: self._notation(model, window, shift, t)))
+            choices.append(
+                Choice(
+                    flag,
+                    perm,
+                    xor,
+                    window,
+                    lambda model, t=text: self._notation(model, window, shift, t),
+                )
+            )
         return choices
 
     @staticmethod
@@ -229,8 +257,12 @@ class CuteSw(Parametric):
         for m, mf in window.start.flags.items():
             for s, sf in shift.flags.items():
                 room = bits - m - abs(s)
-                out.append(z3.Implies(z3.And(flag, mf, sf), window.width_at_most(room)
-                                      if room >= 0 else z3.BoolVal(False, flag.ctx)))
+                out.append(
+                    z3.Implies(
+                        z3.And(flag, mf, sf),
+                        window.width_at_most(room) if room >= 0 else z3.BoolVal(False, flag.ctx),
+                    )
+                )
         return out
 
     @staticmethod
@@ -254,9 +286,13 @@ class TiledSw(CuteSw):
                 for row in (True, False):
                     a, b = 1 << ar, 1 << ac
                     stride = f"({b},1)" if row else f"(1,{a})"
-                    out.append((tiled(self.rbits, self.cbits, ar, ac, row), ar + ac,
-                                f"tile_to_shape({{sw}}({a},{b}):{stride}, "
-                                f"({self.rows}, {self.cols}))"))
+                    out.append(
+                        (
+                            tiled(self.rbits, self.cbits, ar, ac, row),
+                            ar + ac,
+                            f"tile_to_shape({{sw}}({a},{b}):{stride}, ({self.rows}, {self.cols}))",
+                        )
+                    )
         return out
 
 
@@ -268,32 +304,52 @@ class TritonSwizzled(Parametric):
 
     def build(self, ctx: z3.Context) -> list[Choice]:
         self.extra = []
-        return [self._order(ctx, "[1, 0]", row_major(self.rbits, self.cbits), self.cbits),
-                self._order(ctx, "[0, 1]", column_major(self.rbits, self.cbits), self.rbits)]
+        return [
+            self._order(ctx, "[1, 0]", row_major(self.rbits, self.cbits), self.cbits),
+            self._order(ctx, "[0, 1]", column_major(self.rbits, self.cbits), self.rbits),
+        ]
 
     def _order(self, ctx: z3.Context, order: str, perm: list, fast: int) -> Choice:
         n, tag = self.n, f"triton{order}"
         window = Window.new(ctx, f"{tag}.vec", range(fast + 1), fast)
         phase = OneHot.new(ctx, f"{tag}.perPhase", range(n - fast + 1))
         self.extra += window.constraints() + [phase.exactly_one()]
-        for v, f in window.start.flags.items():        # vec * maxPhase <= fast extent
+        for v, f in window.start.flags.items():  # vec * maxPhase <= fast extent
             self.extra.append(z3.Implies(f, window.width_at_most(fast - v)))
-        for p, f in phase.flags.items():               # perPhase * maxPhase <= slow extent
+        for p, f in phase.flags.items():  # perPhase * maxPhase <= slow extent
             self.extra.append(z3.Implies(f, window.width_at_most(n - fast - p)))
         false = z3.BoolVal(False, ctx)
         bits = window.bits + [false] * (n - fast)
-        xor = [[z3.And(bits[i], z3.Or([z3.And(vf, pf)
-                                       for v, vf in window.start.flags.items()
-                                       for p, pf in phase.flags.items()
-                                       if fast + p - v == j - i] or [false]))
-                if i < fast <= j else false for j in range(n)] for i in range(n)]
+        xor = [
+            [
+                z3.And(
+                    bits[i],
+                    z3.Or(
+                        [
+                            z3.And(vf, pf)
+                            for v, vf in window.start.flags.items()
+                            for p, pf in phase.flags.items()
+                            if fast + p - v == j - i
+                        ]
+                        or [false]
+                    ),
+                )
+                if i < fast <= j
+                else false
+                for j in range(n)
+            ]
+            for i in range(n)
+        ]
         shape = f"({self.rows}, {self.cols})"
 
         def describe(model, window=window, phase=phase):
             b = window.width(model)
             vec, per = (1 << window.start.value(model), 1 << phase.value(model)) if b else (1, 1)
-            return (f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = "
-                    f"{1 << b}, order = {order}}}> shape {shape}")
+            return (
+                f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per}, maxPhase = "
+                f"{1 << b}, order = {order}}}> shape {shape}"
+            )
+
         return Choice(z3.Bool(f"{tag}.chosen", ctx), perm, xor, window, describe)
 
 

@@ -24,6 +24,7 @@ and banks shift alike, distinct words stay distinct), so the bank figures of a
 layout are those of ``eb * L(r, c)`` alone: bases and stages are left to the
 ordinary re-check of the answer.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -45,8 +46,8 @@ class SynthAccess:
     """One access of the unknown layout, its lanes' coordinates per instance."""
 
     access: Access
-    coords: np.ndarray            # (instances, address lanes, 2): (r, c) of each lane
-    instances: tuple[dict, ...]   # the loop values of each instance
+    coords: np.ndarray  # (instances, address lanes, 2): (r, c) of each lane
+    instances: tuple[dict, ...]  # the loop values of each instance
 
     @property
     def name(self) -> str:
@@ -70,9 +71,9 @@ class Requirement:
     """A bound a check demands of an access of the unknown layout."""
 
     access: str
-    metric: str                   # "ways" or "wavefronts"
+    metric: str  # "ways" or "wavefronts"
     bound: int
-    text: str                     # the check as written
+    text: str  # the check as written
     line: int
 
     def describe(self) -> str:
@@ -96,17 +97,27 @@ class Problem:
 def problem_of(spec: Spec, source: str) -> Problem:
     """The synthesis problem a parsed spec poses; a SpecError if it poses none."""
     if not spec.unknown_layouts:
-        raise SpecError("no unknown layout: expected 'layout NAME = ?(R, C)' for verify "
-                        "synth to choose (a spec with known layouts is checked by 'verify "
-                        "SPEC')", file=spec.file)
+        raise SpecError(
+            "no unknown layout: expected 'layout NAME = ?(R, C)' for verify "
+            "synth to choose (a spec with known layouts is checked by 'verify "
+            "SPEC')",
+            file=spec.file,
+        )
     unknown = next(iter(spec.unknown_layouts.values()))
     program = Program(spec)
     elem_bytes = program.elem_bytes(unknown.pos)
-    accesses = tuple(_synth_access(program, unknown, a.name)
-                     for a in spec.accesses.values() if a.layout == unknown.name)
+    accesses = tuple(
+        _synth_access(program, unknown, a.name)
+        for a in spec.accesses.values()
+        if a.layout == unknown.name
+    )
     if not accesses:
-        raise SpecError(f"layout '{unknown.name}' is unknown but no access uses it: expected "
-                        "at least one access to optimise for", unknown.pos, spec.file)
+        raise SpecError(
+            f"layout '{unknown.name}' is unknown but no access uses it: expected "
+            "at least one access to optimise for",
+            unknown.pos,
+            spec.file,
+        )
     return Problem(spec, source, unknown, elem_bytes, accesses, _requirements(spec, accesses))
 
 
@@ -118,19 +129,29 @@ def _synth_access(program: Program, unknown: UnknownLayout, name: str) -> SynthA
     for _, r in loops:
         count *= r.size
     if count > MAX_INSTANCES:
-        raise SpecError(f"access '{name}' has {count} instances: verify synth evaluates at "
-                        f"most {MAX_INSTANCES}", adef.pos)
-    instances = tuple(dict(zip([n for n, _ in loops], values))
-                      for values in itertools.product(*(range(r.lo, r.hi) for _, r in loops)))
-    coords = np.array([[_two_d(program, c) for c in access.lane_coordinates(v)]
-                       for v in instances], dtype=np.int64)
+        raise SpecError(
+            f"access '{name}' has {count} instances: verify synth evaluates at "
+            f"most {MAX_INSTANCES}",
+            adef.pos,
+        )
+    instances = tuple(
+        dict(zip([n for n, _ in loops], values))
+        for values in itertools.product(*(range(r.lo, r.hi) for _, r in loops))
+    )
+    coords = np.array(
+        [[_two_d(program, c) for c in access.lane_coordinates(v)] for v in instances],
+        dtype=np.int64,
+    )
     rows, cols = unknown.rows, unknown.cols
     outside = (coords[..., 0] >= rows) | (coords[..., 1] >= cols)
     if outside.any():
         i, lane = map(int, np.argwhere(outside)[0])
-        raise SpecError(f"access '{name}' names {tuple(coords[i, lane])} at lane {lane}, "
-                        f"{instances[i]}: outside the unknown {rows} x {cols} tile, which no "
-                        "layout can fix", adef.pos)
+        raise SpecError(
+            f"access '{name}' names {tuple(coords[i, lane])} at lane {lane}, "
+            f"{instances[i]}: outside the unknown {rows} x {cols} tile, which no "
+            "layout can fix",
+            adef.pos,
+        )
     return SynthAccess(access, coords, instances)
 
 

@@ -22,6 +22,7 @@ M = 3, S = 3, row-major (conflict-free, 1 wavefront) and proves "xor terms <= 2"
 UNSAT over every B, M, S and major; listing the family's 282 members gives the
 same figures, with ``Sw<3,3,3> o (8,64):(64,1)`` the only one with 3 terms.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -56,17 +57,17 @@ class Row:
 @dataclass
 class Answer:
     family: str
-    notation: str | None              # spec text of the layout (CuTe, Triton or formula)
+    notation: str | None  # spec text of the layout (CuTe, Triton or formula)
     table: np.ndarray | None
     objective: Objective | None
     per_access: dict
     optimal: bool
-    rows: list[Row] = field(default_factory=list)      # listed families
-    steps: list = field(default_factory=list)          # the solver's queries
-    core: list[str] | None = None                      # when nothing is feasible
+    rows: list[Row] = field(default_factory=list)  # listed families
+    steps: list = field(default_factory=list)  # the solver's queries
+    core: list[str] | None = None  # when nothing is feasible
     reason: str = ""
-    method: str = "list"                               # one of METHODS
-    contenders: dict = field(default_factory=dict)     # "all": family -> its own Answer
+    method: str = "list"  # one of METHODS
+    contenders: dict = field(default_factory=dict)  # "all": family -> its own Answer
 
 
 def synthesize(problem: Problem, family: str, timeout: float, method: str = "solver") -> Answer:
@@ -91,11 +92,13 @@ def _best_of_all(problem: Problem, budget: Budget, method: str) -> Answer:
     lexicographically best answer winning (ties: the earlier family); optimal
     over the union when each family's answer is proved optimal in it. With no
     feasible member anywhere, the first family's diagnosis is the answer's."""
-    contenders = {family: _one(problem, family, budget, method) for family in ALL
-                  if family != "xor" or _powers_of_two(problem)}
+    contenders = {
+        family: _one(problem, family, budget, method)
+        for family in ALL
+        if family != "xor" or _powers_of_two(problem)
+    }
     found = [a for a in contenders.values() if a.objective is not None]
-    best = (min(found, key=lambda a: a.objective.key()) if found
-            else next(iter(contenders.values())))
+    best = min(found, key=lambda a: a.objective.key()) if found else next(iter(contenders.values()))
     best.optimal = all(a.optimal for a in contenders.values())
     best.reason = "; ".join(f"{f}: {a.reason}" for f, a in contenders.items() if a.reason)
     best.contenders = contenders
@@ -111,10 +114,29 @@ def _parametric(problem: Problem, family: str, budget: Budget) -> Answer:
     result = gf2.minimise(problem, budget, family=params.FAMILIES[family](problem))
     found = result.best
     if found is None:
-        return Answer(family, None, None, None, {}, result.optimal, steps=result.steps,
-                      core=result.core, reason=result.reason, method="solver")
-    return Answer(family, found.notation, found.table, found.objective, found.per_access,
-                  result.optimal, steps=result.steps, reason=result.reason, method="solver")
+        return Answer(
+            family,
+            None,
+            None,
+            None,
+            {},
+            result.optimal,
+            steps=result.steps,
+            core=result.core,
+            reason=result.reason,
+            method="solver",
+        )
+    return Answer(
+        family,
+        found.notation,
+        found.table,
+        found.objective,
+        found.per_access,
+        result.optimal,
+        steps=result.steps,
+        reason=result.reason,
+        method="solver",
+    )
 
 
 def _enumerate(problem: Problem, family: str, budget: Budget) -> Answer:
@@ -127,17 +149,25 @@ def _enumerate(problem: Problem, family: str, budget: Budget) -> Answer:
         table = member.build()
         row = Row(member.notation, score(problem, table, member.xor_terms))
         rows.append(row)
-        if row.score.feasible and (best is None or
-                                   row.score.objective.key() < best[0].score.objective.key()):
+        if row.score.feasible and (
+            best is None or row.score.objective.key() < best[0].score.objective.key()
+        ):
             best = (row, table)
     reason = f"timeout after {budget.seconds:g} s" if out_of_time else ""
     if best is None:
         core = None if out_of_time else smallest_core([r.score.broken for r in rows])
-        return Answer(family, None, None, None, {}, not out_of_time, rows, core=core,
-                      reason=reason)
+        return Answer(family, None, None, None, {}, not out_of_time, rows, core=core, reason=reason)
     row, table = best
-    return Answer(family, row.notation, table, row.score.objective, row.score.per_access,
-                  not out_of_time, rows, reason=reason)
+    return Answer(
+        family,
+        row.notation,
+        table,
+        row.score.objective,
+        row.score.per_access,
+        not out_of_time,
+        rows,
+        reason=reason,
+    )
 
 
 def smallest_core(broken: list[list[str]]) -> list[str]:
@@ -156,16 +186,37 @@ def _xor(problem: Problem, budget: Budget) -> Answer:
     """The solver over XOR maps, started from the best CuTe swizzle (when one is
     feasible; found by the solver too): its figures are the first upper bounds
     to prove or beat."""
-    swizzles = (_parametric(problem, "sw", budget) if _powers_of_two(problem)
-                else _enumerate(problem, "sw", budget))
+    swizzles = (
+        _parametric(problem, "sw", budget)
+        if _powers_of_two(problem)
+        else _enumerate(problem, "sw", budget)
+    )
     result = gf2.minimise(problem, budget, swizzles.table)
     if result.best is None:
-        return Answer("xor", None, None, None, {}, result.optimal, steps=result.steps,
-                      core=result.core, reason=result.reason, method="solver")
+        return Answer(
+            "xor",
+            None,
+            None,
+            None,
+            {},
+            result.optimal,
+            steps=result.steps,
+            core=result.core,
+            reason=result.reason,
+            method="solver",
+        )
     found = result.best
-    return Answer("xor", xor_formula(problem, found.bits), found.table, found.objective,
-                  found.per_access, result.optimal, steps=result.steps, reason=result.reason,
-                  method="solver")
+    return Answer(
+        "xor",
+        xor_formula(problem, found.bits),
+        found.table,
+        found.objective,
+        found.per_access,
+        result.optimal,
+        steps=result.steps,
+        reason=result.reason,
+        method="solver",
+    )
 
 
 def xor_formula(problem: Problem, bits: np.ndarray) -> str:
