@@ -105,6 +105,7 @@ def offsets(
     values = [at({"index": i}) for i in range(size)]
     if ldef.pointer_swizzle is None:
         return values
+    assert ldef.pointer_bits is not None, "a pointer swizzle comes with its pointer width"
     eb = ldef.pointer_bits // 8
     if any(v % eb for v in values):
         raise SpecError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -752,7 +753,7 @@ def _parse_int(text: str) -> int:
         _fail(f"<args>: error: expected an integer byte offset, found {text!r}")
 
 
-def _fail(message: str):
+def _fail(message: str) -> NoReturn:
     click.echo(message if "error:" in message else f"<args>: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 

@@ -35,6 +35,7 @@ bit-vector encoder see the same function.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from math import prod
@@ -67,7 +68,9 @@ def crd2idx(coord: Expr, shape: IntTuple, stride: IntTuple) -> Expr:
     modulo, exactly like pycute's ``crd2idx(int, tuple, tuple)``.
     """
     if isinstance(shape, int):
+        assert isinstance(stride, int), f"stride {stride} not congruent with shape {shape}"
         return mul(coord, Const(stride))
+    assert isinstance(stride, tuple), f"stride {stride} not congruent with shape {shape}"
     result: Expr = Const(0)
     rest = coord
     for sub_shape, sub_stride in zip(shape[:-1], stride[:-1]):
@@ -98,7 +101,7 @@ class LayoutBase:
     def mode_sizes(self) -> list[int]:
         raise NotImplementedError
 
-    def crd2idx(self, coords: list[Expr]) -> Expr:
+    def crd2idx(self, coords: Sequence[Expr]) -> Expr:
         raise NotImplementedError
 
     def cosize(self) -> int | None:
@@ -107,7 +110,7 @@ class LayoutBase:
         return None
 
     # The name `verify.explain` calls the layout function by.
-    def apply(self, coords: list[Expr]) -> Expr:
+    def apply(self, coords: Sequence[Expr]) -> Expr:
         return self.crd2idx(coords)
 
     def domain(self) -> list[Range]:
@@ -147,7 +150,7 @@ class CuteLayout(LayoutBase):
         """CuTe's cosize, L(size - 1) + 1: every stride is non-negative."""
         return 1 + sum((s - 1) * d for s, d in zip(flatten(self.shape), flatten(self.stride)))
 
-    def crd2idx(self, coords: list[Expr]) -> Expr:
+    def crd2idx(self, coords: Sequence[Expr]) -> Expr:
         if len(coords) == 1:
             return crd2idx(coords[0], self.shape, self.stride)
         shape, stride = self.shape, self.stride
@@ -156,6 +159,7 @@ class CuteLayout(LayoutBase):
                 f"layout {self} takes {len(self.mode_sizes)} coordinates "
                 f"(or one 1-D index), found {len(coords)}"
             )
+        assert isinstance(stride, tuple), f"stride {stride} not congruent with shape {shape}"
         terms = [crd2idx(c, s, d) for c, s, d in zip(coords, shape, stride)]
         total: Expr = Const(0)
         for t in terms:
@@ -225,7 +229,7 @@ class Swizzle(LayoutBase):
     def outer_swizzle(self) -> Swizzle:
         return self
 
-    def crd2idx(self, coords: list[Expr]) -> Expr:
+    def crd2idx(self, coords: Sequence[Expr]) -> Expr:
         if len(coords) != 1:
             raise SpecError(f"{self} takes one integer, found {len(coords)} coordinates")
         return self.apply_expr(coords[0])
@@ -258,7 +262,7 @@ class Formula(LayoutBase):
     def domain(self) -> list[Range]:
         return [r for _, r in self.params]
 
-    def crd2idx(self, coords: list[Expr]) -> Expr:
+    def crd2idx(self, coords: Sequence[Expr]) -> Expr:
         if len(coords) == 1 and len(self.params) > 1:  # a CuTe 1-D index
             coords = self.idx2crd(coords[0])
         if len(coords) != len(self.params):
@@ -304,7 +308,7 @@ class Composed(LayoutBase):
     def domain(self) -> list[Range]:
         return self.inner.domain()
 
-    def crd2idx(self, coords: list[Expr]) -> Expr:
+    def crd2idx(self, coords: Sequence[Expr]) -> Expr:
         return self.outer.crd2idx([add(Const(self.offset), self.inner.crd2idx(coords))])
 
     def outer_swizzle(self) -> Swizzle | None:

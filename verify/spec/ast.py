@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from verify.errors import Pos
@@ -26,11 +27,12 @@ class LayoutDef:
     pointer_bits: int | None = None
     required_align: int = 1  # bytes the buffer must be aligned to (TMA, wgmma, nvmma)
 
-    def value(self, coords: list[Expr]) -> Expr:
+    def value(self, coords: Sequence[Expr]) -> Expr:
         """The layout's own offset: elements, or bytes at base 0 for a pointer swizzle."""
         value = self.function.crd2idx(coords)
         if self.pointer_swizzle is None:
             return value
+        assert self.pointer_bits is not None, "a pointer swizzle comes with its pointer width"
         return self.pointer_swizzle.apply_expr(mul(Const(self.pointer_bits // 8), value))
 
 

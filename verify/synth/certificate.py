@@ -97,24 +97,24 @@ def certify(problem: Problem, answer: Answer, timeout: float) -> Certificate:
 def equal_notations(problem: Problem, answer: Answer) -> dict:
     """Every notation (CuTe Sw or padded, Triton swizzled_shared, formula) whose
     offsets are the answer's; CuTe and Triton members are compared table to table."""
+    notation, table = answer.notation, answer.table
+    assert notation is not None and table is not None, "only a found layout is certified"
     out = {}
-    if answer.family != "xor" and not answer.notation.startswith("#"):
-        out["cute"] = answer.notation
-    elif answer.notation.startswith("#"):
-        out["triton"] = answer.notation
+    if answer.family != "xor" and not notation.startswith("#"):
+        out["cute"] = notation
+    elif notation.startswith("#"):
+        out["triton"] = notation
     rows, cols = problem.shape
     for family in ("sw", "triton"):
         key = "cute" if family == "sw" else "triton"
         if key in out:
             continue
         for member in families.members(family, rows, cols, problem.elem_bytes):
-            if np.array_equal(member.build(), answer.table):
+            if np.array_equal(member.build(), table):
                 out[key] = member.notation
                 break
     out["formula"] = (
-        answer.notation
-        if answer.family == "xor"
-        else _formula(problem, out.get("cute") or answer.notation)
+        notation if answer.family == "xor" else _formula(problem, out.get("cute") or notation)
     )
     return out
 

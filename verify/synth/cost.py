@@ -60,6 +60,12 @@ class Score:
     def feasible(self) -> bool:
         return not self.broken
 
+    @property
+    def found(self) -> Objective:
+        """The objective of a feasible score (`score` gives every feasible one its own)."""
+        assert self.objective is not None, f"no objective: the layout breaks {self.broken}"
+        return self.objective
+
 
 def hard_name(kind: str, access: SynthAccess, elem_bytes: int) -> str:
     """How a per-access hard constraint is named in messages and unsat cores."""

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -89,13 +90,13 @@ def sw_members(rows: int, cols: int) -> Iterator[Member]:
         ("column", r + c * rows, f"(1,{rows})"),
     ):
         inner = f"({rows},{cols}):{stride}"
-        yield Member("sw", inner, 0, lambda p=plain: p)
+        yield Member("sw", inner, 0, partial(_given, plain))
         for b, m, s in swizzles(bits):
             yield Member(
                 "sw",
                 f"Sw<{b},{m},{s}> o {inner}",
                 b,
-                lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s),
+                partial(swizzle, plain, b, m, s),
             )
 
 
@@ -116,15 +117,39 @@ def tile_members(rows: int, cols: int) -> Iterator[Member]:
                 inner = f"({ar},{ac}):{stride}"
                 plain = tile + local
                 yield Member(
-                    "tile", f"tile_to_shape({inner}, ({rows}, {cols}))", 0, lambda p=plain: p
+                    "tile", f"tile_to_shape({inner}, ({rows}, {cols}))", 0, partial(_given, plain)
                 )
                 for b, m, s in swizzles(max(1, (ar * ac - 1).bit_length())):
                     yield Member(
                         "tile",
                         f"tile_to_shape(Sw<{b},{m},{s}> o {inner}, ({rows}, {cols}))",
                         b,
-                        lambda t=tile, at=local, b=b, m=m, s=s: t + swizzle(at, b, m, s),
+                        partial(_tile_swizzled, tile, local, b, m, s),
                     )
+
+
+def _given(table: np.ndarray) -> np.ndarray:
+    return table
+
+
+def _tile_swizzled(tile: np.ndarray, local: np.ndarray, b: int, m: int, s: int) -> np.ndarray:
+    return tile + swizzle(local, b, m, s)
+
+
+def _triton_offsets(
+    fast: np.ndarray, slow: np.ndarray, n: int, vec: int, per_phase: int, max_phase: int
+) -> np.ndarray:
+    return slow * n + (fast ^ ((((slow // per_phase) % max_phase) * vec) % n))
+
+
+def _nvmma_offsets(
+    swizzled: np.ndarray, slow: np.ndarray, fast: np.ndarray, n: int, per_row: int
+) -> np.ndarray:
+    return swizzled + per_row * (slow + n * (fast // per_row))
+
+
+def _padded(r: np.ndarray, c: np.ndarray, pitch: int) -> np.ndarray:
+    return r * pitch + c
 
 
 def _powers(limit: int) -> list[int]:
@@ -156,9 +181,7 @@ def triton_members(rows: int, cols: int) -> Iterator[Member]:
                         "triton",
                         notation,
                         max_phase.bit_length() - 1,
-                        lambda f=fast, s=slow, n=fast_n, v=vec, p=per_phase, x=max_phase: (
-                            s * n + (f ^ ((((s // p) % x) * v) % n))
-                        ),
+                        partial(_triton_offsets, fast, slow, fast_n, vec, per_phase, max_phase),
                     )
 
 
@@ -188,9 +211,7 @@ def nvmma_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
                 "nvmma",
                 notation,
                 (width // 16).bit_length() - 1,
-                lambda s=swizzled, sl=slow, f=fast, n=slow_n, p=per_row: (
-                    s + p * (sl + n * (f // p))
-                ),
+                partial(_nvmma_offsets, swizzled, slow, fast, slow_n, per_row),
             )
 
 
@@ -203,7 +224,7 @@ def pitches(cols: int, elem_bytes: int) -> range:
 def pad_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
     r, c = grid(rows, cols)
     for pitch in pitches(cols, elem_bytes):
-        yield Member("pad", f"({rows},{cols}):({pitch},1)", 0, lambda p=pitch: r * p + c)
+        yield Member("pad", f"({rows},{cols}):({pitch},1)", 0, partial(_padded, r, c, pitch))
 
 
 def pad_sw_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
@@ -212,13 +233,13 @@ def pad_sw_members(rows: int, cols: int, elem_bytes: int) -> Iterator[Member]:
         plain = r * pitch + c
         bits = max(1, int(plain.max()).bit_length())
         inner = f"({rows},{cols}):({pitch},1)"
-        yield Member("pad+sw", inner, 0, lambda p=plain: p)
+        yield Member("pad+sw", inner, 0, partial(_given, plain))
         for b, m, s in swizzles(bits):
             yield Member(
                 "pad+sw",
                 f"Sw<{b},{m},{s}> o {inner}",
                 b,
-                lambda p=plain, b=b, m=m, s=s: swizzle(p, b, m, s),
+                partial(swizzle, plain, b, m, s),
             )
 
 

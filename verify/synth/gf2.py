@@ -439,7 +439,7 @@ def _ask(enc: Encoding, family, label: str, extra: list, budget: Budget, steps: 
     figures = score(enc.problem, table, terms)
     if not figures.feasible:
         raise InternalError(f"{family.name} model breaks {figures.broken} on replay ({label})")
-    return "sat", Found(bits, table, figures.objective, figures.per_access, notation)
+    return "sat", Found(bits, table, figures.found, figures.per_access, notation)
 
 
 def _replayed(found: Found, label: str, value: int, bound: int) -> Found:
@@ -549,11 +549,13 @@ def lower_bounds(enc: Encoding) -> tuple[int, int]:
 
 def _start(enc: Encoding, table: np.ndarray | None) -> Found | None:
     """The starting layout as a member of this family, scored as a model would be."""
-    bits = None if table is None else bits_of(table)
+    if table is None:
+        return None
+    bits = bits_of(table)
     if bits is None:
         return None
     figures = score(enc.problem, table, differing(bits))
-    return Found(bits, table, figures.objective, figures.per_access) if figures.feasible else None
+    return Found(bits, table, figures.found, figures.per_access) if figures.feasible else None
 
 
 def _descend(enc, family, name, low, figure, constraint, fixed, best, budget, steps):

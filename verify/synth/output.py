@@ -85,6 +85,7 @@ def text(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
         else:
             lines.append(f"UNKNOWN: no layout found ({answer.reason})")
         return "\n".join(lines + _evidence_lines(answer))
+    assert cert is not None, "synthesize_file certifies every layout it finds"
     o = answer.objective
     how = (
         "exhaustive: every member evaluated"
@@ -106,7 +107,7 @@ def text(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
         "notations:",
         *[f"  {k}: {v}" for k, v in cert.notations.items()],
         "the spec with it, and the figures claimed:",
-        text_report(cert.results, []),
+        text_report(cert.results),
     ]
     return "\n".join(lines)
 

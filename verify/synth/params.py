@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import z3
@@ -245,7 +246,7 @@ class CuteSw(Parametric):
                     perm,
                     xor,
                     window,
-                    lambda model, t=text: self._notation(model, window, shift, t),
+                    partial(self._notation, window=window, shift=shift, text=text),
                 )
             )
         return choices

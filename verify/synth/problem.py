@@ -158,9 +158,10 @@ def _synth_access(program: Program, unknown: UnknownLayout, name: str) -> SynthA
 def _two_d(program: Program, coord: tuple[int, ...]) -> tuple[int, int]:
     """(r, c) of a coordinate given per mode or as a CuTe 1-D index."""
     if len(coord) == 2:
-        return coord
+        return coord[0], coord[1]
     layout = next(iter(program.spec.unknown_layouts.values()))
-    return program.spec.layouts[layout.name].function.index_to_coords(coord[0])
+    r, c = program.spec.layouts[layout.name].function.index_to_coords(coord[0])
+    return r, c
 
 
 def _requirements(spec: Spec, accesses) -> tuple[Requirement, ...]:

@@ -98,11 +98,16 @@ def _best_of_all(problem: Problem, budget: Budget, method: str) -> Answer:
         if family != "xor" or _powers_of_two(problem)
     }
     found = [a for a in contenders.values() if a.objective is not None]
-    best = min(found, key=lambda a: a.objective.key()) if found else next(iter(contenders.values()))
+    best = min(found, key=_objective_key) if found else next(iter(contenders.values()))
     best.optimal = all(a.optimal for a in contenders.values())
     best.reason = "; ".join(f"{f}: {a.reason}" for f, a in contenders.items() if a.reason)
     best.contenders = contenders
     return best
+
+
+def _objective_key(answer: Answer) -> tuple[int, int, int, int]:
+    assert answer.objective is not None, "only answers with a feasible member are ranked"
+    return answer.objective.key()
 
 
 def _powers_of_two(problem: Problem) -> bool:
@@ -150,7 +155,7 @@ def _enumerate(problem: Problem, family: str, budget: Budget) -> Answer:
         row = Row(member.notation, score(problem, table, member.xor_terms))
         rows.append(row)
         if row.score.feasible and (
-            best is None or row.score.objective.key() < best[0].score.objective.key()
+            best is None or row.score.found.key() < best[0].score.found.key()
         ):
             best = (row, table)
     reason = f"timeout after {budget.seconds:g} s" if out_of_time else ""
