@@ -20,7 +20,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from verify.runner import run_spec  # noqa: E402
 from verify.spec.parser import parse_text  # noqa: E402
@@ -116,22 +115,24 @@ def instance_totals(path: str) -> tuple[str, str, int, int]:
     source = read(path)
     problem = problem_of(parse_text(source, path), source)
     answer = synthesize(problem, "sw", 60.0)
+    table, notation = answer.table, answer.notation
+    assert table is not None and notation is not None, f"{path}: no sw layout ({answer.reason})"
     waves = ways = 0
     for a in problem.accesses:
         costs = phase_costs(
-            a.access, problem.elem_bytes * answer.table[a.coords[..., 0], a.coords[..., 1]]
+            a.access, problem.elem_bytes * table[a.coords[..., 0], a.coords[..., 1]]
         )
         waves += int(np.sum(costs))
         ways = max(ways, int(costs.max()))
     # One instance is one warp's instruction: the catalog's warp index is a loop variable.
     used = ", ".join(f"{len(a.instances)} {a.instruction.name}" for a in problem.accesses)
-    return answer.notation, used, waves, ways
+    return notation, used, waves, ways
 
 
 def generic_swizzling_lines() -> list[str]:
     """Triton's GenericSwizzling against verify's optimum (benchmarks/synth_triton.py)."""
     try:
-        import synth_triton
+        from benchmarks import synth_triton
     except ImportError as e:  # Triton is an optional extra
         return [f"Not run: {e}."]
     lines = [

@@ -36,30 +36,40 @@ import re
 import sys
 import tempfile
 import textwrap
+from typing import TypedDict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from verify.api import wavefront_cost  # noqa: E402
 
+
 # Each problem: the writer's and reader's Gluon layouts of the tile, as the
 # catalog spec's accesses (specs/synth/<name>.synth) place lanes and registers.
-KERNELS = {
-    "f32_transpose_32x32": dict(
+class Kernel(TypedDict):
+    dtype: str
+    shape: tuple[int, int]
+    warps: int
+    writer: str  # the Gluon layout that stores the tile
+    reader: str  # the Gluon layout that loads it back
+
+
+KERNELS: dict[str, Kernel] = {
+    "f32_transpose_32x32": Kernel(
         dtype="fp32",
         shape=(32, 32),
         warps=1,
         writer="ttgl.BlockedLayout([1, 1], [1, 32], [1, 1], [1, 0])",
         reader="ttgl.BlockedLayout([1, 1], [32, 1], [1, 1], [0, 1])",
     ),
-    "cutlass_sm80_f16_kmajor_64x64": dict(
+    "cutlass_sm80_f16_kmajor_64x64": Kernel(
         dtype="fp16",
         shape=(64, 64),
         warps=4,
         writer="ttgl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])",
         reader="ttgl.DotOperandLayout(0, ttgl.NVMMADistributedLayout([2, 0], [4, 1], [16, 8]), 8)",
     ),
-    "b_operand_trans_32x64": dict(
+    "b_operand_trans_32x64": Kernel(
         dtype="fp16",
         shape=(32, 64),
         warps=4,
@@ -101,6 +111,7 @@ def compile_llir(name: str) -> str:
     with open(path, "w") as f:
         f.write(textwrap.dedent(text))
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, f"{path}: a .py file has a loader"
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     ptr = f"*{k['dtype']}"
@@ -214,7 +225,7 @@ def _events(body: list[str], tid: int) -> list[tuple[str, int]]:
 
 def triton_figures(name: str) -> dict:
     """Per direction (store / load): the instructions, total wavefronts, worst ways."""
-    out = {}
+    out: dict[str, dict] = {}
     for instr, addresses in lane_addresses(compile_llir(name), KERNELS[name]["warps"]):
         cost = wavefront_cost(instr, addresses)
         side = out.setdefault(

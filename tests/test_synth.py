@@ -178,6 +178,7 @@ def test_solver_and_listing_find_the_same_optimum(name, family):
     listed = synthesize(problem, family, 60.0, "list")
     assert solved.method == "solver" and listed.method == "list"
     assert solved.optimal and listed.optimal
+    assert solved.objective is not None and listed.objective is not None
     assert solved.objective.key() == listed.objective.key()
 
 
@@ -263,10 +264,7 @@ def test_timeout_is_exit_3_not_optimal():
 
 def test_llir_addresses_of_a_conversion_are_evaluated_per_lane():
     """benchmarks/synth_triton.py reads each lane's shared address from the LLVM IR."""
-    import sys
-
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    from synth_triton import lane_addresses
+    from benchmarks.synth_triton import lane_addresses
 
     llir = """define ptx_kernel void @k() {
   %5 = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !1

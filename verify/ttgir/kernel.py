@@ -186,6 +186,7 @@ def load_kernel(reference: str):
         raise SpecError("cannot read the kernel file: no such file", None, path)
     module_name = f"_verify_kernel_{abs(hash(os.path.abspath(path)))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None, f"{path}: a .py file has a loader"
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
@@ -231,15 +232,15 @@ def _first_line(error: BaseException) -> str:
 def _compilation_line(error: BaseException, fn) -> int | None:
     """A CompilationError's line in the file: its AST node counts lines from the
     source it was raised for, which is `fn`'s or a @jit helper's in its globals."""
-    node, src = getattr(error, "node", None), getattr(error, "src", None)
-    if fn is None or src is None or getattr(node, "lineno", None) is None:
+    lineno, src = getattr(getattr(error, "node", None), "lineno", None), getattr(error, "src", None)
+    if fn is None or src is None or lineno is None:
         return None
     candidates = [fn] + [
         v for v in getattr(fn.fn, "__globals__", {}).values() if hasattr(v, "def_file_line_number")
     ]
     for jit in candidates:
         if getattr(jit, "src", None) == src:
-            return jit.def_file_line_number + node.lineno - 1
+            return jit.def_file_line_number + lineno - 1
     return None
 
 
