@@ -110,7 +110,7 @@ def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
     Requires: destinations and sources naturally aligned (checked before)."""
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
     domain, _ = _access_domain(access, access.ranges[BASE])
-    source = access.source.address
+    source = _source(access).address
     evaluate = Vectorised([access.address, source], dict(access.ranges))
     instr = access.instruction
     best, reason = _Best(), ""
@@ -155,9 +155,15 @@ def _costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
     return total
 
 
+def _source(access: Access) -> Access:
+    """The global side of a copy (`Program.copy_source` gives every copy one)."""
+    assert access.source is not None, f"{access.name}: a copy without its global source"
+    return access.source
+
+
 def _replayed_cost(access: Access, values: dict[str, int]):
     return copy_cost(
-        access.instruction, access.lane_addresses(values), access.source.lane_addresses(values)
+        access.instruction, access.lane_addresses(values), _source(access).lane_addresses(values)
     )
 
 
@@ -168,7 +174,7 @@ def copy_counterexample(program: Program, access: Access, values: dict[str, int]
     """The costliest phase's edge (a, b): the lanes reading source bank a or writing
     destination bank b, each with its global source beneath it."""
     cost = _replayed_cost(access, values)
-    instr, source = access.instruction, access.source
+    instr, source = access.instruction, _source(access)
     if not cost.phases:  # bound G: distinct destinations
         summary = (
             f"{instr.name}: {cost.wavefronts} distinct 16-byte destinations, so bound G "

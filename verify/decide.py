@@ -21,6 +21,7 @@ UNKNOWN says so, and `--engine enumeration` asks for it explicitly.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 
 from verify import enumerate as enumeration_engine
@@ -78,5 +79,5 @@ def stage_points(program: Program, ldef: LayoutDef) -> int:
     return program.spec.buffer.stages * program.base_range(ldef, ldef.required_align).size
 
 
-def loop_points(loops: list[tuple[str, Range]]) -> int:
+def loop_points(loops: Sequence[tuple[str, Range]]) -> int:
     return _points(r for _, r in loops)

@@ -71,7 +71,8 @@ def bits_text(mask: int) -> str:
     bits = [i for i in range(mask.bit_length()) if mask >> i & 1]
     if not bits:
         return "no bits"
-    runs, start = [], bits[0]
+    runs: list[str] = []
+    start: int | None = bits[0]
     for prev, cur in zip(bits, bits[1:] + [None]):
         if cur != prev + 1:
             runs.append(str(start) if start == prev else f"{start}-{prev}")
@@ -104,8 +105,8 @@ def swizzle_view(program: Program, access: Access) -> SwizzleView | None:
             function.offset,
             function.inner,
         )
-    elif as_cute_swizzle(function) is not None:
-        swizzle, inner = as_cute_swizzle(function)
+    elif (cute_swizzle := as_cute_swizzle(function)) is not None:
+        swizzle, inner = cute_swizzle
         name, offset = f"the encoding's swizzle (CuTe's {swizzle})", 0
     else:
         return None
@@ -313,10 +314,12 @@ def _stride_explanation(program: Program, access: Access, n: int) -> tuple[tuple
     function = access.layout.function
     if not isinstance(function, CuteLayout) or isinstance(function.stride, int):
         return ()
+    if isinstance(function.shape, int):  # congruent with its stride: never here
+        return ()
     eb = program.elem_bytes(access.definition.pos, access.layout)
     shape, stride = function.shape, function.stride
     for mode, (extent, step) in enumerate(zip(shape, stride)):
-        if isinstance(step, int) and extent > 1 and step * eb % n:
+        if isinstance(step, int) and isinstance(extent, int) and extent > 1 and step * eb % n:
             good = -(-step * eb // n) * n // eb
             return (
                 (

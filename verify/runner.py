@@ -31,11 +31,13 @@ class Runner:
         self.timeout = timeout
         self.engine = engine
         decide.engine_for(engine, 0)  # an unknown engine name fails here
-        self._alignment: dict[str, Decided] = {}
+        self._alignment: dict[tuple[str, bool], Decided] = {}
         self._figures: dict[str, Decided] = {}
 
     def run(self) -> list[CheckResult]:
-        items = [(a.pos.line, 0, a) for a in self.spec.accesses.values()]
+        items: list[tuple[int, int, AccessDef | LayoutDef | CheckDef]] = [
+            (a.pos.line, 0, a) for a in self.spec.accesses.values()
+        ]
         explicit = {c.target for c in self.spec.checks if c.kind == "base_aligned"}
         items += [
             (ld.pos.line, 0, ld)
@@ -83,6 +85,7 @@ class Runner:
     def _source_checks(self, access: Access, points: int) -> list:
         """A cp.async's global side: in bounds of its tile, aligned to the copy size."""
         source, n = access.source, access.instruction.bytes_per_address
+        assert source is not None, f"{access.name}: a copy without its global source"
         where = f"{access.name} from {source.layout.name}"
         return [
             (
@@ -340,10 +343,10 @@ def _record(result: CheckResult, verdict: Verdict):
 
 @dataclass(frozen=True)
 class Decided:
-    """What one engine answered (a `Verdict`, or `BankFigures`), which engine, and
-    the time spent inside it."""
+    """What one engine answered (a `Verdict`, `BankFigures`, or a copy check's
+    `CopyAnswer`), which engine, and the time spent inside it."""
 
-    answer: Verdict | BankFigures
+    answer: Verdict | BankFigures | copies.CopyAnswer
     engine: str
     solver_seconds: float
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from verify.errors import SpecError
 from verify.layout import Composed, CuteLayout, Swizzle
@@ -48,6 +49,10 @@ from verify.runner import run_spec
 from verify.solve import Status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 from verify.spec.parser import parse_text, statement_texts
+
+if TYPE_CHECKING:  # synthesis is imported where a suggestion is searched for
+    from verify.synth.cost import Objective
+    from verify.synth.problem import Problem
 
 # Seconds of family search per spec, over all its failing checks.
 SEARCH_SECONDS = 2.0
@@ -85,6 +90,7 @@ def attach(spec: Spec, results: list[CheckResult], source: str | None = None) ->
         source = source if source is not None else _read(spec.file)
         text = suggestion(spec, source, check, deadline - time.monotonic())
         if text:
+            assert result.counterexample is not None, "a refuted check has its counterexample"
             result.counterexample = replace(result.counterexample, suggestion=text)
     return results
 
@@ -130,10 +136,11 @@ def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
     scored, fixes = _fixes(problem, here.family, seconds)
     if not fixes:
         return ""
-    best = min(fixes, key=lambda fix: (here.distance(place_of_notation(fix[0])), fix[1].key()))
+    best = min(fixes, key=lambda fix: (here.distance(fix[2]), fix[1].key()))
     recheck = _recheck(spec_with(problem, best[0], []), spec.file, check)
     if recheck is None:
         return ""
+    assert recheck.wavefronts is not None, "a proved bank check has its wavefronts"
     waves = f"{recheck.wavefronts} wavefront{'s' if recheck.wavefronts > 1 else ''}"
     return (
         f"layout {ldef.name} = {best[0]}\n"
@@ -145,21 +152,24 @@ def suggestion(spec: Spec, source: str, check: CheckDef, seconds: float) -> str:
     )
 
 
-def _fixes(problem, family: str, seconds: float) -> tuple[int, list]:
-    """(members scored, [(notation, objective)] of those that meet every constraint
-    and the check), listing the family with synthesis's own scoring until `seconds`."""
+def _fixes(
+    problem: Problem, family: str, seconds: float
+) -> tuple[int, list[tuple[str, Objective, Place]]]:
+    """(members scored, [(notation, objective, place)] of those that meet every
+    constraint and the check), listing the family with synthesis's own scoring until `seconds`."""
     from verify.synth.cost import score
     from verify.synth.families import members
 
     deadline = time.monotonic() + seconds
-    scored, fixes = 0, []
+    scored = 0
+    fixes: list[tuple[str, Objective, Place]] = []
     for member in members(family, *problem.shape, problem.elem_bytes):
         if time.monotonic() >= deadline:
             break
         result = score(problem, member.build(), member.xor_terms)
         scored += 1
-        if result.feasible and place_of_notation(member.notation):
-            fixes.append((member.notation, result.objective))
+        if result.feasible and (place := place_of_notation(member.notation)):
+            fixes.append((member.notation, result.found, place))
     return scored, fixes
 
 

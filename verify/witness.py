@@ -141,7 +141,7 @@ def bank_counterexample(
         if set(r.banks) & set(hot)
     ]
     name = access.instruction.name
-    lanes = ranges_text([r.lane for r in rows])
+    lanes = ranges_text([r.lane for r in rows if r.lane is not None])  # lane_row: all
     if metric == "ways":
         summary = (
             f"{name}: lanes {lanes} hit bank{'s' if len(hot) > 1 else ''} "

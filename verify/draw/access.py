@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from verify.bank import BANKS, WORD_BYTES, phase_cost
 from verify.errors import SpecError
 from verify.program import BASE, STAGE, Access, Program
-from verify.results import CheckResult
+from verify.results import CheckResult, Counterexample
 from verify.runner import run_spec
 from verify.spec.ast import Spec
 from verify.spec.names import did_you_mean
@@ -181,15 +181,19 @@ def _counterexample_instance(program: Program, access: Access, timeout: float):
         layouts={access.layout.name: access.layout},
     )
     for result in run_spec(only, timeout):
-        if _is_bank_counterexample(result):
-            return _from_shown(
-                program, access, result.counterexample.instance
-            ), f"the counterexample of '{result.property}'"
+        cex = _bank_counterexample(result)
+        if cex is not None:
+            return _from_shown(program, access, cex.instance), (
+                f"the counterexample of '{result.property}'"
+            )
     return None
 
 
-def _is_bank_counterexample(result: CheckResult) -> bool:
-    return not result.implicit and result.counterexample is not None and result.max_ways is not None
+def _bank_counterexample(result: CheckResult) -> Counterexample | None:
+    """The counterexample of a refuted explicit bank check, else None."""
+    if result.implicit or result.max_ways is None:
+        return None
+    return result.counterexample
 
 
 def _from_shown(program: Program, access: Access, shown: dict[str, int]) -> dict[str, int]:

@@ -102,6 +102,7 @@ def _unbound_loop_variable(var: Var, bound: list[str], adef: AccessDef) -> SpecE
 
 def _check_error(spec: Spec, check: CheckDef, source: str, failed: set[str]) -> SpecError | None:
     if check.kind == "equivalent_exprs":
+        assert check.lhs is not None and check.rhs is not None, "the parser sets both sides"
         loops = [name for name, _ in check.loops]
         for side in (check.lhs, check.rhs):
             var = first_var(side, set(loops))
