@@ -170,7 +170,8 @@ def copy_edges(size: int, destination: int, source: int) -> list[tuple[int, int]
 def copy_phase(size: int, lanes: range, destinations: list[int], sources: list[int]) -> CopyPhase:
     """Rule C for one phase: every copied word is an edge, none shared between lanes."""
     edges = [e for lane in lanes for e in copy_edges(size, destinations[lane], sources[lane])]
-    out, into = defaultdict(int), defaultdict(int)
+    out: dict[int, int] = defaultdict(int)
+    into: dict[int, int] = defaultdict(int)
     both: dict[tuple[int, int], int] = defaultdict(int)
     for a, b in edges:
         out[a] += 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import z3
 
@@ -184,7 +185,8 @@ class BankQuery:
         ctx, instr = self.ctx, self.access.instruction
         unit_bits = max(WORD_BYTES, instr.bytes_per_address).bit_length() - 1
         bank = ctx.fresh(f"bank_of_phase_{phase}", bv.BANK_BITS)
-        groups, counted = [], []
+        groups: list[z3.BitVecRef] = []
+        counted: list[z3.BoolRef] = []
         for lane in lanes:
             addr = ctx.lower(self.access.address, fixed={LANE: lane})
             group = bv.shifted_down(addr, unit_bits)
@@ -204,6 +206,9 @@ class BankQuery:
 
     def cost(self, values: dict[str, int]):
         return bank_cost(self.access.instruction, self.access.lane_addresses(values))
+
+    def _phase_ways(self, phase: int, values: dict[str, int]) -> int:
+        return self.cost(values).phases[phase].ways
 
     def start(self) -> dict[str, int]:
         return {n: self.access.ranges[n].lo for n in self.instance}
@@ -227,9 +232,9 @@ class BankQuery:
             self._phase_max = [
                 maximize(
                     self._solver,
-                    lambda k, c=count: self._at_least(c, k),
+                    partial(self._at_least, count),
                     self.decode,
-                    lambda v, p=p: self.cost(v).phases[p].ways,
+                    partial(self._phase_ways, p),
                     self.start(),
                     lanes,
                     budget,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verify.errors import SpecError
@@ -13,6 +14,9 @@ from verify.solve import Status
 
 # The JSON document's version: raised when a field changes meaning or goes away.
 JSON_SCHEMA_VERSION = 1
+
+# A bijective check's onto fact in words (None: not decided).
+_ONTO: dict[bool | None, str] = {True: "yes", False: "no"}
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ def _figures(r: CheckResult) -> str:
         cosize = "unknown" if f["cosize"] is None else f"{f['cosize']} elements"
         parts.append(
             f"size {f['size']}, cosize {cosize}, onto [0,size): "
-            f"{ {True: 'yes', False: 'no'}.get(f.get('onto'), 'unknown') }"
+            f"{_ONTO.get(f.get('onto'), 'unknown')}"
         )
     return "; ".join(parts)
 
@@ -236,7 +240,7 @@ def result_json(r: CheckResult) -> dict:
     }
 
 
-def json_report(results: list[CheckResult], errors: list[ErrorRecord] = ()) -> str:
+def json_report(results: list[CheckResult], errors: Sequence[ErrorRecord] = ()) -> str:
     """One document; each error is its ``file:line:col: error: ...`` line (the
     source excerpt is for people)."""
     doc = {

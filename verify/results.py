@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 
 from verify.solve import Maximum, Status
@@ -77,11 +78,12 @@ class CheckResult:
     reason: str = ""
     implicit: bool = False
 
-    @property
+    # builtins.property: the field `property` above names the check, not the decorator.
+    @builtins.property
     def matches_expectation(self) -> bool | None:
         return None if self.expect is None else self.expect == self.status.value
 
-    @property
+    @builtins.property
     def passed(self) -> bool:
         """Ended as its `expect` says, or proved when it has none (`--check-expect`)."""
         return self.status.value == (self.expect or "proved")

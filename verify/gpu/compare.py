@@ -53,7 +53,7 @@ def _load_data(instr: Instruction, case: Case, outcome: Outcome) -> tuple[bool, 
 def _store_data(instr: Instruction, case: Case, outcome: Outcome) -> tuple[bool, str]:
     init = _initial(case)
     if instr.family == "cp.async":
-        possible = {}
+        possible: dict[int, set[int]] = {}
         sources = case.sources or [16 * lane for lane in range(len(case.addresses))]
         for a, src in zip(case.addresses, sources):
             for k in range(instr.bytes_per_address):
@@ -83,7 +83,7 @@ def estimate_by_timing(probe: Probe, items: list[tuple[Instruction, Case]]) -> l
     stores, ldmatrix/stmatrix and <= 32-bit loads) calibrate cycles -> wavefronts
     linearly; each case's cycles are then read off that line and rounded.
     """
-    ops = {}
+    ops: dict[str, Instruction] = {}
     for instr, _ in items:
         ops.setdefault(op_name(instr), instr)
     calib = {
@@ -111,12 +111,12 @@ def estimate_by_timing(probe: Probe, items: list[tuple[Instruction, Case]]) -> l
             bank_cost(instr, [probe.smem_base + a for a in p]).wavefronts
             for p in _calibration(instr)
         ]
-        slope = (hi.cycles - lo.cycles) / max(1, waves[1] - waves[0])
-        lines[op] = (lo.cycles, waves[0], slope)
+        slope = (_cycles(hi) - _cycles(lo)) / max(1, waves[1] - waves[0])
+        lines[op] = (_cycles(lo), waves[0], slope)
     outcomes = results[2 * len(ops) :]
     for (instr, _), o in zip(items, outcomes):
         c0, w0, slope = lines[op_name(instr)]
-        o.wavefronts = max(w0, round(w0 + (o.cycles - c0) / slope)) if slope > 0 else w0
+        o.wavefronts = max(w0, round(w0 + (_cycles(o) - c0) / slope)) if slope > 0 else w0
         o.estimated = True
     return outcomes
 
@@ -133,3 +133,9 @@ def compare(instr: Instruction, case: Case, outcome: Outcome, base: int) -> Agre
     if measured is not None and instr.family != "cp.async":
         ok = measured == predicted if instr.exact else measured <= predicted
     return Agreement(predicted, measured, ok, data_ok, detail, outcome.estimated)
+
+
+def _cycles(outcome: Outcome) -> int:
+    """The clock64 cycles of a case run with timing (the probe times every such case)."""
+    assert outcome.cycles is not None, "a timed case comes back with its cycles"
+    return outcome.cycles

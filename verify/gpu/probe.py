@@ -111,9 +111,10 @@ def explicit_fill(fill: dict[int, int]) -> bytearray:
 
 class Probe:
     def __init__(self, cache_dir: str | None = None):
-        self.nvcc = shutil.which("nvcc")
-        if self.nvcc is None:
+        nvcc = shutil.which("nvcc")
+        if nvcc is None:
             raise GpuError("nvcc not found on PATH: the spot check compiles a CUDA probe")
+        self.nvcc: str = nvcc
         self.arch = self._gpu_arch()
         self.cache_dir = cache_dir or os.path.join(
             os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "verify"

@@ -14,6 +14,7 @@ of a layout whose definition failed) is not repeated.
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -281,7 +282,7 @@ class _ToSpec(Transformer):
             )
         return self._encoded_layout(self.encoding_text(tok), shape, _pos(tok))
 
-    def _encoded_layout(self, text: str, shape: tuple[int, ...], pos: Pos):
+    def _encoded_layout(self, text: str, shape: builtins.tuple[int, ...], pos: Pos):
         encoding = triton.parse_encoding(text, pos)
         if "elementBitWidth" in encoding.fields:
             self.element_widths.append(
@@ -719,6 +720,7 @@ def _syntax_error(err: lark.exceptions.UnexpectedInput) -> SpecError:
             f"{_keyword_hint(tok, err.expected)}",
             pos,
         )
+    assert isinstance(err, lark.exceptions.UnexpectedEOF), f"lark raised {type(err).__name__}"
     return SpecError(f"unexpected end of file; expected {_describe_expected(err.expected)}", pos)
 
 
@@ -808,6 +810,8 @@ def _shift(tree: lark.Tree, lines: int, chars: int):
             sub.meta.end_pos += chars
         for tok in sub.children:
             if isinstance(tok, Token) and tok.line is not None:
+                assert tok.end_line is not None and tok.start_pos is not None, "lark places it"
+                assert tok.end_pos is not None, "a placed token has its end"
                 tok.line += lines
                 tok.end_line += lines
                 tok.start_pos += chars
