@@ -94,6 +94,7 @@ class CuteThreads:
         tile = self.tile or extents
         repeats = self._repeats(tile, extents, ldef.name)
         per_thread = instr.bytes_per_address // elem_bytes
+        assert isinstance(self.tv.shape, tuple), f"TV layout {self.tv}: (thread, value) modes"
         values = _size(self.tv.shape[1])
         if per_thread < 1 or instr.bytes_per_address % elem_bytes or values % per_thread:
             raise SpecError(

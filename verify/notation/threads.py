@@ -29,10 +29,12 @@ access is ``st.shared.v4.b32 A((lane >> 3 & 3) ^ (r & 3) * 16 ^ (warp & 3) * 4,
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from verify.errors import Pos, SpecError
-from verify.expr import Range, Var, compiled
+from verify.expr import Expr, Range, Var, compiled
 from verify.instructions import Instruction
 from verify.layout import coordinate_vars
 from verify.notation import triton_threads
@@ -41,15 +43,24 @@ from verify.spec.ast import AccessDef, LayoutDef
 MAX_POINTS = 1 << 20
 
 
+class ThreadMap(Protocol):
+    """What ``by THREAD_MAP`` names: a Triton distributed layout or a CuTe TV layout."""
+
+    def coordinates(
+        self, name: str, instr: Instruction, ldef: LayoutDef, elem_bytes: int
+    ) -> tuple[Sequence[Expr], Sequence[tuple[str, Range]]]: ...
+
+
 @dataclass(frozen=True)
 class MappedAccessDef(AccessDef):
     """An access written ``... LAYOUT by THREAD_MAP``: no coordinates or loops of
     its own until `expand` derives them from the thread map."""
 
-    threads: object = None
+    threads: ThreadMap | None = None
 
     def expand(self, instr: Instruction, ldef: LayoutDef, elem_bytes: int) -> AccessDef:
         """The plain access the thread map gives for `instr` on `ldef`."""
+        assert self.threads is not None, f"{self.name}: the parser gives it its thread map"
         coords, loops = self.threads.coordinates(self.name, instr, ldef, elem_bytes)
         return replace(self, coords=tuple(coords), loops=tuple(loops))
 

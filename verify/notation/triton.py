@@ -192,11 +192,13 @@ def coordinate_names(rank: int) -> list[str]:
 
 def _row_major_offset(dims: list[tuple[Expr, int]]) -> Expr:
     """sum of dims[i] * prod(extents before i): dims listed fastest first."""
-    total, scale = None, 1
+    total: Expr | None = None
+    scale = 1
     for coord, extent in dims:
         term = coord if scale == 1 else BinOp("*", coord, Const(scale))
         total = term if total is None else BinOp("+", total, term)
         scale *= extent
+    assert total is not None, "a tensor has at least one dimension"
     return total
 
 
@@ -287,7 +289,7 @@ class EncodedFormula(Formula):
     """A Triton encoding's formula that remembers the encoding it came from, so an
     explanation can name the swizzle it is (`as_cute_swizzle`)."""
 
-    encoding: Encoding = None
+    encoding: Encoding
     shape: tuple[int, ...] = ()
 
 

@@ -41,6 +41,8 @@ checks assume).
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from verify.errors import Pos, SpecError
 from verify.expr import BinOp, Const, Expr, Var
 
@@ -179,7 +181,7 @@ def _no_blocks(kind: str, fields: dict, pos: Pos):
         )
 
 
-def _int_list(value) -> bool:
+def _int_list(value: object) -> TypeGuard[list[int]]:
     return isinstance(value, list) and all(type(v) is int for v in value)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NoReturn, TypeAlias
 
 from verify.errors import Pos, SpecError
 
@@ -76,6 +77,10 @@ class Encoding:
         return len(bases[0]) if bases else 0
 
 
+# A field's value as written: an integer, true/false, a list, or a parent encoding.
+FieldValue: TypeAlias = "Encoding | bool | int | list[FieldValue]"
+
+
 # -- reading the text ---------------------------------------------------------------
 
 
@@ -87,7 +92,7 @@ class _Reader:
     def __init__(self, text: str, pos: Pos):
         self.text, self.pos, self.at = text, pos, 0
 
-    def fail(self, expected: str):
+    def fail(self, expected: str) -> NoReturn:
         found = self.text[self.at :].strip()[:30] or "the end"
         raise SpecError(
             f"in {self.text[: self.text.find('<') + 1]}...: expected {expected}, found {found!r}",
@@ -117,7 +122,7 @@ class _Reader:
                 f"of {', '.join(KINDS)}",
                 self.pos,
             )
-        fields = {}
+        fields: dict[str, FieldValue] = {}
         while self.peek() != "}>":
             if fields:
                 self.take(",")
@@ -131,7 +136,7 @@ class _Reader:
         self.take("}>")
         return Encoding(kind, fields, self.text[start : self.at].strip())
 
-    def value(self):
+    def value(self) -> FieldValue:
         token = self.peek()
         if token.startswith("#"):
             return self.encoding()
@@ -144,7 +149,7 @@ class _Reader:
             )
         if token == "[":
             self.take("[")
-            items = []
+            items: list[FieldValue] = []
             while self.peek() != "]":
                 if items:
                     self.take(",")
