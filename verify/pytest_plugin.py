@@ -12,7 +12,12 @@ test runs do not pay for loading the solver.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
 
 
 def pytest_addoption(parser):
@@ -94,7 +99,11 @@ class SpecFile(pytest.File):
         except ValueError:
             return str(self.path)
 
-    def repr_failure(self, excinfo):
+    # pytest's own Collector.repr_failure drops Node's `style` the same way (and
+    # silences the same override error): a collector's failure has one style.
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SpecCollectError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -106,6 +115,7 @@ class CheckItem(pytest.Item):
         self.line, self.prop, self.occurrence = line, prop, occurrence
 
     def runtest(self):
+        assert isinstance(self.parent, SpecFile), "a check is collected from its spec file"
         results, error = self.parent.results()
         if error is not None:
             raise CheckFailed(error)

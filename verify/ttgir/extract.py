@@ -21,6 +21,7 @@ import json
 import os
 import re
 import sys
+from typing import Any
 
 # The four operations that move data between registers and shared memory.
 DATA_OPS = (
@@ -105,7 +106,7 @@ def _text_ops(text: str) -> list[dict]:
     for number, line in enumerate(text.splitlines(), 1):
         m = _OP_LINE.match(line)
         if m:
-            entry = {"op": m["op"], "name": m["result"], "ttgir_line": number}
+            entry: dict[str, Any] = {"op": m["op"], "name": m["result"], "ttgir_line": number}
             if m["result"] is None:  # local_store: name it by the stored value
                 operand = re.match(r"\s*(%[\w$.-]+)", m["rest"])
                 entry["name"] = operand[1] if operand else None
@@ -164,7 +165,7 @@ class Extractor:
 
     def run(self) -> dict:
         top = self.module.get_operation()
-        found = []
+        found: list[Any] = []  # Triton's operations (its bindings carry no types)
         self.module.walk(found.append)
         for op in found:
             self._visit(op)
@@ -305,7 +306,7 @@ class Extractor:
 
     def _tensor(self, value) -> dict:
         text = str(value.get_type())
-        out = {"type": text}
+        out: dict[str, object] = {"type": text}
         try:
             shape = list(self.builder.get_shape_from_tensor(value))
             layout = self.builder.get_gluon_layout_from_tensor(value)
@@ -361,9 +362,9 @@ def _location(value) -> dict | None:
     triton/language/standard.py is reported at the user's line that calls it."""
     found = list(_FILE_LINE.finditer(str(value.get_loc())))
     user = [m for m in found if not os.path.abspath(m["file"]).startswith(_triton_dir())]
-    m = (user or found or [None])[0]
-    if m is None:
+    if not found:
         return None
+    m = (user or found)[0]
     return {"file": m["file"], "line": int(m["line"]), "col": int(m["col"])}
 
 

@@ -86,8 +86,8 @@ def _bound(name: str, text: str):
     if len(text.encode("utf-8")) > MAX_TTGIR_BYTES:
         raise SpecError(f"TTGIR larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1), name)
     if "\0" in text:
-        line = text[: text.index("\0")].count("\n") + 1
-        raise SpecError("expected TTGIR text, found a NUL byte", Pos(line, 1), name)
+        nul_line = text[: text.index("\0")].count("\n") + 1
+        raise SpecError("expected TTGIR text, found a NUL byte", Pos(nul_line, 1), name)
     depth = 0
     for number, line in enumerate(text.splitlines(), 1):
         for ch in line:
@@ -208,7 +208,9 @@ class KernelChecker:
                 Pos(1, 1),
                 self.name,
             )
-        buffers = {b["id"]: (b, []) for b in self.found["buffers"]}
+        buffers: dict[int, tuple[dict, list[dict]]] = {
+            b["id"]: (b, []) for b in self.found["buffers"]
+        }
         for op in self.found["ops"]:
             if op["op"] == "ttg.local_alloc" and op["tensor"] is None:
                 continue  # an empty allocation: the buffer itself
@@ -267,7 +269,7 @@ class KernelChecker:
     def _reinterpreted_elsewhere(self, op: dict) -> list[str]:
         """A reinterpret view is modelled when it keeps the buffer's element type
         and tile (only the encoding differs); else it moves elements."""
-        buffer = next((b for b in self.found["buffers"] if b["id"] == op.get("buffer")), {})
+        buffer: dict = next((b for b in self.found["buffers"] if b["id"] == op.get("buffer")), {})
         md = op["memdesc"]
         same = (md["element"], md["alloc_shape"]) == (
             buffer.get("element"),
@@ -288,6 +290,7 @@ class KernelChecker:
             ]
         spec = specgen.BufferSpec(label)
         bits = lowering.element_bits(buffer["element"])
+        assert bits is not None, "_memdesc_reason refuses an element type with no width"
         stage_shape = buffer["stage_shape"]
         stages = 1
         for n in buffer["shape"][: len(buffer["shape"]) - len(stage_shape)]:
@@ -306,7 +309,7 @@ class KernelChecker:
             label,
         )
         extra = []
-        views = {}
+        views: dict[str, str] = {}
         for index, op in enumerate(ops):
             extra += self._add_op(spec, f"op{index}", op, bits, buffer, views)
         results = run_spec(parse_text(spec.text, f"{self.name}#{label}"), self.timeout)

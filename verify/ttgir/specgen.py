@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verify.ttgir import lowering
-from verify.ttgir.lowering import Cvt, Lowering
+from verify.ttgir.lowering import Cvt, Lowering, MatrixPlan
 
 
 @dataclass
@@ -107,15 +107,15 @@ def coordinate_exprs(
     return out
 
 
-def _matrix_variables(tensor: dict, cvt: Cvt, low: Lowering):
+def _matrix_variables(tensor: dict, cvt: Cvt, plan: MatrixPlan):
     """(lane bases, instruction-register bases) of an ldmatrix/stmatrix op: address
-    lane bit k names the coordinate of the input basis ``low.matrix.address_bits[k]``
+    lane bit k names the coordinate of the input basis ``plan.address_bits[k]``
     (the first element of the row that lane supplies: the row tile's own bits are
     the row's elements, never set here)."""
     lanes = [tuple(b) for b in tensor["lane"]]
     pick = {"lane": lambda i: lanes[i], "register": lambda i: cvt.register_coords[i]}
-    address = [pick[kind](i) for kind, i in low.matrix.address_bits]
-    return address, [cvt.register_coords[i] for i in low.matrix.instruction_registers]
+    address = [pick[kind](i) for kind, i in plan.address_bits]
+    return address, [cvt.register_coords[i] for i in plan.instruction_registers]
 
 
 def access_for(
@@ -128,8 +128,9 @@ def access_for(
     stage_shape: list[int],
 ) -> Access:
     """The spec access of one op whose instruction is decided (`low`)."""
+    assert low.instruction is not None, f"{label}: only a modelled op has an access"
     if low.matrix is not None:
-        lanes, group = _matrix_variables(tensor, cvt, low)
+        lanes, group = _matrix_variables(tensor, cvt, low.matrix)
     else:
         lanes = [tuple(b) for b in tensor["lane"]]
         group = [c for i, c in enumerate(cvt.register_coords) if i not in low.vector_registers]
