@@ -80,6 +80,12 @@ def where(tree) -> str:
     return f"line {line}, column {column}" if line else "somewhere"
 
 
+def leaf(node: Tree | Token) -> Token:
+    """A child the grammar makes a token (lark types every child as a tree or token)."""
+    assert isinstance(node, Token), f"expected a token, found the subtree {node}"
+    return node
+
+
 def integer(tok: Token) -> int:
     """An INT or STATIC_INT literal (``_8``, ``0x40``), bounded like verify's grammar
     intends (below 2^64)."""
@@ -184,8 +190,9 @@ def swizzle_params(tree: Tree) -> tuple[int, int, int]:
     values = []
     for signed in tree.children[1:]:
         *minus, tok = signed.children
-        values.append(-integer(tok) if minus else integer(tok))
-    return tuple(values)
+        values.append(-integer(leaf(tok)) if minus else integer(leaf(tok)))
+    b, m, s = values  # the grammar's three parameters
+    return b, m, s
 
 
 class _NoVariables:

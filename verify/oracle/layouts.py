@@ -97,6 +97,7 @@ class Inner:
             raise OracleRefusal(
                 f"{self.what} is applied to index {int(np.max(index))}, past its size {self.size}"
             )
+        assert self.values is not None, f"{self.what}: an Inner is a CuTe layout or a table"
         return self.values[narrow(index)]
 
 
@@ -176,7 +177,9 @@ class Layout:
                 f"{at}: the layout takes {len(self.sizes)} coordinates (or one "
                 f"1-D index), found {len(coords)}"
             )
-        index, inside, scale = 0, True, 1
+        index: int | np.ndarray = 0
+        inside: bool | np.ndarray = True
+        scale = 1
         for c, lo, n in zip(coords, self.lows, self.sizes):
             inside = inside & (c >= lo) & (c < lo + n)
             index, scale = index + (c - lo) * scale, scale * n

@@ -35,7 +35,7 @@ from lark import Token, Tree
 
 from verify.oracle import cute, hardware, triton_encodings
 from verify.oracle.errors import OracleRefusal
-from verify.oracle.formulas import compile_expr, constant, integer, swizzle_params, where
+from verify.oracle.formulas import compile_expr, constant, integer, leaf, swizzle_params, where
 from verify.oracle.layouts import LIMIT, Inner, Layout, PointerSwizzle, cute_outer
 from verify.oracle.syntax import parse
 
@@ -113,7 +113,7 @@ def _dtype(spec: Spec, tree: Tree, text: str):
 
 
 def _buffer(spec: Spec, tree: Tree, text: str):
-    options = {str(kw): integer(value) for kw, value in (o.children for o in tree.children)}
+    options = {str(kw): integer(leaf(value)) for kw, value in (o.children for o in tree.children)}
     spec.align = options.get("align", 16)
     spec.stages = options.get("stages", 1)
     spec.stage_bytes = options.get("stage_bytes", 0)
@@ -133,14 +133,14 @@ def _define(spec: Spec, name: Token, layout: Layout):
 
 def _cute_layout_stmt(spec: Spec, tree: Tree, text: str):
     name, terms = tree.children
-    _define(spec, name, read_composition(terms, spec))
+    _define(spec, leaf(name), read_composition(terms, spec))
 
 
 def _formula_layout_stmt(spec: Spec, tree: Tree, text: str):
     name, *params, body = tree.children
     ranges = read_ranges(params, spec)
     scope = Scope(spec.layouts, [n for n, _, _ in ranges])
-    _define(spec, name, formula_layout(ranges, compile_expr(body, scope), where(name)))
+    _define(spec, leaf(name), formula_layout(ranges, compile_expr(body, scope), where(name)))
 
 
 def _access_stmt(spec: Spec, tree: Tree, text: str):
@@ -202,9 +202,9 @@ def _check_stmt(spec: Spec, tree: Tree, text: str):
     else:
         check.target = str(kids[-1])
         if prop.data in ("max_ways", "wavefronts"):
-            check.exact, check.bound = str(kids[0]) == "==", integer(kids[1])
+            check.exact, check.bound = str(kids[0]) == "==", integer(leaf(kids[1]))
         elif prop.data == "aligned":
-            check.bound = integer(kids[0])
+            check.bound = integer(leaf(kids[0]))
     spec.checks.append(check)
 
 
@@ -275,7 +275,7 @@ def formula_layout(ranges: Loops, body, at: str) -> Layout:
 def int_tuple(tree):
     """An int_tuple node as nested Python tuples of ints."""
     if isinstance(tree, Tree) and tree.data == "int_lit":
-        return integer(tree.children[0])
+        return integer(leaf(tree.children[0]))
     return tuple(int_tuple(c) for c in tree.children)
 
 
@@ -287,12 +287,15 @@ def read_composition(tree: Tree, spec: Spec) -> Layout:
     if "ptr" in kinds:
         if kinds.index("ptr") != 1 or kinds.count("ptr") > 1 or kinds[0] != "swizzle":
             raise OracleRefusal(f"{where(tree)}: expected 'Sw<B,M,S> o smem_ptr[Nb] o LAYOUT'")
-        pointer = PointerSwizzle(terms[0][1], terms[1][1])
+        params, element_bytes = terms[0][1], terms[1][1]
+        assert isinstance(params, tuple) and isinstance(element_bytes, int), "see _term"
+        pointer = PointerSwizzle(params, element_bytes)
         terms = terms[2:]
     *outers, (kind, inner) = terms
     if kind == "cute":
         layout = Layout(Inner.of_cute(inner))
     elif kind == "layout":
+        assert isinstance(inner, Layout), "_term's layouts are Layouts"
         layout = inner
     else:
         raise OracleRefusal(f"{where(tree)}: the right-most term must be a layout")
@@ -384,7 +387,7 @@ def _composition_call(tree: Tree, spec: Spec) -> Layout:
 def _gmma_atom(tree: Tree, spec: Spec) -> Layout:
     tok, elem = tree.children
     major, mode = str(tok).removeprefix("GMMA::").split("_")[1:3]
-    bits = _type_bits(elem, (8, 16, 32))
+    bits = _type_bits(leaf(elem), (8, 16, 32))
     b, layout = cute.gmma_atom(major, mode, bits)
     return Layout(
         Inner.of_cute(layout),
@@ -409,7 +412,7 @@ def _tma_box(tree: Tree, spec: Spec) -> Layout:
         or not all(isinstance(x, int) for x in extents)
     ):
         raise OracleRefusal(f"{where(mode)}: TMA box: expected (inner, outer)")
-    bits, span = _type_bits(elem, (8, 16, 32, 64)), spans[str(mode)]
+    bits, span = _type_bits(leaf(elem), (8, 16, 32, 64)), spans[str(mode)]
     shape, stride = hardware.tma_box(span, bits, *extents)
     b = span.bit_length() - 5
     return Layout(
@@ -436,7 +439,7 @@ def _triton_encoding(tree: Tree, spec: Spec) -> Layout:
 
 def _type_bits(tok: Token, allowed) -> int:
     bits = hardware.TYPE_BITS.get(str(tok))
-    if bits not in allowed:
+    if bits is None or bits not in allowed:
         raise OracleRefusal(f"{where(tok)}: element type '{tok}' is not one of {allowed} bits")
     return bits
 
