@@ -25,7 +25,9 @@ aligned to that repeat: `required_alignment` returns it and verify checks it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from math import prod
+from typing import TypeGuard
 
 from verify.dtypes import CUTE_TYPE_BITS
 from verify.errors import Pos, SpecError
@@ -40,7 +42,7 @@ def type_bits(name: str, pos: Pos, allowed=(8, 16, 32)) -> int:
     """Bits of element type `name`; GMMA atoms take 8-, 16- and 32-bit types, TMA
     boxes 64-bit ones too (CU_TENSOR_MAP_DATA_TYPE_FLOAT64, INT64, UINT64)."""
     bits = CUTE_TYPE_BITS.get(name)
-    if bits not in allowed:
+    if bits is None or bits not in allowed:
         found = f"found a {bits}-bit type" if bits else "found an unknown type"
         raise SpecError(
             f"element type '{name}': expected one of "
@@ -82,7 +84,7 @@ def tma_box(mode: str, elem: str, box: IntTuple, pos: Pos) -> tuple[Swizzle, int
             pos,
         )
     bits = type_bits(elem, pos, (8, 16, 32, 64))
-    if isinstance(box, int) or len(box) != 2 or any(not isinstance(x, int) for x in box):
+    if isinstance(box, int) or len(box) != 2 or not _ints(box):
         raise SpecError(f"TMA box: expected (inner, outer) extents, found {box}", pos)
     span, (inner, outer) = int(m["bytes"]), box
     row_bytes = inner * bits // 8
@@ -173,10 +175,13 @@ def compose(outer: CuteLayout, inner: CuteLayout, pos: Pos) -> CuteLayout:
     the extent divides the stride, and the remaining extent splits evenly, as
     CuTe's algorithm requires; otherwise no layout is the composition.
     """
-    if isinstance(inner.shape, tuple):
-        parts = [compose(outer, CuteLayout(s, d), pos) for s, d in zip(inner.shape, inner.stride)]
+    shape, stride = inner.shape, inner.stride
+    if isinstance(shape, tuple):
+        assert isinstance(stride, tuple), f"{inner}: stride not congruent with shape"
+        parts = [compose(outer, CuteLayout(s, d), pos) for s, d in zip(shape, stride)]
         return CuteLayout(tuple(p.shape for p in parts), tuple(p.stride for p in parts))
-    return _from_modes(_compose_mode(outer, inner.shape, inner.stride, pos))
+    assert isinstance(stride, int), f"{inner}: stride not congruent with shape"
+    return _from_modes(_compose_mode(outer, shape, stride, pos))
 
 
 def composition(outer: Layout, inner: Layout, pos: Pos) -> Layout:
@@ -223,7 +228,12 @@ def _not_composable(outer: CuteLayout, extent: int, stride: int, why: str, pos: 
     )
 
 
-def ordered_layout(extents: list[int], order: list[int]) -> CuteLayout:
+def _ints(values: Sequence[IntTuple]) -> TypeGuard[Sequence[int]]:
+    """Every value a plain integer (no nested mode)."""
+    return all(isinstance(v, int) for v in values)
+
+
+def ordered_layout(extents: list[int], order: Sequence[int]) -> CuteLayout:
     """CuTe's make_ordered_layout: compact, the mode with the lowest order fastest
     (ties by position)."""
     strides, scale = [0] * len(extents), 1
@@ -254,17 +264,20 @@ def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Po
             pos,
         )
     block, reps = _block_and_repeats(atom, shape, pos)
-    order = (
+    orders: list[IntTuple] = (
         list(range(len(reps)))
         if order is None
         else ([order] if isinstance(order, int) else list(order))
     )
-    if len(order) != len(reps) or any(not isinstance(o, int) for o in order):
-        raise SpecError(f"tile_to_shape: order {order}: expected {len(reps)} integers", pos)
-    tiler = ordered_layout(reps, order)
+    if len(orders) != len(reps) or not _ints(orders):
+        raise SpecError(f"tile_to_shape: order {orders}: expected {len(reps)} integers", pos)
+    tiler = ordered_layout(reps, orders)
     if tiler.size() == 1:  # one copy: the atom itself, whatever its complement
         return block
     rest = compose(complement(block, block.size() * tiler.size(), pos), tiler, pos)
+    # block: one mode per target dimension; rest: as many, the tiler's (a tuple).
+    assert isinstance(block.shape, tuple) and isinstance(block.stride, tuple)
+    assert isinstance(rest.shape, tuple) and isinstance(rest.stride, tuple)
     modes = [
         coalesce(CuteLayout((s, r), (d, q)))
         for (s, d), r, q in zip(zip(block.shape, block.stride), rest.shape, rest.stride)
@@ -275,16 +288,10 @@ def tile_to_shape(atom: Layout, shape: IntTuple, order: IntTuple | None, pos: Po
 def _block_and_repeats(atom: CuteLayout, shape: IntTuple, pos: Pos):
     """The atom padded with 1:0 modes to the target's rank, and the repeat counts."""
     target = [shape] if isinstance(shape, int) else list(shape)
-    modes = list(
-        zip(
-            *(
-                (atom.shape, atom.stride)
-                if isinstance(atom.shape, tuple)
-                else ((atom.shape,), (atom.stride,))
-            )
-        )
-    )
-    if any(not isinstance(t, int) for t in target) or len(target) < len(modes):
+    shapes = atom.shape if isinstance(atom.shape, tuple) else (atom.shape,)
+    strides = atom.stride if isinstance(atom.stride, tuple) else (atom.stride,)
+    modes: list[tuple[IntTuple, IntTuple]] = list(zip(shapes, strides))
+    if not _ints(target) or len(target) < len(modes):
         raise SpecError(
             f"tile_to_shape: expected a flat shape of rank >= {len(modes)}, found {shape}", pos
         )
