@@ -501,7 +501,9 @@ def merge(args) -> int:
         one_sided.append(theirs[1])
         with open(os.path.join(d, "differential.md")) as f:
             summary = f.read()
-        wall += float(re.search(r"; wall (\d+) s", summary).group(1))
+        m = re.search(r"; wall (\d+) s", summary)
+        assert m is not None, f"{d}/differential.md: its summary line names the wall time"
+        wall += float(m.group(1))
         stopped |= _stopped_in(d)
         parts += _provenance(d, summary, part)
     repeated = len(rows) - len({r["case"] for r in rows})
@@ -602,7 +604,8 @@ def _provenance(directory: str, summary: str, rows: list[dict]) -> list[str]:
 def _spans(numbers: list[int]) -> str:
     """'0-44999, 200000-214999 (less 3)': the case numbers run, as blocks; a block
     bridges gaps of up to SPAN_GAP numbers and says how many it leaves out."""
-    blocks, numbers = [], sorted(numbers)
+    blocks: list[list[int]] = []  # [first, last, numbers run]
+    numbers = sorted(numbers)
     for n in numbers:
         if blocks and n - blocks[-1][1] <= SPAN_GAP:
             blocks[-1][1:] = [n, blocks[-1][2] + 1]

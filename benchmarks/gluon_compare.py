@@ -79,6 +79,7 @@ def verify_answer(p) -> dict:
             "verify_ways_minus_1": "misaligned",
             "verify_ms": 1000 * result.seconds,
         }
+    assert result.ideal_wavefronts is not None and result.max_ways is not None, "bank figures"
     return {
         "verify_excess": result.wavefronts - result.ideal_wavefronts,
         "verify_ways_minus_1": result.max_ways - 1,

@@ -24,6 +24,8 @@ import io
 import os
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
@@ -221,7 +223,9 @@ def cg_distinct_destinations(op, shared, sources) -> int:
     return len(set(shared))
 
 
-HYPOTHESES = {
+# A rule's prediction of wavefronts from (op, shared addresses, global sources).
+Hypothesis = Callable[[str, Any, Any], int]
+HYPOTHESES: dict[str, list[tuple[str, Hypothesis]]] = {
     "loads": [
         ("bank model (phases)", phase_model),
         ("L: pair merge", load_merge),

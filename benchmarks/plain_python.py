@@ -67,6 +67,9 @@ def by_verify(path: str, name: str) -> tuple[int, int, float]:
         for r in run_spec(spec, timeout=60)
         if r.property.startswith(("conflict_free", "max_ways"))
     )
+    assert result.max_ways is not None and result.wavefronts is not None, (
+        "a max_ways check reports both"
+    )
     return result.max_ways, result.wavefronts, result.seconds
 
 

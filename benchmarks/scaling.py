@@ -128,7 +128,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.max_enumeration_seconds = 5.0
-    rows_out, last = [], {}
+    rows_out = []
+    last: dict[str, tuple[int, float]] = {}  # question -> (domain, seconds) last measured
     for rows, cols, stages in SIZES:
         spec = parse_text(spec_text(rows, cols, stages))
         results = {r.property: r for r in run_spec(spec, engine="z3")}

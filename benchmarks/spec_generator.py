@@ -173,7 +173,7 @@ def _coordinates(rng: random.Random, term: Term, loops: list[str], one_d: bool) 
     return coords
 
 
-def access_lines(rng: random.Random, name: str, term: Term, one_d: bool = None) -> list[str]:
+def access_lines(rng: random.Random, name: str, term: Term, one_d: bool | None = None) -> list[str]:
     """Access `a` of layout `name` and its bank and alignment checks."""
     loops = ["q", "w"][: rng.choice([0, 1, 1, 2])]
     loop_text = ", ".join(f"{v} in 0..{rng.randint(1, 4)}" for v in loops)
@@ -194,7 +194,7 @@ def access_lines(rng: random.Random, name: str, term: Term, one_d: bool = None) 
 
 
 def _finish(
-    rng: random.Random, spec: Spec, name: str, term: Term, family: str, one_d: bool = None
+    rng: random.Random, spec: Spec, name: str, term: Term, family: str, one_d: bool | None = None
 ) -> str:
     spec.lines = [f"check bijective {name}"] + spec.lines + access_lines(rng, name, term, one_d)
     return spec.text(family)
@@ -261,7 +261,7 @@ def cute_family(rng: random.Random) -> str:
 # -- formula: expressions over ranges that may start above 0 ------------------------
 
 
-def _formula(rng: random.Random) -> tuple[Term, str, dict[str, str]]:
+def _formula(rng: random.Random) -> tuple[Term, str, dict[str, int]]:
     """(term, body, variable -> its first value) of a random 2- or 3-mode formula."""
     rows, cols = rng.choice([2, 3, 4, 8, 16]), rng.choice([4, 8, 16, 32, 64])
     rlo, clo = rng.choice([0, 0, 1, 2, 3, 8]), rng.choice([0, 0, 0, 1, 4])
@@ -844,7 +844,7 @@ def _groups(rng: random.Random, blocks: int) -> tuple[tuple[str, ...], ...]:
     else:
         order = dims[:]
         rng.shuffle(order)
-    groups = [(order[0],)]
+    groups: list[tuple[str, ...]] = [(order[0],)]
     for d in order[1:]:
         if rng.random() < 0.2:
             groups[-1] += (d,)

@@ -253,8 +253,11 @@ def launch_all(check_path: str | None):
             allow_shared(fn, meta["shared"])
         host, device = {}, {}
         for name, spec in launch.args.items():
-            if isinstance(spec, tuple):
-                host[name] = rng.uniform(-1, 1, spec[1]).astype(NUMPY_DTYPES[spec[0]])
+            if isinstance(spec, tuple):  # a buffer: (element type, elements)
+                kind: str
+                elements: int
+                kind, elements = spec
+                host[name] = rng.uniform(-1, 1, elements).astype(NUMPY_DTYPES[kind])
                 device[name] = cp.asarray(host[name])
         scratch = {}
         for which in ("global_scratch", "profile_scratch"):

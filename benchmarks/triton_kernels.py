@@ -184,6 +184,7 @@ CATALOG = (
 def load(name: str):
     path = f"{KERNELS}/{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, f"{path}: a .py file has a loader"
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
