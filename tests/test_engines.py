@@ -71,7 +71,7 @@ def test_vectorised_evaluation_equals_evaluate_at_every_point(e):
 def test_domain_chunks_walk_every_point_once_in_order(monkeypatch):
     monkeypatch.setattr(enumeration, "CHUNK", 6)
     domain = enumeration.Domain.of({"a": Range(0, 3), "b": Range(2, 7), "c": Range(0, 2)})
-    seen = []
+    seen: list[tuple[int, ...]] = []
     for start, env in domain.chunks():
         shape = domain.shape_of(env)
         block = [
@@ -173,6 +173,7 @@ def test_an_enumerated_refutation_shows_a_real_instance_in_the_lane_table():
     result = run_spec(spec, engine="enumeration")[-1]
     cex = result.counterexample
     assert result.status == Status.REFUTED and result.engine == "enumeration"
+    assert cex is not None
     assert cex.instance == {"c": 0, "base": 0}
     assert [r.address for r in cex.rows] == [128 * lane for lane in range(32)]
     assert all(r.banks == (0,) for r in cex.rows)

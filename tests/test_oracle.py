@@ -7,6 +7,7 @@ definitions (verify got them wrong when the issue was filed), not to verify.
 
 import glob
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -219,9 +220,10 @@ def test_pycute_complement_of_overlapping_atom_is_refused():
 )
 def test_gmma_atoms_are_cutlass_bit_atoms_upcast(atom, elem, shape, stride, align):
     layout = read(f"layout L = GMMA::{atom}<{elem}>\n").layouts["L"]
-    assert (layout.inner.cute_layout.shape, layout.inner.cute_layout.stride) == (shape, stride)
+    cute_layout: Any = layout.inner.cute_layout  # a pycute Layout (untyped)
+    assert (cute_layout.shape, cute_layout.stride) == (shape, stride)
     assert layout.required_align == align
-    assert layout.pointer.params[1:] == (4, 3)
+    assert layout.pointer is not None and layout.pointer.params[1:] == (4, 3)
 
 
 def test_pointer_swizzle_value_in_expressions_is_bytes_at_base_0():

@@ -28,8 +28,10 @@ def test_nested_shapes_negative_shift_and_pointer_swizzle():
         "layout S = Sw<2,4,-3> o (8,64):(64,1)\n"
         "layout G = Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)\n"
     )
-    assert spec.layouts["N"].function.shape == ((8, 8), 64)
-    assert spec.layouts["S"].function.outer == Swizzle(2, 4, -3)
+    n, s = spec.layouts["N"].function, spec.layouts["S"].function
+    assert isinstance(n, CuteLayout) and isinstance(s, Composed)
+    assert n.shape == ((8, 8), 64)
+    assert s.outer == Swizzle(2, 4, -3)
     assert spec.layouts["G"].pointer_swizzle == Swizzle(3, 4, 3)
     assert spec.layouts["G"].pointer_bits == 16
 

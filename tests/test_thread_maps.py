@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from verify.errors import SpecError
+from verify.errors import Pos, SpecError
 from verify.expr import Const, evaluate
 from verify.notation import triton_threads
 from verify.program import Program
@@ -53,7 +53,7 @@ def triton_held(encoding, shape):
     pytest.importorskip("triton")
     enc = triton_threads.parse_encoding(encoding)
     bases = triton_threads.triton_bases(enc, tuple(shape))
-    held = {}
+    held: dict[tuple[int, int], set[tuple[int, ...]]] = {}
     for w, lane, r in itertools.product(
         range(1 << len(bases["warp"])), range(32), range(1 << len(bases["register"]))
     ):
@@ -75,7 +75,7 @@ def verify_held(access, elem_bytes, per_warp):
     for coord in itertools.product(*(range(n) for n in shape)):
         where[evaluate_offset(fn, coord)] = coord
     loops = access.definition.loops
-    held = {}
+    held: dict[tuple[int, int | None], set] = {}
     per_address = access.instruction.bytes_per_address // elem_bytes
     for values in itertools.product(*(range(r.lo, r.hi) for _, r in loops)):
         env = dict(zip((n for n, _ in loops), values))
@@ -91,7 +91,7 @@ def evaluate_offset(fn, coord):
 
 
 def by_warp(held):
-    out = {}
+    out: dict[tuple[int, None], set] = {}
     for (w, _), coords in held.items():
         out.setdefault((w, None), set()).update(coords)
     return out
@@ -212,7 +212,7 @@ def test_linear_reader_matches_triton(seed):
             triton_threads.parse_encoding(text)
         return
     enc = triton_threads.parse_encoding(text)
-    assert triton_threads.linear_bases(enc, shape, None) == triton_threads.triton_bases(enc, shape)
+    assert triton_threads.linear_bases(enc, shape, Pos()) == triton_threads.triton_bases(enc, shape)
 
 
 def test_linear_needs_no_triton(monkeypatch):

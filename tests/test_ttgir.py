@@ -4,6 +4,7 @@
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -177,7 +178,8 @@ def test_plain_matrix_plan_takes_lanes_2_3_4_then_registers_as_row_addresses():
     assert plan == lowering.MatrixPlan(
         False, 4, (("lane", 2), ("lane", 3), ("lane", 4), ("register", 1), ("register", 2)), (3,)
     )
-    assert lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 0, 1024).count == 2
+    two = lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 0, 1024)
+    assert two is not None and two.count == 2
     # A subslice whose start moves inside the row tile (getMaskSpanOffsets) refuses it.
     assert lowering.matrix_plan(cvt((1, 64), (2, 4, 16, 32, 128)), 16, False, 4, 1024) is None
     # Lane 1 not at offset 4: no 16-byte row.
@@ -191,9 +193,11 @@ def test_transposed_plan_row_register_minimises_conflicts_then_keeps_word_order(
     does not, so register 1 is chosen; without conflicts, register 0 is kept."""
     lanes = (16, 32, 1, 2, 4)  # rows 2 and 4, then the row's elements
     conflicting = lowering.matrix_plan(cvt((128, 8, 256), lanes), 16, True, 0, 4096)
+    assert conflicting is not None
     assert conflicting.address_bits[0] == ("register", 1)
     assert conflicting.count == 4 and conflicting.instruction_registers == ()
     free = lowering.matrix_plan(cvt((8, 128, 256), lanes), 16, True, 0, 4096)
+    assert free is not None
     assert free.address_bits == (
         ("register", 0),
         ("lane", 0),
@@ -208,7 +212,8 @@ def test_transposed_plan_row_register_minimises_conflicts_then_keeps_word_order(
 def test_choose_orders_stmatrix_by_target_and_falls_back_to_st_shared():
     c = cvt((1, 64, 8), (2, 4, 16, 32, 128))
     assert lowering.choose(c, 16, True, 90).instruction == "stmatrix.x4"
-    assert lowering.choose(c, 16, True, 80).instruction.startswith("st.shared")
+    fallback = lowering.choose(c, 16, True, 80).instruction
+    assert fallback is not None and fallback.startswith("st.shared")
     assert lowering.choose(c, 16, False, 80).instruction == "ldmatrix.x4"
 
 
@@ -604,7 +609,7 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
         def fill(self, v):
             self.value.fill(v)
 
-    fake = types.ModuleType("cupy")
+    fake: Any = types.ModuleType("cupy")  # cupy's few names, set below
     fake.RawModule = lambda path: types.SimpleNamespace(get_function=Kernel)
     fake.asarray, fake.asnumpy = Array, lambda a: a.value
     fake.zeros = lambda n, dtype: Array(np.zeros(n, dtype))

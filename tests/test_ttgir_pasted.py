@@ -65,7 +65,7 @@ def random_bases(rng: random.Random, shape) -> list[list[int]]:
         for b in range(n.bit_length() - 1)
     ]
     rng.shuffle(unit)
-    bases = []
+    bases: list[list[int]] = []
     for basis in unit:
         for earlier in bases:
             if rng.random() < 0.3:
@@ -125,7 +125,7 @@ def test_padded_with_bases_as_triton_prints_it_is_its_docstring_example(triton_i
     assert "{offset = [[0, 1], [0, 2], [2, 0], [4, 0], [1, 0]], block = []}" in memdesc
     stored = {o: c for o, c in zip(memdesc_offsets(memdesc), colex((8, 4)))}
     rows = [x for group in ((0, 2), (4, 6), (1, 3), (5, 7)) for x in group]
-    expected = []
+    expected: list[tuple[int, int] | None] = []
     for i, x in enumerate(rows):
         expected += [(x, y) for y in range(4)]
         if i % 2:
