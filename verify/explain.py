@@ -91,7 +91,7 @@ def swizzle_view(program: Program, access: Access) -> SwizzleView | None:
         start = program.stage_start()
 
         def absolute(values, coord):
-            offset = evaluate(ldef.function.apply([Const(c) for c in coord]), {})
+            offset = evaluate(ldef.function.crd2idx([Const(c) for c in coord]), {})
             return evaluate(start, values) + eb * offset
 
         return SwizzleView(
@@ -114,7 +114,7 @@ def swizzle_view(program: Program, access: Access) -> SwizzleView | None:
         return None
 
     def element_offset(values, coord):
-        return offset + evaluate(inner.apply([Const(c) for c in coord]), {})
+        return offset + evaluate(inner.crd2idx([Const(c) for c in coord]), {})
 
     return SwizzleView(swizzle, name, eb.bit_length() - 1, element_offset)
 

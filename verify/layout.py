@@ -109,10 +109,6 @@ class LayoutBase:
         search over the domain does (the engines' `footprint`)."""
         return None
 
-    # The name `verify.explain` calls the layout function by.
-    def apply(self, coords: Sequence[Expr]) -> Expr:
-        return self.crd2idx(coords)
-
     def domain(self) -> list[Range]:
         return [Range(0, n) for n in self.mode_sizes]
 

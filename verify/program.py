@@ -271,7 +271,7 @@ class Program:
         coords = list(adef.source.coords)
         for c in coords:
             bounds(c, access.ranges)
-        address = mul(Const(self.elem_bytes(adef.source.pos, gdef)), gdef.function.apply(coords))
+        address = mul(Const(self.elem_bytes(adef.source.pos, gdef)), gdef.function.crd2idx(coords))
         definition = replace(
             adef, layout=gdef.name, coords=tuple(coords), source=None, layout_pos=adef.source.pos
         )
