@@ -42,12 +42,18 @@ class ErrorRecord:
         return self.text.splitlines()[0]
 
 
-def _span(values: tuple[int, ...]) -> str:
-    if not values:
-        return "-"
-    if len(values) > 1 and list(values) == list(range(values[0], values[0] + len(values))):
-        return f"{values[0]}-{values[-1]}"
-    return ",".join(str(v) for v in values)
+def ranges_text(values: Sequence[int]) -> str:
+    """The one text of a set of integers: runs joined, [0,1,2,3,7] -> '0-3, 7'; '-'
+    when empty (a lane with no words)."""
+    out, vs = [], sorted(set(values))
+    i = 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        out.append(str(vs[i]) if i == j else f"{vs[i]}-{vs[j]}")
+        i = j + 1
+    return ", ".join(out) or "-"
 
 
 def _instance_text(instance: dict[str, int]) -> str:
@@ -61,7 +67,7 @@ def _rows_text(rows: tuple[LaneRow, ...]) -> list[str]:
     for r in rows:
         lane = str(r.lane) if r.lane is not None else (r.label or "-")
         coord = "(" + ", ".join(map(str, r.coord)) + ")"
-        table.append((lane, coord, str(r.address), _span(r.words), _span(r.banks)))
+        table.append((lane, coord, str(r.address), ranges_text(r.words), ranges_text(r.banks)))
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     return ["      " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in table]
 

@@ -15,6 +15,7 @@ from verify.bank import BANKS, bank_cost, lane_words
 from verify.errors import InternalError
 from verify.expr import Expr, evaluate
 from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.report import ranges_text
 from verify.results import Counterexample, LaneRow
 from verify.spec.ast import LayoutDef
 
@@ -160,16 +161,3 @@ def bank_counterexample(
         tuple(rows),
         explanation=explain.bank_explanation(program, access, tuple(rows), hot[0], values),
     )
-
-
-def ranges_text(values: list[int]) -> str:
-    """[0,1,2,3,7] -> '0-3, 7'."""
-    out, vs = [], sorted(set(values))
-    i = 0
-    while i < len(vs):
-        j = i
-        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
-            j += 1
-        out.append(str(vs[i]) if i == j else f"{vs[i]}-{vs[j]}")
-        i = j + 1
-    return ", ".join(out)

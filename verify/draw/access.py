@@ -17,11 +17,12 @@ from dataclasses import dataclass, replace
 from verify.bank import BANKS, WORD_BYTES, phase_cost
 from verify.errors import SpecError
 from verify.program import BASE, STAGE, Access, Program
+from verify.report import ranges_text
 from verify.results import CheckResult, Counterexample
 from verify.runner import run_spec
 from verify.spec.ast import Spec
 from verify.spec.names import did_you_mean
-from verify.witness import ranges_text, shown_instance
+from verify.witness import shown_instance
 
 ROW_BYTES = BANKS * WORD_BYTES  # one turn of the banks
 CHUNK_BYTES = 16  # the seeds' cell: one bank group of 4 banks
