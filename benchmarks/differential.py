@@ -56,6 +56,8 @@ import threading
 import time
 from collections import Counter
 
+from joblib.externals.loky.process_executor import TerminatedWorkerError
+
 from benchmarks.catalog import machine
 from benchmarks.spec_generator import random_case
 from verify.errors import SpecError
@@ -360,25 +362,47 @@ def run_cases(numbers, args) -> list[dict]:
     running then are not counted, and are listed.
     """
     started = time.monotonic()
-    rows, last_summary = [], started
+    rows: list[dict] = []
     engine = Engine(args.jobs, getattr(args, "dask", None))
-    cases = ((n, args.seed) for n in numbers)
-    with CampaignFiles(args) as out:
-        with (
-            StopSwitch(args.budget) as switch,
-            engine.run(_run_one, cases, one_per_worker=True) as run,
-        ):
+    remaining, stopped = list(numbers), []
+    with CampaignFiles(args) as out, StopSwitch(args.budget) as switch:
+        while remaining and not switch.stopped:
+            lost = _run_until_stopped(
+                engine, remaining, args.seed, switch, rows, out, started, _run_one
+            )
+            stopped += lost
+            finished = {r["case"] for r in rows}
+            remaining = [n for n in remaining if n not in finished and n not in lost]
+        out.write_stopped(stopped)
+        out.summarise(rows, time.monotonic() - started, stopped, echo=True)
+    return rows
+
+
+def _run_until_stopped(engine, numbers, seed, switch, rows, out, started, task) -> list[int]:
+    """Run `numbers` until they end, the switch stops the run, or a worker dies;
+    returns the cases that were running then (not counted, and listed).
+
+    A worker killed by native code (Triton's bindings abort on some inputs; a
+    segfault) ends joblib's whole pool: the cases in flight are lost and listed
+    with the stopped ones, for --numbers to rerun, and the campaign goes on with
+    the rest in a fresh pool."""
+    last_summary = time.monotonic()
+    with engine.run(task, ((n, seed) for n in numbers), one_per_worker=True) as run:
+        try:
             for _, row in switch.until_stopped(run):
                 rows.append(row)
                 out.append(row)
                 if time.monotonic() - last_summary > SUMMARY_EVERY:
                     out.summarise(rows, time.monotonic() - started, [])
                     last_summary = time.monotonic()
-        # Cases joblib had read but not started are not part of the run.
-        stopped = [number for number, _ in run.unfinished()[: run.workers]]
-        out.write_stopped(stopped)
-        out.summarise(rows, time.monotonic() - started, stopped, echo=True)
-    return rows
+        except TerminatedWorkerError as e:
+            print(
+                f"differential.py: a worker died ({e.__class__.__name__}); the cases it "
+                "was running with the others are listed as stopped",
+                file=sys.stderr,
+            )
+    # Cases joblib had read but not started are not part of the run.
+    return [number for number, _ in run.unfinished()[: run.workers]]
 
 
 class Interrupted(BaseException):
@@ -643,7 +667,8 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         f"| specs both sides rejected (not compared) | {sum(rejected.values())} |",
         f"| **specs rejected by one side** (listed in {FOUND_FILE}) "
         f"| **{sum(bool(r['one_sided']) for r in rows)}** |",
-        f"| cases stopped while running, by the budget or a signal (not counted; {STOPPED_FILE}) "
+        "| cases stopped while running, by the budget, a signal or a worker that died "
+        f"(not counted; {STOPPED_FILE}) "
         f"| {len(stopped)} |",
         f"| comparisons (verdicts and figures, all engines) "
         f"| {sum(r['comparisons'] for r in rows)} |",

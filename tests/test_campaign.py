@@ -248,7 +248,7 @@ def test_runs_merge_into_one_summary_and_stopped_cases_finished_later_drop_out(t
     with open(os.path.join(merged, "differential.md")) as f:
         summary = f.read()
     assert "| cases (random specs) | 4 (numbers 0-3) |" in summary
-    assert "a signal (not counted; differential_stopped.txt) | 1 |" in summary
+    assert "a worker that died (not counted; differential_stopped.txt) | 1 |" in summary
     assert "- `first`: " in summary and "- `second`: " in summary
     assert "Oracle: `verify/oracle/`" in summary
     with open(os.path.join(merged, differential.STOPPED_FILE)) as f:
@@ -290,3 +290,43 @@ def test_a_budget_stops_the_run_and_lists_the_cases_it_stopped(tmp_path, jobs, b
     assert 0 < len(finished) < 5000
     assert len(stopped) <= jobs and not finished & set(stopped)
     assert finished | set(stopped) == set(range(max(finished | set(stopped)) + 1))
+
+
+def _dies_on_case_3(case: tuple[int, int]) -> dict:
+    """A campaign task whose worker native code kills on case 3 (as Triton's
+    bindings abort on some inputs); the other cases finish at once."""
+    number, _ = case
+    if number == 3:
+        os.abort()
+    return {"case": number, "disagreements": 0}
+
+
+def test_a_worker_that_dies_costs_only_the_cases_in_flight(tmp_path):
+    """joblib ends the whole pool when a worker dies: the cases in flight are listed
+    as stopped (case 3 among them) and every other case still runs."""
+
+    class Files:
+        def append(self, row):
+            pass
+
+        def summarise(self, *args):
+            pass
+
+    rows: list[dict] = []
+    remaining, stopped = list(range(12)), []
+    while remaining:  # as run_cases goes on: each round finishes or loses a case
+        lost = differential._run_until_stopped(
+            differential.Engine(2),
+            remaining,
+            0,
+            differential.StopSwitch(None),
+            rows,
+            Files(),
+            0.0,
+            _dies_on_case_3,
+        )
+        stopped += lost
+        done = {r["case"] for r in rows}
+        remaining = [n for n in remaining if n not in done and n not in lost]
+    assert 3 in stopped and len(stopped) <= 2
+    assert sorted({r["case"] for r in rows} | set(stopped)) == list(range(12))
