@@ -1,7 +1,7 @@
 """Fidelity campaign: the bank model and the fragment model against a real GPU.
 
     python -m benchmarks.gpu_campaign [--per-class 1200] [--seed 0]
-        -> benchmarks/results/gpu_campaign.csv and gpu_campaign.md
+        -> benchmarks/results/gpu_campaign.csv.gz and gpu_campaign.md
 
 For every instruction class (ld.shared and st.shared of 8..128 bits,
 ldmatrix/stmatrix .x1/.x2/.x4 with and without .trans, cp.async of 4/8/16 bytes)
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import csv
+import gzip
 import os
 import random
 import sys
@@ -189,7 +190,7 @@ def main() -> int:
             }
         )
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gpu_campaign.csv"), "w", newline="") as f:
+    with gzip.open(os.path.join(args.out, "gpu_campaign.csv.gz"), "wt", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)

@@ -3,7 +3,7 @@
     python -m benchmarks.hw_rules [--out benchmarks/results/hw_rules.md]
 
 Loads every measurement the project holds of these instructions:
-  earlier  benchmarks/results/gpu_campaign.csv (cp.async from global 16*lane only)
+  earlier  benchmarks/results/gpu_campaign.csv.gz (cp.async from global 16*lane only)
            and benchmarks/results/hw_cp_async_varied.txt (sources crossed with destinations)
   fit      benchmarks/results/hw_campaign.csv.gz, set "fit" (benchmarks/hw_campaign.py)
   fresh    the same file, set "fresh": a separate seed, generated before any result
@@ -48,7 +48,7 @@ def _campaign_rows():
         "cp.async.8": "cpa8",
         "cp.async.16": "cpa16",
     }
-    with open(os.path.join(RESULTS, "gpu_campaign.csv")) as f:
+    with gzip.open(os.path.join(RESULTS, "gpu_campaign.csv.gz"), "rt", newline="") as f:
         for r in csv.DictReader(f):
             if r["instruction"] in ops:
                 op = ops[r["instruction"]]

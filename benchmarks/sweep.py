@@ -4,7 +4,7 @@ the engine choice `auto` (enumeration for these small domains) and `z3`, and onc
 more answered from the cache. Every run must print the same table: where and how
 a question is answered must not change its answer.
 
-    python -m benchmarks.sweep                     # results/sweep.{csv,md}, sweep_table.txt
+    python -m benchmarks.sweep                     # results/sweep.{csv,md}, sweep_table.txt.gz
     python -m benchmarks.sweep --engines auto --jobs 4
 
 Wall times are end to end (`verify sweep` as a command: start-up, parsing every
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import hashlib
 import os
 import subprocess
@@ -122,7 +123,7 @@ def _write(out: str, rows: list[dict], table: str, same: bool, load: float):
         writer = csv.DictWriter(f, list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    with open(os.path.join(out, "sweep_table.txt"), "w") as f:
+    with gzip.open(os.path.join(out, "sweep_table.txt.gz"), "wt") as f:
         f.write(table + "\n")
     lines = [
         "# verify sweep: throughput",
@@ -137,7 +138,7 @@ def _write(out: str, rows: list[dict], table: str, same: bool, load: float):
         "Reproduce: `python -m benchmarks.sweep`.",
         "",
         f"Every run printed the same table: **{'yes' if same else 'NO'}** "
-        f"(sha256 {rows[0]['table_sha256']}..., kept in sweep_table.txt).",
+        f"(sha256 {rows[0]['table_sha256']}..., kept in sweep_table.txt.gz).",
         "",
         "| engine | where | cores | wall s | configurations/s | per core |",
         "|---|---|---|---|---|---|",

@@ -1,6 +1,6 @@
 """verify.bank's H200 rules against every committed measurement (issue 18).
 
-The measurements are benchmarks/results/gpu_campaign.csv, hw_cp_async_varied.txt and
+The measurements are benchmarks/results/gpu_campaign.csv.gz, hw_cp_async_varied.txt and
 hw_campaign.csv.gz and hw_campaign_heldout.csv.gz (a second run, measured after
 the rules were fixed), read by benchmarks/hw_rules.py; the rules must reproduce each one
 exactly, the .cg bound must never fall below one.
