@@ -3,6 +3,7 @@ on-disk cache, exit codes, and the same table from local processes and from a
 Dask cluster the test starts."""
 
 import glob
+import json
 import os
 
 import pytest
@@ -215,6 +216,38 @@ def test_the_table_has_a_row_per_combination_and_the_failures_are_listed():
     assert "BLOCK_M=64, dtype=f16, SW=0:\n  " + TEMPLATE + ":15: REFUTED conflict_free rd" in out
     assert "BLOCK_M=64, dtype=f16, SW=3:" not in out
     assert out.rstrip().endswith("2 pass, 2 fail; asked on this process")
+
+
+def test_json_has_a_configuration_per_combination_with_its_checks_and_cache_flag(tmp_path):
+    first_code, first = sweep(*ARGS, "--json", cache_dir=tmp_path)
+    second_code, second = sweep(*ARGS, "--format", "json", cache_dir=tmp_path)
+    assert first_code == second_code == 1
+    doc, again = json.loads(first), json.loads(second)
+    assert doc["schema_version"] == 1 and doc["parameters"] == ["BLOCK_M", "dtype", "SW"]
+    configs = doc["configurations"]
+    assert [c["parameters"] for c in configs][:2] == [
+        {"BLOCK_M": "64", "dtype": "f16", "SW": "0"},
+        {"BLOCK_M": "64", "dtype": "f16", "SW": "3"},
+    ]
+    assert [c["verdict"] for c in configs] == ["refuted", "proved", "refuted", "proved"]
+    rd = next(c for c in configs[0]["checks"] if c["check"] == "conflict_free rd")
+    assert (rd["status"], rd["ok"], rd["max_ways"], rd["wavefronts"]) == ("refuted", False, 8, 32)
+    assert "8-way" in rd["why"]
+    assert not any(c["cached"] for c in configs) and all(
+        c["cached"] for c in again["configurations"]
+    )
+    assert doc["summary"] == {
+        "configurations": 4,
+        "distinct_questions": 4,
+        "from_cache": 0,
+        "checked": 4,
+        "pass": 2,
+        "fail": 2,
+        "verdicts": {"internal error": 0, "error": 0, "refuted": 2, "unknown": 0, "proved": 2},
+    }
+    assert (again["summary"]["from_cache"], again["summary"]["checked"]) == (4, 0)
+    code, out = sweep(*ARGS, "--json", "--format", "text")
+    assert code == 2 and "--json asks for --format json" in out
 
 
 def test_all_proved_exits_0():

@@ -275,8 +275,26 @@ def _check_streaming(
     metavar="DIR",
     help="Where answers are cached  [default: $VERIFY_CACHE_DIR, else ~/.cache/verify/sweep]",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default=None,
+    help="text (default: the table and the failing configurations) or json.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (--format json).")
 def sweep_cmd(
-    template, params, timeout, engine, check_expect, jobs, dask_address, no_cache, cache_dir
+    template,
+    params,
+    timeout,
+    engine,
+    check_expect,
+    jobs,
+    dask_address,
+    no_cache,
+    cache_dir,
+    fmt,
+    as_json,
 ):
     """Check every combination of a spec template's parameters: one table row per
     combination (worst verdict, max-ways/wavefronts per access), then the failing
@@ -284,10 +302,19 @@ def sweep_cmd(
     from verify.sweep import command
     from verify.sweep.engine import Engine
 
+    fmt = _output_format(fmt, as_json)
     pool = Engine(jobs or command.default_jobs(), dask_address)
     try:
         done = command.run(
-            template, list(params), timeout, engine, pool, not no_cache, cache_dir, check_expect
+            template,
+            list(params),
+            timeout,
+            engine,
+            pool,
+            not no_cache,
+            cache_dir,
+            check_expect,
+            fmt,
         )
     except SpecError as e:
         _fail(str(e))

@@ -5,7 +5,7 @@ processes or a Dask cluster (`engine`), reported as one table (`table`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from verify.errors import SpecError
 from verify.spec.parser import parse_text
@@ -31,7 +31,12 @@ class Sweep:
     rows: list[Row]
     answers: dict[str, Outcome]  # by question key
     to_ask: dict[str, Question]  # by question key
-    cached: int = 0  # distinct questions the cache answered
+    from_cache: set[str] = field(default_factory=set)  # question keys the cache answered
+
+    @property
+    def cached(self) -> int:
+        """Distinct questions the cache answered."""
+        return len(self.from_cache)
 
     @property
     def distinct(self) -> int:
@@ -79,18 +84,18 @@ def plan(
         else:
             texts.setdefault(question, text)
         rows.append(Row(values, question))
-    cached = 0
+    from_cache: set[str] = set()
     for question in texts:
         found = cache.get(key.answer_key(question, check_engine, timeout))
         if found is not None:
             answers[question] = found
-            cached += 1
+            from_cache.add(question)
     to_ask = {
         q: Question(t, template.path, timeout, check_engine)
         for q, t in texts.items()
         if q not in answers
     }
-    return Sweep(template.path, params, rows, answers, to_ask, cached)
+    return Sweep(template.path, params, rows, answers, to_ask, from_cache)
 
 
 def _answer_keyed(item: tuple[str, Question]) -> Outcome:

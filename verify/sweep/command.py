@@ -24,6 +24,7 @@ def run(
     use_cache: bool,
     cache_dir: str | None,
     check_expect: bool,
+    fmt: str = "text",
 ) -> Sweep:
     """Plans, asks and prints the sweep; raises SpecError for a mistake in the
     template or the parameters (before anything runs)."""
@@ -33,6 +34,9 @@ def run(
     sweep = plan(template, params, cache, timeout, check_engine)
     with _progress(len(sweep.to_ask)) as step:
         sweep.ask(engine, cache, step)
+    if fmt == "json":
+        click.echo(table.json_doc(sweep, check_expect))
+        return sweep
     click.echo(table.table(sweep, check_expect))
     failures = table.failures(sweep, check_expect)
     if failures:

@@ -6,10 +6,14 @@ engine, no cache), so one sweep gives the same text on any machine or cluster.
 
 from __future__ import annotations
 
+import json
+
 from verify.sweep import Row, Sweep
-from verify.sweep.question import Outcome
+from verify.sweep.question import SEVERITY, Outcome
 
 NO_FIGURE = "-"
+# The sweep document's own version: bumped when a field changes meaning or goes away.
+JSON_SCHEMA_VERSION = 1
 
 
 def table(sweep: Sweep, check_expect: bool = False) -> str:
@@ -69,3 +73,51 @@ def summary(sweep: Sweep, check_expect: bool = False) -> str:
 
 def _count(n: int, thing: str) -> str:
     return f"{n} {thing}{'s' if n != 1 else ''}"
+
+
+def json_doc(sweep: Sweep, check_expect: bool = False) -> str:
+    """One JSON document: a configuration per combination, in the table's order,
+    and the summary's counts. `cached` says whether the answer came from the cache."""
+    outcomes = sweep.outcomes()
+    failing = sum(outcome.fails(check_expect) for outcome in outcomes)
+    doc = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "template": sweep.template,
+        "parameters": [p.name for p in sweep.params],
+        "configurations": [_configuration(sweep, row, check_expect) for row in sweep.rows],
+        "summary": {
+            "configurations": len(sweep.rows),
+            "distinct_questions": sweep.distinct,
+            "from_cache": sweep.cached,
+            "checked": len(sweep.to_ask),
+            "pass": len(sweep.rows) - failing,
+            "fail": failing,
+            "verdicts": {v: sum(o.verdict == v for o in outcomes) for v in SEVERITY},
+        },
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _configuration(sweep: Sweep, row: Row, check_expect: bool) -> dict:
+    outcome = sweep.outcome(row)
+    return {
+        "parameters": dict(row.values),
+        "verdict": outcome.verdict,
+        "fails": outcome.fails(check_expect),
+        "cached": row.question in sweep.from_cache,
+        "checks": [
+            {
+                "line": c.line,
+                "check": c.text,
+                "status": c.status,
+                "expect": c.expect,
+                "ok": not c.fails(check_expect),
+                "max_ways": c.max_ways,
+                "wavefronts": c.wavefronts,
+                "why": c.why,
+            }
+            for c in outcome.checks
+        ],
+        "errors": list(outcome.errors),
+        "internal_error": outcome.internal or None,
+    }
