@@ -142,3 +142,71 @@ def test_a_pointer_swizzle_that_moves_no_bit_is_not_explained_as_one():
     assert r.max_ways == 4
     assert "multiple of the 128-byte bank period" in sentences(r, "why")
     assert "Sw<0" not in sentences(r, "why")
+
+
+def overlap(text: str):
+    r = refuted(text)
+    assert r.property.startswith("bijective")
+    return r
+
+
+def test_an_overlap_in_a_shape_stride_layout_names_the_modes_and_the_stride_that_separates():
+    r = overlap("dtype f32\nlayout A = (5,4):(4,12)\ncheck bijective A\n")
+    why = sentences(r, "why")
+    assert "from (0, 1) to (3, 0) in (5,4):(4,12)" in why
+    assert "mode 0 moves +3 steps of stride 4 = +12" in why
+    assert "mode 1 moves -1 step of stride 12 = -12, +0 in all: the same offset" in why
+    assert "a stride of mode 1 of at least 17" in sentences(r, "fix")
+    fixed = verify.check_text("dtype f32\nlayout A = (5,4):(4,17)\ncheck bijective A\n")
+    assert fixed.ok
+
+
+def test_an_overlap_in_nested_modes_names_the_sub_modes():
+    r = overlap("dtype f16\nlayout A = ((2,4),8):((1,16),4)\ncheck bijective A\n")
+    why = sentences(r, "why")
+    assert "mode 0.1 moves +1 step of stride 16 = +16" in why
+    assert "mode 1 moves -4 steps of stride 4 = -16" in why
+    assert "a stride of mode 0.1 of at least 30" in sentences(r, "fix")
+
+
+def test_a_broadcast_mode_is_named():
+    r = overlap("dtype f16\nlayout A = (8,4):(1,0)\ncheck bijective A\n")
+    assert "mode 1 moves +1 step of stride 0" in sentences(r, "why")
+    assert "a nonzero stride for mode 1: with stride 0 its 4 coordinates" in sentences(r, "fix")
+
+
+def test_a_swizzle_is_cleared_and_the_inner_layout_blamed():
+    for layout, name, unit in (
+        ("Sw<3,3,3> o (8,64):(32,1)", "Sw<3,3,3> is a bijection on offsets", "element 32"),
+        (
+            "Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(32,1)",
+            "Sw<3,4,3> on byte addresses is a bijection",
+            "byte 64",
+        ),
+    ):
+        r = overlap(f"dtype f16\nbuffer align 128\nlayout A = {layout}\ncheck bijective A\n")
+        why = sentences(r, "why")
+        assert name in why
+        assert f"before it both are at {unit}, the collision is in (8,64):(32,1)" in why
+        assert "mode 0 moves +1 step of stride 32 = +32" in why
+        assert "a stride of mode 0 of at least 64" in sentences(r, "fix")
+
+
+def test_stages_that_start_inside_each_other_are_told_the_stage_bytes_they_need():
+    r = overlap(
+        "dtype f16\nbuffer align 128 stages 2 stage_bytes 256\n"
+        "layout A = Sw<3,3,3> o (8,32):(32,1)\ncheck bijective A\n"
+    )
+    assert "stage 1 starts 256 bytes after stage 0 but the layout spans 512 bytes" in sentences(
+        r, "why"
+    )
+    assert "stage_bytes of at least 512 (it is 256)" in sentences(r, "fix")
+
+
+def test_a_formula_overlap_names_the_formula_and_the_coordinates():
+    r = overlap("dtype f16\nlayout F(r in 0..8, c in 0..8) = 8*r + (c & 3)\ncheck bijective F\n")
+    why = sentences(r, "why")
+    assert "the formula ((8 * r) + (c & 3)) gives (r, c) = (0, 0) and (0, 4) the same offset" in why
+    assert "stride" not in why
+    explanation = result_json(r)["counterexample"]["explanation"]
+    assert {"label": "why", "text": why} in explanation

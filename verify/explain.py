@@ -34,11 +34,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from verify.bank import BANKS, WORD_BYTES
-from verify.expr import Const, evaluate
-from verify.layout import Composed, CuteLayout, Swizzle
+from verify.expr import Const, evaluate, render
+from verify.layout import Composed, CuteLayout, Formula, Layout, Swizzle, offsets, size
 from verify.notation.triton import as_cute_swizzle
-from verify.program import Access, Program
+from verify.program import BASE, STAGE, Access, Program
 from verify.results import LaneRow
+from verify.spec.ast import LayoutDef
 
 BANK_PERIOD = BANKS * WORD_BYTES  # 128 bytes: one turn of the banks
 BANK_TOP_BIT = BANK_PERIOD.bit_length() - 2  # byte bit 6, the highest that picks a bank
@@ -335,3 +336,209 @@ def _stride_explanation(program: Program, access: Access, n: int) -> tuple[tuple
                 ),
             )
     return ()
+
+
+def overlap_explanation(
+    program: Program,
+    ldef: LayoutDef,
+    coords: tuple[tuple[int, ...], tuple[int, ...]],
+    stages: tuple[int, int],
+    addresses: tuple[int, int],
+) -> tuple[tuple[str, str], ...]:
+    """Why two (coordinate, stage) pairs of a refuted `bijective` share memory:
+    stages that start closer than the layout spans, a swizzle (a bijection)
+    fed one offset by its inner layout, strides that add up to the same offset
+    (with the stride that would keep them apart), or a formula that maps both
+    to one offset. Every figure is computed from the two coordinates."""
+    eb = program.elem_bytes(ldef.pos, ldef)
+    (ca, cb), (sa, sb) = coords, stages
+    if sa != sb:
+        return _stage_lines(program, ldef, coords, stages, addresses, eb)
+    lines: list[tuple[str, str]] = []
+    function = ldef.function
+    if ldef.pointer_swizzle is not None:
+        start = evaluate(program.stage_start(), {BASE: 0, STAGE: sa})
+        pre = tuple(start + eb * _offset(function, c) for c in coords)
+        swz = ldef.pointer_swizzle
+        if pre[0] != pre[1]:
+            return (
+                (
+                    "why",
+                    f"before {swz} on byte addresses they are at bytes {pre[0]} and "
+                    f"{pre[1]}; it XORs byte {bits_text(swz.target_mask)} and moves them "
+                    f"within {eb} bytes of each other",
+                ),
+            )
+        lines.append(
+            (
+                "why",
+                f"{swz} on byte addresses is a bijection (it XORs bits it reads into "
+                f"bits it does not), so it cannot map two addresses together: before it "
+                f"both are at byte {pre[0]}, the collision is in {function}",
+            )
+        )
+    named = _swizzled(function)
+    if named is not None:
+        name, swizzle, offset, inner = named
+        pre = tuple(offset + _offset(inner, c) for c in coords)
+        if pre[0] != pre[1]:  # a swizzle is a bijection: never reached, said if it is
+            return (*lines, ("why", f"{name} maps element offsets {pre[0]} and {pre[1]} together"))
+        lines.append(
+            (
+                "why",
+                f"{name} is a bijection on offsets (it XORs bits it reads into bits it "
+                f"does not), so it cannot map two offsets together: before it both are at "
+                f"element {pre[0]}, the collision is in {inner}",
+            )
+        )
+        function = inner
+    if isinstance(function, CuteLayout):
+        return (*lines, *_stride_lines(function, ca, cb))
+    offset = _offset(function, ca)
+    if isinstance(function, Formula):
+        names = ", ".join(n for n, _ in function.params)
+        return (
+            *lines,
+            (
+                "why",
+                f"the formula {render(function.body)} gives ({names}) = {_tuple(ca)} and "
+                f"{_tuple(cb)} the same offset, {offset}",
+            ),
+            ("fix", "a formula that is one-to-one on its coordinates' ranges"),
+        )
+    return (
+        *lines,
+        ("why", f"{function} maps {_tuple(ca)} and {_tuple(cb)} to one offset, {offset}"),
+    )
+
+
+def _offset(function, coord: tuple[int, ...]) -> int:
+    return evaluate(function.crd2idx([Const(c) for c in coord]), {})
+
+
+def _tuple(coord: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, coord)) + ")"
+
+
+def _swizzled(function) -> tuple[str, Swizzle, int, Layout] | None:
+    """(name, swizzle, offset, inner) of a layout that is a swizzle of an inner one."""
+    if isinstance(function, Composed) and isinstance(function.outer, Swizzle):
+        return str(function.outer), function.outer, function.offset, function.inner
+    if (cute := as_cute_swizzle(function)) is not None:
+        swizzle, inner = cute
+        return f"the encoding's swizzle (CuTe's {swizzle})", swizzle, 0, inner
+    return None
+
+
+def _span(ldef: LayoutDef, eb: int) -> tuple[int, int] | None:
+    """(lowest, highest + 1) byte offset of the layout in one stage, before a
+    pointer swizzle; None for a domain too large to walk."""
+    function = ldef.function
+    if isinstance(function, CuteLayout):
+        return 0, function.cosize() * eb
+    if function.size() > SPAN_WALK_LIMIT:
+        return None
+    values = offsets(function)
+    return min(values) * eb, (max(values) + 1) * eb
+
+
+SPAN_WALK_LIMIT = 1 << 16  # coordinates walked to find a layout's span
+
+
+def _stage_lines(
+    program: Program,
+    ldef: LayoutDef,
+    coords: tuple[tuple[int, ...], tuple[int, ...]],
+    stages: tuple[int, int],
+    addresses: tuple[int, int],
+    eb: int,
+) -> tuple[tuple[str, str], ...]:
+    """Two stages' elements in one place: the stages start closer than the layout spans."""
+    step = program.spec.buffer.stage_bytes
+    (ca, cb), (sa, sb) = coords, stages
+    (lo_stage, lo_coord), (hi_stage, hi_coord) = sorted(((sa, ca), (sb, cb)))
+    gap = (hi_stage - lo_stage) * step
+    head = (
+        f"{_tuple(hi_coord)} of stage {hi_stage} and {_tuple(lo_coord)} of stage "
+        f"{lo_stage} meet at byte {addresses[0]}"
+    )
+    span = _span(ldef, eb)
+    if span is None or gap >= span[1] - span[0]:
+        return (("why", f"{head}: stage {hi_stage} starts {gap} bytes after stage {lo_stage}"),)
+    width = span[1] - span[0]
+    return (
+        (
+            "why",
+            f"{head}: stage {hi_stage} starts {gap} bytes after stage {lo_stage} but the "
+            f"layout spans {width} bytes",
+        ),
+        ("fix", f"stage_bytes of at least {width} (it is {step}) keeps the stages apart"),
+    )
+
+
+def _flat_modes(shape, stride, coord: int, label: str):
+    """(label, extent, stride, coordinate) of each flat sub-mode of one top-level
+    mode at 1-D coordinate `coord`, split colexicographically as CuTe does."""
+    if isinstance(shape, int):
+        return [(label, shape, stride, coord)]
+    out = []
+    for i, (sub_shape, sub_stride) in enumerate(zip(shape, stride)):
+        last = i == len(shape) - 1
+        n = size(sub_shape)
+        here = coord if last else coord % n
+        out += _flat_modes(sub_shape, sub_stride, here, f"{label}.{i}")
+        coord //= n
+    return out
+
+
+def _modes(layout: CuteLayout, coord: tuple[int, ...]):
+    if isinstance(layout.shape, int) or len(coord) == 1:
+        return _flat_modes(layout.shape, layout.stride, coord[0], "mode 0")
+    return [
+        m
+        for i, (shape, stride) in enumerate(zip(layout.shape, layout.stride))  # type: ignore[arg-type]
+        for m in _flat_modes(shape, stride, coord[i], f"mode {i}")
+    ]
+
+
+def _stride_lines(
+    layout: CuteLayout, ca: tuple[int, ...], cb: tuple[int, ...]
+) -> tuple[tuple[str, str], ...]:
+    """The sub-modes along which the two coordinates differ, what each step adds,
+    and the stride that would keep them apart."""
+    ma, mb = _modes(layout, ca), _modes(layout, cb)
+    moved = [(a[0], a[1], a[2], b[3] - a[3]) for a, b in zip(ma, mb) if a[3] != b[3]]
+    if not moved:
+        return ()
+    parts = []
+    for label, _, stride, steps in moved:
+        noun = "step" if abs(steps) == 1 else "steps"
+        parts.append(f"{label} moves {steps:+d} {noun} of stride {stride} = {steps * stride:+d}")
+    total = sum(steps * stride for _, _, stride, steps in moved)
+    why = (
+        "why",
+        f"from {_tuple(ca)} to {_tuple(cb)} in {layout}: " + ", ".join(parts) + f", {total:+d} "
+        "in all: the same offset",
+    )
+    if len(moved) == 1 or all(stride == 0 for _, _, stride, _ in moved):
+        label, extent = moved[0][0], moved[0][1]
+        return (
+            why,
+            (
+                "fix",
+                f"a nonzero stride for {label}: with stride 0 its {extent} coordinates "
+                f"share one offset",
+            ),
+        )
+    top = max(moved, key=lambda m: m[2])
+    below = [m for m in ma if m[0] != top[0] and 0 <= m[2] <= top[2]]
+    reach = sum((extent - 1) * stride for _, extent, stride, _ in below)
+    names = ", ".join(m[0] for m in below)
+    return (
+        why,
+        (
+            "fix",
+            f"a stride of {top[0]} of at least {reach + 1} (the modes below it, {names}, "
+            f"reach offset {reach}) keeps them apart",
+        ),
+    )

@@ -117,7 +117,16 @@ def overlap(
         f"layout {ldef.name}: coordinates {rows[0].coord} and {rows[1].coord} share "
         f"memory (byte addresses {rows[0].address} and {rows[1].address})"
     )
-    return Counterexample(summary, {"base": base * program.spec.buffer.align}, tuple(rows))
+    explanation = explain.overlap_explanation(
+        program,
+        ldef,
+        (rows[0].coord, rows[1].coord),
+        (va[STAGE], vb[STAGE]),
+        (rows[0].address, rows[1].address),
+    )
+    return Counterexample(
+        summary, {"base": base * program.spec.buffer.align}, tuple(rows), explanation=explanation
+    )
 
 
 def unequal(lhs: Expr, rhs: Expr, values: dict[str, int]) -> Counterexample:
