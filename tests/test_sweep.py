@@ -324,3 +324,64 @@ def test_a_stopped_run_knows_what_it_handed_out_and_did_not_get_back():
         finished = [next(run), next(run)]
     assert sorted(finished) == [(0.0, 0.0), (0.0, 0.0)]
     assert run.unfinished()[: run.workers] == [30.0, 30.0]
+
+
+# -- Triton kernel configurations ---------------------------------------------------------
+
+GLUON = os.path.join(ROOT, "specs", "triton_kernels", "gluon_transpose.py")
+F32 = ("--signature", "x_ptr:*fp32,y_ptr:*fp32", "-j", "1")
+
+
+def test_kernel_configurations_with_one_ttgir_are_one_question_and_cached(tmp_path):
+    pytest.importorskip("triton")
+    args = [GLUON + ":transpose_swizzled", "--target", "sm_90", *F32, "--param", "num_stages=2,3"]
+    args = ["--triton", *args, "--json"]
+    first_code, first = sweep(*args, cache_dir=tmp_path)
+    second_code, second = sweep(*args, cache_dir=tmp_path)
+    assert first_code == second_code == 0
+    doc, again = json.loads(first), json.loads(second)
+    assert [c["parameters"] for c in doc["configurations"]] == [
+        {"num_stages": "2"},
+        {"num_stages": "3"},
+    ]
+    assert [c["verdict"] for c in doc["configurations"]] == ["proved", "proved"]
+    assert (doc["summary"]["distinct_questions"], doc["summary"]["checked"]) == (1, 1)
+    assert (again["summary"]["from_cache"], again["summary"]["checked"]) == (1, 0)
+    assert all(c["cached"] for c in again["configurations"])
+
+
+def test_a_kernel_sweep_lists_refuted_and_uncompilable_configurations():
+    pytest.importorskip("triton")
+    code, out = sweep(
+        "--triton",
+        GLUON + ":transpose_plain",
+        "--target",
+        "sm_80",
+        *F32,
+        "--param",
+        "num_warps=4,8",
+    )
+    assert code == 2  # a configuration Triton cannot compile is an error row
+    lines = out.splitlines()
+    assert lines[2].split() == ["4", "REFUTED", "1", "1/1", "32/32"]
+    assert lines[3].split()[:3] == ["8", "ERROR", "1"]
+    assert "gluon_transpose.py:32: REFUTED conflict_free local_load %column_major" in out
+    assert "lanes 0-31 hit bank 0 with 32 distinct words: 32-way" in out
+    assert "error: compiling transpose_plain for sm_80 failed" in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--param", "BLOCK=32"), "transpose_plain has no such parameter"),
+        (("--param", "num_warps=4,x"), "--param num_warps: expected positive integers"),
+        (("--param", "num_warps=4", TEMPLATE), "expected a TEMPLATE.spec or --triton"),
+        (("--param", "num_warps=4", "--target", "gfx90"), "target 'gfx90'"),
+    ],
+)
+def test_kernel_sweep_argument_mistakes_exit_2_before_compiling(args, message):
+    pytest.importorskip("triton")
+    result = CliRunner().invoke(
+        main, ["sweep", "--triton", GLUON + ":transpose_plain", *args, "--no-cache"]
+    )
+    assert result.exit_code == 2 and message in result.output

@@ -225,7 +225,7 @@ def _check_streaming(
 
 
 @main.command("sweep")
-@click.argument("template", metavar="TEMPLATE.spec")
+@click.argument("template", metavar="TEMPLATE.spec", required=False)
 @click.option(
     "--param",
     "params",
@@ -283,6 +283,33 @@ def _check_streaming(
     help="text (default: the table and the failing configurations) or json.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (--format json).")
+@click.option(
+    "--triton",
+    "kernel",
+    default=None,
+    metavar="PATH.py:KERNEL",
+    help="Sweep a Triton/Gluon kernel's configurations instead of a template: a --param "
+    "names a constexpr (as -D) or num_warps/num_stages; each is compiled on this CPU "
+    "and checked as by verify triton.",
+)
+@click.option(
+    "--target", default="sm_90", show_default=True, help="With --triton: sm_80, sm_90, ..."
+)
+@click.option(
+    "-D",
+    "defines",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="With --triton: a constexpr's value in every configuration (repeatable).",
+)
+@click.option("--num-warps", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option("--num-stages", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--signature",
+    default=None,
+    metavar="'a:*fp16,M:i32,...'",
+    help="With --triton: types of the parameters that cannot be inferred.",
+)
 def sweep_cmd(
     template,
     params,
@@ -295,16 +322,32 @@ def sweep_cmd(
     cache_dir,
     fmt,
     as_json,
+    kernel,
+    target,
+    defines,
+    num_warps,
+    num_stages,
+    signature,
 ):
     """Check every combination of a spec template's parameters: one table row per
     combination (worst verdict, max-ways/wavefronts per access), then the failing
-    configurations. Exit codes as for verify SPEC, over all combinations."""
+    configurations. Exit codes as for verify SPEC, over all combinations. With
+    --triton PATH.py:KERNEL, the combinations are the kernel's configurations."""
     from verify.sweep import command
     from verify.sweep.engine import Engine
+    from verify.sweep.kernel import Kernel
 
     fmt = _output_format(fmt, as_json)
+    if (template is None) == (kernel is None):
+        _fail("<args>: error: expected a TEMPLATE.spec or --triton PATH.py:KERNEL, not both")
     pool = Engine(jobs or command.default_jobs(), dask_address)
     try:
+        if kernel is not None:
+            found = Kernel(kernel, target, tuple(defines), signature, num_warps, num_stages)
+            done = command.run_kernel(
+                found, list(params), timeout, pool, not no_cache, cache_dir, check_expect, fmt
+            )
+            sys.exit(_sweep_exit_code(done.outcomes(), check_expect))
         done = command.run(
             template,
             list(params),

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 
 from verify.errors import SpecError
 from verify.spec.parser import parse_text
+from verify.sweep import kernel as kernel_sweep
 from verify.sweep import key
 from verify.sweep.engine import Engine
-from verify.sweep.question import Outcome, Question, answer
+from verify.sweep.kernel import Kernel
+from verify.sweep.question import TTGIR, Outcome, Question, answer
 from verify.sweep.template import Param, Template, combinations
 
 
@@ -84,6 +86,12 @@ def plan(
         else:
             texts.setdefault(question, text)
         rows.append(Row(values, question))
+    return _keyed(template.path, params, rows, texts, answers, cache, timeout, check_engine)
+
+
+def _keyed(path, params, rows, texts, answers, cache, timeout, check_engine) -> Sweep:
+    """The sweep of `rows` once each has its question key: the cache's answers, and
+    the distinct questions (`texts`, by key) left to ask."""
     from_cache: set[str] = set()
     for question in texts:
         found = cache.get(key.answer_key(question, check_engine, timeout))
@@ -91,11 +99,45 @@ def plan(
             answers[question] = found
             from_cache.add(question)
     to_ask = {
-        q: Question(t, template.path, timeout, check_engine)
-        for q, t in texts.items()
-        if q not in answers
+        q: Question(t, path, timeout, check_engine) for q, t in texts.items() if q not in answers
     }
-    return Sweep(template.path, params, rows, answers, to_ask, from_cache)
+    return Sweep(path, params, rows, answers, to_ask, from_cache)
+
+
+def plan_kernel(
+    kernel: Kernel,
+    params: list[Param],
+    cache,
+    engine: Engine,
+    timeout: float = 60.0,
+    on_compiled=lambda: None,
+) -> Sweep:
+    """Every configuration of a Triton kernel, compiled on `engine` (`on_compiled()`
+    after each); configurations with the same TTGIR ask one question. Raises the
+    command line's mistakes as SpecErrors before anything compiles."""
+    planned = kernel_sweep.configs(kernel, params)
+    compiled: dict[int, kernel_sweep.Compiled] = {}
+    with engine.run(_compile_numbered, list(enumerate(c for _, c in planned))) as run:
+        for (number, _), result in run:
+            compiled[number] = result
+            on_compiled()
+    rows: list[Row] = []
+    texts: dict[str, str] = {}
+    answers: dict[str, Outcome] = {}
+    for number, (values, _) in enumerate(planned):
+        result = compiled[number]
+        if result.errors:
+            question = f"uncompiled {number}"
+            answers[question] = Outcome(errors=result.errors)
+        else:
+            question = kernel_sweep.question_key(result.ttgir)
+            texts.setdefault(question, result.ttgir)
+        rows.append(Row(values, question))
+    return _keyed(kernel.path, params, rows, texts, answers, cache, timeout, TTGIR)
+
+
+def _compile_numbered(item):
+    return kernel_sweep.compile_config(item[1])
 
 
 def _answer_keyed(item: tuple[str, Question]) -> Outcome:

@@ -9,9 +9,10 @@ import sys
 import click
 
 from verify.errors import SpecError
-from verify.sweep import Sweep, plan, table
+from verify.sweep import Sweep, plan, plan_kernel, table
 from verify.sweep.cache import Cache, NoCache, default_directory
 from verify.sweep.engine import Engine
+from verify.sweep.kernel import Kernel
 from verify.sweep.template import Template, parse_param
 
 
@@ -32,6 +33,32 @@ def run(
     params = [parse_param(text) for text in param_texts]
     cache = Cache(cache_dir or default_directory()) if use_cache else NoCache()
     sweep = plan(template, params, cache, timeout, check_engine)
+    return _ask_and_print(sweep, engine, cache, check_expect, fmt)
+
+
+def run_kernel(
+    kernel: Kernel,
+    param_texts: list[str],
+    timeout: float,
+    engine: Engine,
+    use_cache: bool,
+    cache_dir: str | None,
+    check_expect: bool,
+    fmt: str = "text",
+) -> Sweep:
+    """`verify sweep --triton ...`: compiles every configuration, then asks and
+    prints as for a template; raises SpecError for a mistake in the arguments."""
+    params = [parse_param(text) for text in param_texts]
+    cache = Cache(cache_dir or default_directory()) if use_cache else NoCache()
+    configurations = 1
+    for param in params:
+        configurations *= len(param.values)
+    with _progress(configurations, "compiling") as step:
+        sweep = plan_kernel(kernel, params, cache, engine, timeout, step)
+    return _ask_and_print(sweep, engine, cache, check_expect, fmt)
+
+
+def _ask_and_print(sweep: Sweep, engine: Engine, cache, check_expect: bool, fmt: str) -> Sweep:
     with _progress(len(sweep.to_ask)) as step:
         sweep.ask(engine, cache, step)
     if fmt == "json":
@@ -56,13 +83,14 @@ def _read(path: str) -> str:
 
 
 @contextlib.contextmanager
-def _progress(questions: int):
+def _progress(count: int, doing: str = "checking"):
     """A progress bar on stderr when it is a terminal (logs and pipes get none)."""
-    if not questions or not sys.stderr.isatty():
+    if not count or not sys.stderr.isatty():
         yield lambda: None
         return
+    what = "questions" if doing == "checking" else "configurations"
     with click.progressbar(
-        length=questions, label=f"checking {questions} questions", file=sys.stderr, show_pos=True
+        length=count, label=f"{doing} {count} {what}", file=sys.stderr, show_pos=True
     ) as bar:
         yield lambda: bar.update(1)
 

@@ -110,12 +110,22 @@ class Outcome:
         return cls(errors=tuple(str(e.with_source(text)) for e in each_error(error)))
 
 
+TTGIR = "ttgir"  # a Question's engine when its text is a compiled kernel's TTGIR
+
+
 def answer(question: Question) -> Outcome:
-    """Runs in a worker: parses the text and builds every solver here."""
+    """Runs in a worker: parses the text (a spec, or TTGIR) and builds every solver here."""
     try:
-        spec = parse_text(question.text, question.file)
-        results = run_spec(spec, question.timeout, question.engine)
+        if question.engine == TTGIR:
+            from verify.ttgir.module import check_module
+
+            results = check_module(question.text, question.timeout)
+        else:
+            spec = parse_text(question.text, question.file)
+            results = run_spec(spec, question.timeout, question.engine)
     except SpecError as e:
+        if question.engine == TTGIR:  # located in the kernel's file, not in the TTGIR
+            return Outcome(errors=tuple(str(e) for e in each_error(e.located(question.file))))
         return Outcome.of_error(e.located(question.file), question.text)
     except (InternalError, Exception) as e:  # noqa: BLE001 -- reported per configuration, exit 4
         return Outcome(internal=f"{type(e).__name__}: {e}")
