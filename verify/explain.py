@@ -461,6 +461,7 @@ def _stage_lines(
     head = (
         f"{_tuple(hi_coord)} of stage {hi_stage} and {_tuple(lo_coord)} of stage "
         f"{lo_stage} meet at byte {addresses[0]}"
+        + ("" if addresses[0] == addresses[1] else f" and {addresses[1]}")
     )
     span = _span(ldef, eb)
     if span is None or gap >= span[1] - span[0]:
