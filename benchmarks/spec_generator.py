@@ -22,6 +22,9 @@ exercises an instruction; families add their own layouts and checks:
   tile (CuTe, nested CuTe, pointer swizzle, formula, Triton swizzled_shared,
   nvmma_shared, GMMA atoms alone and tiled, TMA boxes), equal by construction or
   perturbed to differ.
+* copy -- cp.async (.ca 4/8/16 bytes, .cg 16) from a global tile `G` into `L`:
+  row-major, padded, column-major, swizzled and formula layouts on both sides,
+  `global align`, loops, sources shifted or permuted against the destinations.
 
 The generator knows the shapes it writes; it uses nothing of verify, so what it
 produces does not depend on how verify reads notations. Specs stay small enough
@@ -903,6 +906,71 @@ def _render_some(tile: Tile, rng: random.Random, avoid: str = "") -> tuple[str, 
     raise AssertionError("render_cute writes every tile")
 
 
+# -- copy: cp.async from a global tile into shared memory -------------------------------
+
+COPY_INSTRUCTIONS = [
+    "cp.async.ca.4",
+    "cp.async.ca.shared.global.4",
+    "cp.async.ca.8",
+    "cp.async.ca.16",
+    "cp.async.ca.shared.global.16",
+    "cp.async.cg.16",
+    "cp.async.cg.shared.global.16",
+]
+
+
+def _copy_layout(rng: random.Random, rows: int, cols: int, per: int) -> str:
+    """A rows x cols tile (in elements, `per` to one copy): row-major, padded,
+    column-major, element-swizzled or a formula; now and then misaligned."""
+    pad = rng.choice([0, 0, per, 2 * per, 4 * per, 1])
+    kind = rng.choice(["rows", "rows", "columns", "swizzle", "formula"])
+    if kind == "columns":
+        return f" = ({rows},{cols}):({rng.choice([1, per])},{rows + pad})"
+    if kind == "swizzle":
+        m, b = round(log2(per)), rng.randint(1, 3)
+        return f" = Sw<{b},{m},{rng.randint(3, 5)}> o ({rows},{cols}):({cols + pad},1)"
+    if kind == "formula":
+        return f"(r in 0..{rows}, c in 0..{cols}) = r * {cols + pad} + (c ^ ((r % 2) * {per}))"
+    return f" = ({rows},{cols}):({cols + pad},1)"
+
+
+def copy_family(rng: random.Random) -> str:
+    instr = rng.choice(COPY_INSTRUCTIONS)
+    size = int(instr.rsplit(".", 1)[1])
+    dtype = rng.choice(["b8", "f16", "f32", "f32"])
+    per = size // (DTYPE_BITS.get(dtype, 32) // 8)
+    k = rng.choice([1, 2, 4, 8, 8, 16, 32])  # lanes along one row
+    cols = per * k * rng.choice([1, 1, 2])
+    rows = max(2, 32 // k) * rng.choice([1, 2])
+    spec = Spec(dtype)
+    _buffer(rng, spec, False, [4, 16, 16, 128, 1024])
+    spec.layout("L", Term(_copy_layout(rng, rows, cols, per), (rows, cols)))
+    spec.layout("G", Term(_copy_layout(rng, rows, cols + per * rng.choice([0, k]), per), ()))
+    loops = ["q", "w"][: rng.choice([0, 1, 1, 2])]
+    step = {"q": f" + {max(1, 32 // k)} * q", "w": f" + {per * k} * w"}
+    row = f"(lane / {k}{step['q'] if 'q' in loops else ''}) % {rows}"
+    col_lane = rng.choice(["lane", "lane", f"(lane ^ (lane / {k}))"])
+    col = f"({per} * ({col_lane} % {k}){step['w'] if 'w' in loops else ''}) % {cols}"
+    g_row = rng.choice([row, row, f"({row} + 1) % {rows}", f"({row} * 3) % {rows}"])
+    g_col = rng.choice([col, col, f"({col} + {per}) % {cols}"])
+    loop_text = ", ".join(f"{v} in 0..{rng.randint(1, 4)}" for v in loops)
+    galign = rng.choice([None, None, 16, 32, 128, 256] + ([size] if size < 16 else []))
+    if galign is not None:
+        spec.layouts.append(f"global align {galign}")
+    w = rng.randint(1, 40)
+    spec.lines = [
+        "check bijective L",
+        f"access a = {instr} L({row}, {col}) from G({g_row}, {g_col})"
+        + (f" for {loop_text}" if loops else ""),
+        "check conflict_free a",
+        f"check wavefronts <= {w} a",
+        f"check wavefronts == {w} a",
+        f"check wavefronts <= {rng.choice([1, 2, 4, 8, 16, 32])} a",
+        f"check aligned {rng.choice([4, 8, 16, 32])} a",
+    ]
+    return spec.text("copy")
+
+
 # -- the families -----------------------------------------------------------------------
 
 FAMILIES = {  # name: (share of cases, generator)
@@ -911,7 +979,8 @@ FAMILIES = {  # name: (share of cases, generator)
     "tile": (0.20, tile_family),
     "composition": (0.12, composition_family),
     "triton": (0.13, triton_family),
-    "equivalence": (0.25, equivalence_family),
+    "equivalence": (0.20, equivalence_family),
+    "copy": (0.05, copy_family),
 }
 
 

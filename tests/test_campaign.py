@@ -95,6 +95,55 @@ def test_campaign_slice_agrees_with_the_oracle(case):
     assert not row["one_sided"], (row["one_sided"], row["spec"])
 
 
+COPY_SPECS = {
+    "column_major_source": """\
+dtype f32
+layout S = (8,32):(32,1)
+layout G = (8,32):(1,8)
+access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..8
+check conflict_free cp
+check wavefronts <= 8 cp
+check wavefronts == 64 cp
+""",
+    "swizzled_16_byte_rows": "dtype f16\nbuffer align 128\n"
+    "layout S = Sw<3,3,3> o (8,64):(64,1)\nlayout G = (8,64):(72,1)\nglobal align 16\n"
+    "access cp = cp.async.ca.16 S(lane / 8 + 4 * r, 8 * (lane % 8)) "
+    "from G(lane / 8 + 4 * r, 8 * (lane % 8)) for r in 0..2\n"
+    "check conflict_free cp\ncheck wavefronts == 4 cp\n",
+    "cg_bound": """\
+dtype f32
+layout S = (32,32):(32,1)
+access cp = cp.async.cg.16 S(lane, 0) from S(lane, 0)
+check wavefronts <= 32 cp
+check wavefronts == 40 cp
+check wavefronts <= 4 cp
+check conflict_free cp
+""",
+    "misaligned_global_tile": """\
+dtype f32
+layout S = (32,8):(8,1)
+layout G = (32,8):(9,1)
+access cp = cp.async.ca.16 S(lane, 4 * q) from G(lane, 4 * q) for q in 0..2
+check wavefronts <= 8 cp
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPY_SPECS))
+def test_copy_specs_agree_with_the_oracle(name):
+    disagreements, counts = differential.compare(COPY_SPECS[name])
+    assert disagreements == [] and not counts["one_sided"] and not counts["rejected"], counts
+    assert counts["comparisons"] >= 4
+
+
+@pytest.mark.parametrize("case", range(FAST_SLICE))
+def test_copy_family_slice_agrees_with_the_oracle(case):
+    text = spec_generator.copy_family(random.Random(f"copy:{case}"))
+    disagreements, counts = differential.compare(text)
+    assert disagreements == [], (disagreements, text)
+    assert not counts["one_sided"] and not counts["rejected"], (counts, text)
+
+
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 def test_found_disagreement_stays_fixed(name):
     disagreements, counts = differential.compare(REGRESSIONS[name])

@@ -414,9 +414,101 @@ def test_instruction_table_matches_verifys_spellings(name):
     )
 
 
-def test_cp_async_is_refused():
+def test_cp_async_without_size_or_source_or_with_max_ways_is_refused():
     with pytest.raises(OracleRefusal, match="cp.async"):
         answers("dtype f16\nlayout A = 32:8\naccess c = cp.async.ca.shared.global A(lane)\n")
+    with pytest.raises(OracleRefusal, match="global source"):
+        answers("dtype f32\nlayout A = 32:1\naccess c = cp.async.ca.4 A(lane)\n")
+    with pytest.raises(OracleRefusal, match="max_ways"):
+        answers(
+            "dtype f32\nlayout A = 32:1\naccess c = cp.async.ca.4 A(lane) from A(lane)\n"
+            "check max_ways <= 1 c\n"
+        )
+
+
+# -- cp.async: rule C and bound G --------------------------------------------------
+
+
+@pytest.mark.parametrize("cache,size", [("ca", 4), ("ca", 8), ("ca", 16), ("cg", 16)])
+def test_rule_c_and_bound_g_match_verifys_cp_async_cost(cache, size):
+    """The oracle's rule C / bound G (written from docs/hardware.md) against
+    `verify.bank.cp_async_cost` on random destinations and sources, drawn from few
+    lines so that banks collide."""
+    from verify.bank import cp_async_cost
+
+    rng = random.Random(f"{cache}{size}")
+    instr = hardware.instruction(f"cp.async.{cache}.{size}")
+    for _ in range(300):
+        lines = rng.choice([1, 2, 4, 32])
+        dst, src = (
+            [size * rng.randrange(128 // size * lines) + 4096 * rng.randrange(2) for _ in range(32)]
+            for _ in range(2)
+        )
+        if rng.random() < 0.3:
+            src = [size * lane * rng.choice([1, 2, 4]) for lane in range(32)]
+        mine = hardware.copy_cost(instr, np.array([dst]), np.array([src]))[0]
+        assert mine == cp_async_cost(size, dst, src, cache).wavefronts, (dst, src)
+
+
+def test_rule_c_worked_examples_from_docs():
+    """docs/hardware.md: 32 contiguous words cost 1, 4 and 32 from a contiguous, a
+    16-byte-strided and a one-word source."""
+    instr = hardware.instruction("cp.async.ca.shared.global.4")
+    dst = np.array([[4 * lane for lane in range(32)]])
+    for src, cost in (([4 * i for i in range(32)], 1), ([16 * i for i in range(32)], 4)):
+        assert hardware.copy_cost(instr, dst, np.array([src]))[0] == cost
+    assert hardware.copy_cost(instr, dst, np.zeros((1, 32), dtype=np.int64))[0] == 32
+
+
+COPY_SPEC = """dtype f32
+buffer align 16
+layout S = (8,32):(32,1)
+layout G = (8,32):(1,8)
+global align {align}
+access cp = {instr} S(r, lane) from G(r, lane) for r in 0..8
+check conflict_free cp
+check wavefronts <= 8 cp
+"""
+
+
+@pytest.mark.parametrize("align", [4, 16, 64])
+def test_global_base_zero_stands_for_every_aligned_global_base(align):
+    """README: moving every source by whole words rotates the source banks, so base 0
+    stands for every aligned global base; here every base of one period is tried."""
+    from benchmarks import spec_generator
+
+    texts = [COPY_SPEC.format(align=align, instr="cp.async.ca.4")]
+    texts += [spec_generator.copy_family(random.Random(f"bases:{n}")) for n in range(40)]
+    for text in texts:
+        known = facts.Facts(read(text))
+        for name, access in known.spec.accesses.items():
+            got = known.access(name, access.at)
+            if not (got.in_bounds and got.source_in_bounds):
+                continue
+            if got.naturally_aligned and got.source_aligned:
+                assert got.copy_wavefronts() == got.copy_wavefronts(every_global_base=True), text
+
+
+def test_copy_answers_read_both_sides():
+    got = answers(COPY_SPEC.format(align=16, instr="cp.async.ca.4"))
+    assert got["in_bounds cp from G"].holds and got["aligned 4 cp from G"].holds
+    # Column-major source: lanes read words 32 bytes apart, 8 lanes per source bank.
+    assert got["conflict_free cp"] == Answer(False, wavefronts=8)
+    assert got["wavefronts <= 8 cp"].holds
+
+
+def test_bound_g_leaves_out_what_it_cannot_decide():
+    """Bound G: 32 distinct 16-byte destinations, an upper bound: it proves <= 32 and
+    refutes == 40, and leaves <= 4, == 32 and conflict_free out (verify: UNKNOWN)."""
+    got = answers(
+        "dtype f32\nlayout S = (32,32):(32,1)\n"
+        "access cp = cp.async.cg.16 S(lane, 0) from S(lane, 0)\n"
+        "check wavefronts <= 32 cp\ncheck wavefronts == 40 cp\ncheck wavefronts <= 4 cp\n"
+        "check wavefronts == 32 cp\ncheck conflict_free cp\n"
+    )
+    assert got["wavefronts <= 32 cp"] == Answer(True, wavefronts=32)
+    assert got["wavefronts == 40 cp"] == Answer(False, wavefronts=32)
+    assert not {"wavefronts <= 4 cp", "wavefronts == 32 cp", "conflict_free cp"} & set(got)
 
 
 # -- bases, keys, refusals -------------------------------------------------------------

@@ -31,12 +31,17 @@ on coordinates outside a layout's domain -- alignment and bank checks of an
 access whose ``in_bounds`` fails -- are left out: no notation defines them there.
 So are the checks of an access written ``by`` a thread map, which the oracle
 does not read (see `reading.Spec.unread_accesses`).
+
+A cp.async (``... from G(coords)``, ``global align N``) adds ``in_bounds A from G``
+and ``aligned N A from G``; its bank checks use the oracle's own rule C / bound G
+(`hardware.copy_cost`, from docs/hardware.md), and a check bound G cannot decide
+is left out, as verify reports it UNKNOWN (see `_copy_check`).
 """
 
 from __future__ import annotations
 
 from verify.oracle.errors import OracleRefusal, OracleUnavailable
-from verify.oracle.facts import Answer, Facts
+from verify.oracle.facts import AccessFacts, Answer, Facts
 from verify.oracle.layouts import LIMIT
 from verify.oracle.reading import Check, read
 
@@ -87,6 +92,11 @@ def _implicit_access(facts: Facts, name: str) -> dict[str, Answer]:
     )
     if access.in_bounds and not covered:
         out[f"aligned {n} {name}"] = Answer(access.naturally_aligned)
+    source = facts.spec.accesses[name].source_layout
+    if source is not None:
+        out[f"in_bounds {name} from {source}"] = Answer(access.source_in_bounds)
+        if access.source_in_bounds:
+            out[f"aligned {n} {name} from {source}"] = Answer(access.source_aligned)
     return out
 
 
@@ -100,6 +110,8 @@ def _explicit(facts: Facts, check: Check) -> Answer | None:
         if check.bound < 1 or check.bound & (check.bound - 1):
             raise OracleRefusal(f"{check.at}: aligned {check.bound}: not a power of two")
         return Answer(access.aligned_to(check.bound))
+    if access.source is not None:
+        return _copy_check(access, check)
     if not access.naturally_aligned:
         return Answer(False)
     ways, waves = access.bank_figures
@@ -107,3 +119,27 @@ def _explicit(facts: Facts, check: Check) -> Answer | None:
     bound = 1 if check.kind == "conflict_free" else check.bound
     holds = value == bound if check.exact else value <= bound
     return Answer(holds, max_ways=ways, wavefronts=waves)
+
+
+def _copy_check(access: AccessFacts, check: Check) -> Answer | None:
+    """A cp.async's ``wavefronts`` or ``conflict_free`` check (README: conflict_free
+    is wavefronts at most the ideal, one per phase). Rule C (.ca) is exact; bound G
+    (.cg) is an upper bound, so a check it cannot decide is left out (verify reports
+    it UNKNOWN): it proves ``<= n`` at or below n and refutes ``== n`` below n."""
+    if check.kind == "max_ways":
+        raise OracleRefusal(f"{check.at}: max_ways of a cp.async is not defined")
+    if not access.source_in_bounds:
+        return None
+    if not (access.naturally_aligned and access.source_aligned):
+        return Answer(False)
+    instr = access.access.instruction
+    waves = access.copy_wavefronts()
+    bound = instr.phases if check.kind == "conflict_free" else check.bound
+    exact = check.exact and check.kind == "wavefronts"
+    if instr.copy == "ca":
+        return Answer(waves == bound if exact else waves <= bound, wavefronts=waves)
+    if not exact and waves <= bound:
+        return Answer(True, wavefronts=waves)
+    if exact and waves < bound:
+        return Answer(False, wavefronts=waves)
+    return None

@@ -206,6 +206,67 @@ class AccessFacts:
         index, inside = self.layout.index_of(coords, access.at)
         self.in_bounds = bool(np.all(inside))
         self._index = narrow(np.broadcast_to(index, shape)).reshape(-1, instr.address_lanes)
+        self.source: Layout | None = None
+        self.source_in_bounds = True
+        if access.source_layout is not None:
+            self._read_source(env, shape)
+
+    # -- cp.async's global side ----------------------------------------------------
+
+    def _read_source(self, env: dict, shape: tuple):
+        """The global tile's layout and each lane's index in it ('from G(coords)')."""
+        access, spec = self.access, self.facts.spec
+        assert access.source_layout is not None, "only copies have a source"
+        self.source = self.facts.layout(access.source_layout, access.at)
+        if self.source.pointer is not None:
+            raise OracleRefusal(f"{access.at}: a global tile has no pointer swizzle")
+        if spec.global_align % access.instruction.bytes_per_lane:
+            raise OracleRefusal(
+                f"{access.at}: global align {spec.global_align} is not a multiple of "
+                f"the copy's {access.instruction.bytes_per_lane} bytes"
+            )
+        coords = [np.broadcast_to(c(env), shape) for c in access.source_coords]
+        index, inside = self.source.index_of(coords, access.at)
+        self.source_in_bounds = bool(np.all(inside))
+        lanes = access.instruction.address_lanes
+        self._source_index = narrow(np.broadcast_to(index, shape)).reshape(-1, lanes)
+
+    def global_bases(self) -> np.ndarray:
+        """Every aligned global base of one bank period (128 bytes: a global word's
+        bank is its address / 4 mod 32, README), or 0 alone when the alignment is 128
+        or more."""
+        return np.arange(0, max(128, self.facts.spec.global_align), self.facts.spec.global_align)
+
+    def source_addresses(self, bases: np.ndarray) -> np.ndarray:
+        """Global byte addresses, shape (bases, instances, lanes)."""
+        assert self.source is not None, "only copies have a source"
+        eb = self.facts.element_bytes(self.source, self.access.at)
+        offsets = scaled(self.source.table[self._source_index], eb)
+        return bases.reshape(-1, 1, 1) + offsets[None]
+
+    @cached_property
+    def source_aligned(self) -> bool:
+        """The global side aligned to the copy size at every aligned global base."""
+        n = self.access.instruction.bytes_per_lane
+        return bool(np.all(self.source_addresses(self.global_bases()) % n == 0))
+
+    def copy_wavefronts(self, every_global_base: bool = False) -> int:
+        """The largest cp.async cost (rule C / bound G, `hardware.copy_cost`) over every
+        instance, stage and shared base of the period. The README's argument: moving
+        every source by the same number of words rotates the source banks, which
+        changes neither rule C nor bound G, so global base 0 stands for every aligned
+        one; `every_global_base` enumerates the bases of one period instead."""
+        instr = self.access.instruction
+        destinations = self._addresses(period([self.layout]))
+        bases = self.global_bases() if every_global_base else np.zeros(1, dtype=np.int64)
+        repeat = destinations.shape[0] // self._source_index.shape[0]
+        best = 0
+        for sources in self.source_addresses(bases):
+            # Only a source's bank matters: its address mod 128.
+            low = np.asarray(sources % 128, dtype=np.int64)
+            costs = hardware.copy_cost(instr, destinations, np.tile(low, (repeat, 1)))
+            best = max(best, int(costs.max()))
+        return best
 
     @cached_property
     def elements(self) -> np.ndarray:

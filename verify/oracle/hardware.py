@@ -100,6 +100,7 @@ class Instruction:
     bytes_per_lane: int  # bytes one address covers; also its natural alignment
     address_lanes: int  # lanes 0 .. address_lanes-1 supply addresses
     phase_lanes: int  # lanes served together
+    copy: str = ""  # cp.async's cache operator ("ca" or "cg"); "" for any other
 
     @property
     def words_per_lane(self) -> int:
@@ -130,6 +131,8 @@ def instruction(text: str) -> Instruction:
     if atom is not None:
         return atom
     head, *quals = text.split(".")
+    if head == "cp" and quals[:1] == ["async"]:
+        return _copy(quals[1:], text)
     if head in ("ld", "st") and ("shared" in quals or "shared::cta" in quals):
         return _vector(quals, text)
     if head in ("ldmatrix", "stmatrix"):
@@ -143,8 +146,26 @@ def instruction(text: str) -> Instruction:
         return _matrix(counts[0])
     raise OracleRefusal(
         f"instruction '{text}': the oracle reads ld.shared*, st.shared*, "
-        "ldmatrix*, stmatrix* and the CuTe LDSM/STSM atoms (not cp.async)"
+        "ldmatrix*, stmatrix*, cp.async* and the CuTe LDSM/STSM atoms"
     )
+
+
+def _copy(quals: list[str], text: str) -> Instruction:
+    """cp.async.{ca,cg}[.shared][.global][.L2::...].{4,8,16} (README: the copy size,
+    a PTX operand, written as a qualifier; .cg copies 16 bytes only)."""
+    caches = [q for q in quals if q in ("ca", "cg")]
+    sizes = [int(q) for q in quals if q in ("4", "8", "16")]
+    other = [
+        q
+        for q in quals
+        if q not in ("ca", "cg", "4", "8", "16", "shared", "shared::cta", "global")
+        and not q.startswith("L2::")
+    ]
+    if len(caches) != 1 or len(sizes) != 1 or other or (caches[0] == "cg" and sizes[0] != 16):
+        raise OracleRefusal(
+            f"instruction '{text}': expected cp.async.ca.{{4,8,16}} or cp.async.cg.16"
+        )
+    return Instruction(sizes[0], WARP, {4: 32, 8: 16, 16: 8}[sizes[0]], caches[0])
 
 
 def _vector(quals: list[str], text: str) -> Instruction:
@@ -190,3 +211,32 @@ def bank_figures(instr: Instruction, addresses: np.ndarray) -> tuple[int, int]:
     per_bank = np.bincount(keys[first], minlength=rows.shape[0] * BANKS)
     ways = per_bank.reshape(count, instr.phases, BANKS).max(axis=2)
     return int(ways.max()), int(ways.sum(axis=1).max())
+
+
+def copy_cost(instr: Instruction, destinations: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """cp.async's cost of every instance: rule C for .ca, bound G for .cg (docs/hardware.md).
+
+    `destinations` and `sources` are (instances, 32) byte addresses, shared and global,
+    naturally aligned. Rule C: per phase, every 4-byte word a lane copies is an edge
+    from its source bank (global address / 4 mod 32) to its destination bank, nothing
+    shared between lanes; a phase costs max over its edges (a, b) of out(a) + in(b) -
+    both(a, b); the instance costs the sum over phases. Bound G (.cg, 16 bytes): the
+    number of distinct 16-byte destinations of the warp, an upper bound only."""
+    count = destinations.shape[0]
+    if instr.copy == "cg":
+        chunks = np.sort(destinations // 16, axis=1)
+        return 1 + np.count_nonzero(chunks[:, 1:] != chunks[:, :-1], axis=1)
+    words = np.arange(instr.words_per_lane)
+    dst = ((destinations[:, :, None] // 4 + words) % BANKS).reshape(count * instr.phases, -1)
+    src = ((sources[:, :, None] // 4 + words) % BANKS).reshape(count * instr.phases, -1)
+    costs = np.zeros(count * instr.phases, dtype=np.int64)
+    step = 4096
+    for lo in range(0, dst.shape[0], step):
+        d, s = dst[lo : lo + step], src[lo : lo + step]
+        same_src = s[:, :, None] == s[:, None, :]  # [k, j]: edge j leaves edge k's source
+        same_dst = d[:, :, None] == d[:, None, :]
+        out = same_src.sum(axis=2)
+        into = same_dst.sum(axis=2)
+        both = (same_src & same_dst).sum(axis=2)
+        costs[lo : lo + step] = (out + into - both).max(axis=1)
+    return costs.reshape(count, instr.phases).sum(axis=1)

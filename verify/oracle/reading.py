@@ -50,6 +50,10 @@ class Access:
     coords: list  # compiled coordinate expressions over lane and loops
     loops: Loops
     at: str
+    # cp.async's global side, 'from G(coords)': the global tile's layout name and
+    # the compiled coordinates of each lane in it; None for any other access.
+    source_layout: str | None = None
+    source_coords: list = field(default_factory=list)
 
 
 @dataclass
@@ -71,6 +75,7 @@ class Spec:
     align: int = 16
     stages: int = 1
     stage_bytes: int = 0
+    global_align: int = 16  # 'global align N': the global tile starts at a multiple of N
     layouts: dict[str, Layout] = field(default_factory=dict)
     accesses: dict[str, Access] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)
@@ -148,19 +153,31 @@ def _access_stmt(spec: Spec, tree: Tree, text: str):
     loops = []
     if rest and isinstance(rest[-1], Tree) and rest[-1].data == "for_clause":
         loops = read_ranges(rest.pop().children, spec)
+    source = None
     if rest and isinstance(rest[-1], Tree) and rest[-1].data == "copy_source":
-        _refuse_copy(name)
+        source = rest.pop()
     if str(name) in spec.accesses:
         raise OracleRefusal(f"{where(name)}: access '{name}' is defined twice")
     scope = Scope(spec.layouts, ["lane"] + [n for n, _, _ in loops])
-    spec.accesses[str(name)] = Access(
+    instruction = hardware.instruction(str(instr.children[0]))
+    access = Access(
         str(name),
-        hardware.instruction(str(instr.children[0])),
+        instruction,
         str(layout),
         [compile_expr(c, scope) for c in rest],
         loops,
         where(name),
     )
+    if (source is None) != (not instruction.copy):
+        raise OracleRefusal(
+            f"{where(name)}: a cp.async names its global source ('from G(...)'), "
+            "and only a cp.async does"
+        )
+    if source is not None:
+        g, *coords = source.children
+        access.source_layout = str(g)
+        access.source_coords = [compile_expr(c, scope) for c in coords]
+    spec.accesses[str(name)] = access
 
 
 def _mapped_access_stmt(spec: Spec, tree: Tree, text: str):
@@ -170,18 +187,14 @@ def _mapped_access_stmt(spec: Spec, tree: Tree, text: str):
     spec.unread_accesses.add(str(name))
 
 
-def _refuse_copy(tree):
-    """cp.async's source clause and its global tile: the oracle has no rule C of its
-    own yet, so it answers no spec that copies (verify's rule C is tested against
-    every H200 measurement in tests/test_hw_rules.py instead)."""
-    raise OracleRefusal(
-        f"{where(tree)}: cp.async's global source ('from G(...)', "
-        "'global align') is not read by the oracle"
-    )
-
-
 def _global_stmt(spec: Spec, tree: Tree, text: str):
-    _refuse_copy(tree)
+    """``global align N``: every cp.async's global tile starts at a multiple of N
+    (a power of two; each copy's size must divide it, checked by the facts)."""
+    spec.global_align = integer(leaf(tree.children[-1]))
+    if spec.global_align < 1 or spec.global_align & (spec.global_align - 1):
+        raise OracleRefusal(
+            f"{where(tree)}: global align {spec.global_align} is not a power of two"
+        )
 
 
 def _check_stmt(spec: Spec, tree: Tree, text: str):
