@@ -698,7 +698,8 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         "| checks of accesses leaving the layout's domain, which the oracle does not answer "
         f"(in_bounds refuted by both; not compared) "
         f"| {sum(r.get('out_of_domain') or 0 for r in rows)} |",
-        f"| unknown (timeouts; never counted as agreement) | {sum(r['unknown'] for r in rows)} |",
+        "| unknown (timeouts, or a bound that cannot decide; never counted as agreement) "
+        f"| {sum(r['unknown'] for r in rows)} |",
         f"| **disagreements** | **{sum(r['disagreements'] for r in rows)}** "
         f"(in {len(flagged)} cases) |",
         f"| median / worst seconds per case | {times[len(times) // 2]:.3f} / {times[-1]:.2f} |",
