@@ -39,7 +39,16 @@ import numpy as np
 from verify import bv, witness
 from verify.bank import BANKS, WORD_BYTES, bank_cost
 from verify.errors import InternalError, SpecError
-from verify.expr import BinOp, Const, Expr, Range, Var, bounds, max_intermediate
+from verify.expr import (
+    CONCRETE_OPS,
+    BinOp,
+    Const,
+    Expr,
+    Range,
+    Var,
+    bounds,
+    max_intermediate,
+)
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
@@ -55,19 +64,6 @@ MAX_SORTED = 1 << 27
 # When every subexpression stays below this (`max_intermediate`), int64 holds
 # every value exactly; otherwise the values are Python integers.
 INT64_SAFE = 1 << 62
-
-_OPS = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.floordiv,
-    "%": operator.mod,
-    "&": operator.and_,
-    "|": operator.or_,
-    "^": operator.xor,
-    "<<": operator.lshift,
-    ">>": operator.rshift,
-}
 
 
 # -- the domain and vectorised evaluation ---------------------------------------
@@ -161,7 +157,7 @@ class Vectorised:
             value = env[e.name]
         else:
             assert isinstance(e, BinOp)
-            value = _OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
+            value = CONCRETE_OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
         memo[id(e)] = value
         return value
 

@@ -100,7 +100,9 @@ def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
     return e
 
 
-_CONCRETE = {
+# The operators on Python integers (numpy's arrays take the same ones: the
+# enumeration engine evaluates with this table too).
+CONCRETE_OPS = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
@@ -119,7 +121,7 @@ def _apply(op: str, x: int, y: int, pos: Pos) -> int:
         raise SpecError(f"division by zero in '{op}'", pos)
     if op in ("<<", ">>") and y > MAX_SHIFT:
         raise SpecError(f"shift amount {y} is larger than {MAX_SHIFT}", pos)
-    r = _CONCRETE[op](x, y)
+    r = CONCRETE_OPS[op](x, y)
     if r < 0:
         raise SpecError(
             f"expression is negative ({x} {op} {y} = {r}); "
@@ -158,7 +160,7 @@ def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
 
         return variable
     a, b, op, pos = compiled(e.a), compiled(e.b), e.op, e.pos
-    fn = _CONCRETE[op]
+    fn = CONCRETE_OPS[op]
     if op in ("+", "*", "&", "|", "^"):  # cannot fail on non-negative operands
         return lambda env: fn(a(env), b(env))
     return lambda env: _apply(op, a(env), b(env), pos)
