@@ -30,6 +30,30 @@ from verify.solve import Status
 from verify.spec.parser import parse_file
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+def timeout_option(help_text: str = "Seconds per check; a check that runs out is UNKNOWN."):
+    """The --timeout every checking command takes (one definition, one default)."""
+    return click.option(
+        "--timeout",
+        default=60.0,
+        show_default=True,
+        type=click.FloatRange(min=0.001),
+        help=help_text,
+    )
+
+
+def engine_option(help_text: str):
+    """The --engine of the commands that run checks."""
+    return click.option(
+        "--engine",
+        default="auto",
+        show_default=True,
+        type=click.Choice(["auto", "z3", "enumeration"]),
+        help=help_text,
+    )
+
+
 # The worst verdict of a run decides its exit status (`Status` orders them).
 EXIT_FOR_STATUS = {
     Status.PROVED: EXIT_OK,
@@ -78,13 +102,7 @@ def _exit_code(results, errors, check_expect: bool) -> int:
     is_flag=True,
     help="Text: list only the checks that did not end as expected, and the summary.",
 )
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per check; a check that runs out is UNKNOWN.",
-)
+@timeout_option()
 @click.option(
     "--check-expect", is_flag=True, help="Exit 0 when every check ends as its 'expect' clause says."
 )
@@ -96,13 +114,9 @@ def _exit_code(results, errors, check_expect: bool) -> int:
     type=click.IntRange(min=1),
     help="Check this many spec files in parallel processes.",
 )
-@click.option(
-    "--engine",
-    default="auto",
-    show_default=True,
-    type=click.Choice(["auto", "z3", "enumeration"]),
-    help="Who decides each check: exhaustive evaluation for small domains and "
-    "the solver for large ones (auto), or always one of them.",
+@engine_option(
+    "Who decides each check: exhaustive evaluation for small domains and "
+    "the solver for large ones (auto), or always one of them."
 )
 @click.option(
     "--baseline",
@@ -234,20 +248,8 @@ def _check_streaming(
     metavar="NAME=V1,V2,...",
     help="Values of the template's ${NAME} (repeatable); every combination is checked.",
 )
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per check; a check that runs out is UNKNOWN.",
-)
-@click.option(
-    "--engine",
-    default="auto",
-    show_default=True,
-    type=click.Choice(["auto", "z3", "enumeration"]),
-    help="Who decides each check, as for verify SPEC.",
-)
+@timeout_option()
+@engine_option("Who decides each check, as for verify SPEC.")
 @click.option(
     "--check-expect",
     is_flag=True,
@@ -401,13 +403,8 @@ def _sweep_exit_code(outcomes, check_expect: bool) -> int:
     help="Search the family's parameters in the solver, or evaluate every member.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds for the search; past it the best layout found is printed, "
-    "not proved optimal (exit 3).",
+@timeout_option(
+    "Seconds for the search; past it the best layout found is printed, not proved optimal (exit 3)."
 )
 def synth_cmd(spec, family, method, as_json, timeout):
     """Find the best layout for a spec's unknown layout (layout A = ?(R, C)), with
@@ -430,13 +427,7 @@ def synth_cmd(spec, family, method, as_json, timeout):
 @main.command("ttgir")
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per check; a check that runs out is UNKNOWN.",
-)
+@timeout_option()
 def ttgir_cmd(path, as_json, timeout):
     """Check every shared-memory op of a compiled Triton kernel's TTGIR (needs the
     triton extra), reported at the kernel's Python source lines."""
@@ -465,13 +456,7 @@ def ttgir_cmd(path, as_json, timeout):
     help="Types of the parameters that cannot be inferred.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per check; a check that runs out is UNKNOWN.",
-)
+@timeout_option()
 def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_json, timeout):
     """Compile a @triton.jit / @gluon.jit kernel for TARGET on this CPU (needs the
     triton extra) and check every shared-memory op, as `verify ttgir` does."""
@@ -708,13 +693,7 @@ def _draw_map(layout: str, domain, offs: list[int], dtype: str | None, output: s
     "chunks for 16-byte accesses, elements otherwise.",
 )
 @click.option("-o", "--output", required=True, metavar="FILE.svg|.png|.html")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per check run to find the counterexample.",
-)
+@timeout_option("Seconds per check run to find the counterexample.")
 def draw_cmd(spec, access_name, instance, by, output, timeout):
     """Draw an access's tile as the seed articles do: rows of 128 bytes, cells
     coloured by bank group and labelled with the lanes that touch them, one panel
