@@ -28,7 +28,13 @@ access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8
 check conflict_free rd expect refuted
 check max_ways <= 2 rd
 """
-TEST_MODULE = "def test_python():\n    assert True\n"
+# A user's own test beside the specs: it runs (and can fail) with or without --verify.
+TEST_MODULE = """import verify
+
+
+def test_python():
+    assert verify.offsets("(2,2):(2,1)") == [0, 2, 1, 3]
+"""
 
 
 def pytest_run(directory, *args):
@@ -59,6 +65,14 @@ def test_without_verify_no_spec_is_collected(project):
     code, out = pytest_run(project, "--collect-only", "-q")
     assert code == 0, out
     assert "test_module.py::test_python" in out and ".spec" not in out
+    code, out = pytest_run(project, "-q")
+    assert code == 0 and "1 passed" in out, out
+
+
+def test_a_users_failing_test_still_fails_beside_the_plugin(project):
+    (project / "test_module.py").write_text(TEST_MODULE.replace("[0, 2, 1, 3]", "[0, 1, 2, 3]"))
+    code, out = pytest_run(project, "-q")
+    assert code == 1 and "1 failed" in out, out
 
 
 def test_each_check_is_an_item_and_a_failure_shows_its_counterexample(project):
