@@ -5,8 +5,10 @@ Random small specs (CuTe shapes with nested modes, strides, swizzles on element
 offsets or on byte addresses, several stages, every base alignment, loop
 variables, every instruction class) are written as spec text and checked by both
 engines: symbolically (`verify.properties`) and by `verify.enumerate`, which
-evaluates the whole domain. (The independent oracle, `verify.oracle`, is compared
-in benchmarks/differential.py and tests/test_campaign.py.)
+evaluates the whole domain. Both engines read the notations with verify's own
+code, so this tests the encoding, not the notations' meaning; that is the job of
+the independent oracle, `verify.oracle`, compared in benchmarks/differential.py,
+tests/test_campaign.py and tests/test_oracle.py.
 """
 
 import itertools

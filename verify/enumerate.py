@@ -23,6 +23,15 @@ confirm is an InternalError, never a verdict.
 The domain is walked in chunks of at most CHUNK points, so memory stays bounded
 and the check's time budget is looked at between chunks: running out is UNKNOWN,
 as for the solver.
+
+What this engine is not: an oracle for what the notations mean. It evaluates the
+expression trees `verify.layout` and `verify.notation` build, the same trees the
+solver encodes, so its agreement with z3 (tests/test_differential.py) checks the
+bit-vector encoding against plain evaluation, nothing more. A misreading of CuTe,
+Triton or a formula would be shared by both engines; the meaning is checked by
+`verify.oracle`, which reads the spec text with pycute, Triton's linear layouts and
+its own interpreter and shares none of this code (tests/test_oracle_independence.py,
+the campaign in benchmarks/differential.py).
 """
 
 from __future__ import annotations
