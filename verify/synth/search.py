@@ -117,6 +117,12 @@ def _powers_of_two(problem: Problem) -> bool:
 def _parametric(problem: Problem, family: str, budget: Budget) -> Answer:
     """The family's parameters as the solver's unknowns (`verify.synth.params`)."""
     result = gf2.minimise(problem, budget, family=params.FAMILIES[family](problem))
+    return _solver_answer(family, result, lambda found: found.notation)
+
+
+def _solver_answer(family: str, result, notation_of) -> Answer:
+    """The Answer of a solver search (`gf2.minimise`): its best member, written by
+    `notation_of`, or none, with the unsat core that explains why."""
     found = result.best
     if found is None:
         return Answer(
@@ -133,7 +139,7 @@ def _parametric(problem: Problem, family: str, budget: Budget) -> Answer:
         )
     return Answer(
         family,
-        found.notation,
+        notation_of(found),
         found.table,
         found.objective,
         found.per_access,
@@ -197,31 +203,7 @@ def _xor(problem: Problem, budget: Budget) -> Answer:
         else _enumerate(problem, "sw", budget)
     )
     result = gf2.minimise(problem, budget, swizzles.table)
-    if result.best is None:
-        return Answer(
-            "xor",
-            None,
-            None,
-            None,
-            {},
-            result.optimal,
-            steps=result.steps,
-            core=result.core,
-            reason=result.reason,
-            method="solver",
-        )
-    found = result.best
-    return Answer(
-        "xor",
-        xor_formula(problem, found.bits),
-        found.table,
-        found.objective,
-        found.per_access,
-        result.optimal,
-        steps=result.steps,
-        reason=result.reason,
-        method="solver",
-    )
+    return _solver_answer("xor", result, lambda found: xor_formula(problem, found.bits))
 
 
 def xor_formula(problem: Problem, bits: np.ndarray) -> str:
