@@ -70,12 +70,19 @@ class Phase:
     slot_bits: int
 
 
+LEMMA = "by counting"  # the answer of a lemma step: an argument, not a query
+
+
 @dataclass
 class Step:
-    """One solver query of the certificate."""
+    """One step of the certificate: a solver query, or a lemma.
+
+    A lemma step (`phase_lower_bound`'s pigeonhole argument) is reasoning written in
+    this module, not a solver answer; its answer says so, "by counting", so the
+    certificate never presents it as a solver's proof."""
 
     query: str
-    answer: str  # "sat", "unsat" or "unknown"
+    answer: str  # "sat", "unsat" or "unknown" from z3; LEMMA for a lemma
     seconds: float
 
 
@@ -470,7 +477,7 @@ def minimise(
     clash = _below_lemma(enc)
     if clash is not None:
         lemma, core = clash
-        return XorResult(None, True, [Step(lemma, "proved", 0.0)], core=core)
+        return XorResult(None, True, [Step(lemma, LEMMA, 0.0)], core=core)
     best = _start(enc, start)
     if best is None:
         status, best = _ask(
@@ -486,7 +493,7 @@ def minimise(
         steps.append(
             Step(
                 f"lemma (every member): max_ways >= {ways_low}, weighted wavefronts >= {waves_low}",
-                "proved",
+                LEMMA,
                 0.0,
             )
         )
