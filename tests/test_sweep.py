@@ -370,6 +370,37 @@ def test_a_kernel_sweep_lists_refuted_and_uncompilable_configurations():
     assert "error: compiling transpose_plain for sm_80 failed" in out
 
 
+PHASE = os.path.join(ROOT, "tests", "data", "kernels", "gluon_phase.py") + ":column_reads"
+
+
+def test_a_define_reaches_every_configuration_and_the_cache_tells_its_values_apart(tmp_path):
+    pytest.importorskip("triton")
+
+    def swept(rows: str) -> dict:
+        args = ["--triton", PHASE, "-D", f"ROWS={rows}", *F32, "--param", "MAX_PHASE=1,32"]
+        code, out = sweep(*args, "--json", cache_dir=tmp_path)
+        assert code == 1  # MAX_PHASE=1 reads columns 32-way
+        return json.loads(out)
+
+    first, other, again = swept("32"), swept("64"), swept("32")
+    for doc in (first, other):
+        assert [(c["parameters"], c["verdict"]) for c in doc["configurations"]] == [
+            ({"MAX_PHASE": "1"}, "refuted"),
+            ({"MAX_PHASE": "32"}, "proved"),
+        ]
+    # ROWS=64 compiles to other TTGIR (other tensor shapes): none of ROWS=32's
+    # answers is reused, and ROWS=32 again is answered wholly from the cache.
+    assert (first["summary"]["checked"], first["summary"]["from_cache"]) == (2, 0)
+    assert (other["summary"]["checked"], other["summary"]["from_cache"]) == (2, 0)
+    assert (again["summary"]["checked"], again["summary"]["from_cache"]) == (0, 2)
+
+
+def test_a_define_and_a_param_naming_one_constexpr_is_refused():
+    pytest.importorskip("triton")
+    code, out = sweep("--triton", PHASE, "-D", "ROWS=32", *F32, "--param", "ROWS=32,64")
+    assert code == 2 and "ROWS" in out
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
