@@ -12,6 +12,7 @@ from conftest import ROOT, SPECS
 
 from verify.cli import main
 from verify.errors import SpecError, SpecErrors
+from verify.runner import run_spec
 from verify.spec.parser import parse_file, parse_text
 from verify.sweep import key, plan
 from verify.sweep.cache import Cache, NoCache
@@ -399,6 +400,34 @@ def test_a_define_and_a_param_naming_one_constexpr_is_refused():
     pytest.importorskip("triton")
     code, out = sweep("--triton", PHASE, "-D", "ROWS=32", *F32, "--param", "ROWS=32,64")
     assert code == 2 and "ROWS" in out
+
+
+def test_a_kernel_sweep_decides_its_checks_by_the_engine_asked_for(tmp_path, monkeypatch):
+    pytest.importorskip("triton")
+    from verify.ttgir import module
+
+    engines = []
+
+    def recording(spec, timeout, engine):
+        engines.append(engine)
+        return run_spec(spec, timeout, engine)
+
+    monkeypatch.setattr(module, "run_spec", recording)
+    args = ["--triton", PHASE, "-D", "ROWS=32", *F32, "--param", "MAX_PHASE=1,32"]
+    by_z3 = sweep(*args, "--engine", "z3", cache_dir=tmp_path)
+    assert set(engines) == {"z3"}
+    engines.clear()
+    by_auto = sweep(*args, cache_dir=tmp_path)  # the cache keeps engines apart
+    assert set(engines) == {"auto"}
+    assert table_part(by_z3[1]) == table_part(by_auto[1]) and by_z3[0] == by_auto[0] == 1
+
+
+def test_verify_triton_takes_the_engine_too():
+    pytest.importorskip("triton")
+    args = [PHASE, "-D", "ROWS=32", "-D", "MAX_PHASE=32", *F32[:2], "--engine", "z3"]
+    result = CliRunner().invoke(main, ["triton", *args])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("by z3]") == 7
 
 
 @pytest.mark.parametrize(

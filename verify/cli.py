@@ -347,7 +347,15 @@ def sweep_cmd(
         if kernel is not None:
             found = Kernel(kernel, target, tuple(defines), signature, num_warps, num_stages)
             done = command.run_kernel(
-                found, list(params), timeout, pool, not no_cache, cache_dir, check_expect, fmt
+                found,
+                list(params),
+                timeout,
+                engine,
+                pool,
+                not no_cache,
+                cache_dir,
+                check_expect,
+                fmt,
             )
             sys.exit(_sweep_exit_code(done.outcomes(), check_expect))
         done = command.run(
@@ -428,13 +436,14 @@ def synth_cmd(spec, family, method, as_json, timeout):
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @timeout_option()
-def ttgir_cmd(path, as_json, timeout):
+@engine_option("How each check is decided, as for a spec.")
+def ttgir_cmd(path, as_json, timeout, engine):
     """Check every shared-memory op of a compiled Triton kernel's TTGIR (needs the
     triton extra), reported at the kernel's Python source lines."""
     from verify.ttgir import check as check_ttgir
 
     try:
-        results = check_ttgir(path, timeout)
+        results = check_ttgir(path, timeout, engine)
     except SpecError as e:
         _fail(str(e.located(path)))
     click.echo(json_report(results) if as_json else text_report(results))
@@ -457,14 +466,15 @@ def ttgir_cmd(path, as_json, timeout):
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @timeout_option()
-def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_json, timeout):
+@engine_option("How each check is decided, as for a spec.")
+def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_json, timeout, engine):
     """Compile a @triton.jit / @gluon.jit kernel for TARGET on this CPU (needs the
     triton extra) and check every shared-memory op, as `verify ttgir` does."""
     from verify.ttgir.kernel import check_reference
 
     try:
         results = check_reference(
-            kernel, target, defines, signature, num_warps, num_stages, timeout
+            kernel, target, defines, signature, num_warps, num_stages, timeout, engine
         )
     except SpecError as e:
         _fail(str(e.located(kernel.rpartition(":")[0] or kernel)))

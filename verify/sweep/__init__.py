@@ -5,7 +5,7 @@ processes or a Dask cluster (`engine`), reported as one table (`table`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verify.errors import SpecError
 from verify.spec.parser import parse_text
@@ -13,7 +13,7 @@ from verify.sweep import kernel as kernel_sweep
 from verify.sweep import key
 from verify.sweep.engine import Engine
 from verify.sweep.kernel import Kernel
-from verify.sweep.question import TTGIR, Outcome, Question, answer
+from verify.sweep.question import Outcome, Question, answer
 from verify.sweep.template import Param, Template, combinations
 
 
@@ -86,22 +86,21 @@ def plan(
         else:
             texts.setdefault(question, text)
         rows.append(Row(values, question))
-    return _keyed(template.path, params, rows, texts, answers, cache, timeout, check_engine)
+    asked = Question("", template.path, timeout, check_engine)
+    return _keyed(params, rows, texts, answers, cache, asked)
 
 
-def _keyed(path, params, rows, texts, answers, cache, timeout, check_engine) -> Sweep:
+def _keyed(params, rows, texts, answers, cache, asked: Question) -> Sweep:
     """The sweep of `rows` once each has its question key: the cache's answers, and
-    the distinct questions (`texts`, by key) left to ask."""
+    the distinct questions (`texts`, by key) left to ask, each as `asked` with its text."""
     from_cache: set[str] = set()
     for question in texts:
-        found = cache.get(key.answer_key(question, check_engine, timeout))
+        found = cache.get(key.answer_key(question, asked.engine, asked.timeout))
         if found is not None:
             answers[question] = found
             from_cache.add(question)
-    to_ask = {
-        q: Question(t, path, timeout, check_engine) for q, t in texts.items() if q not in answers
-    }
-    return Sweep(path, params, rows, answers, to_ask, from_cache)
+    to_ask = {q: replace(asked, text=t) for q, t in texts.items() if q not in answers}
+    return Sweep(asked.file, params, rows, answers, to_ask, from_cache)
 
 
 def plan_kernel(
@@ -111,10 +110,12 @@ def plan_kernel(
     engine: Engine,
     timeout: float = 60.0,
     on_compiled=lambda: None,
+    check_engine: str = "auto",
 ) -> Sweep:
     """Every configuration of a Triton kernel, compiled on `engine` (`on_compiled()`
-    after each); configurations with the same TTGIR ask one question. Raises the
-    command line's mistakes as SpecErrors before anything compiles."""
+    after each); configurations with the same TTGIR ask one question, its checks
+    decided by `check_engine`. Raises the command line's mistakes as SpecErrors
+    before anything compiles."""
     planned = kernel_sweep.configs(kernel, params)
     compiled: dict[int, kernel_sweep.Compiled] = {}
     with engine.run(_compile_numbered, list(enumerate(c for _, c in planned))) as run:
@@ -133,7 +134,8 @@ def plan_kernel(
             question = kernel_sweep.question_key(result.ttgir)
             texts.setdefault(question, result.ttgir)
         rows.append(Row(values, question))
-    return _keyed(kernel.path, params, rows, texts, answers, cache, timeout, TTGIR)
+    asked = Question("", kernel.path, timeout, check_engine, ttgir=True)
+    return _keyed(params, rows, texts, answers, cache, asked)
 
 
 def _compile_numbered(item):

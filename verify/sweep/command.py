@@ -40,6 +40,7 @@ def run_kernel(
     kernel: Kernel,
     param_texts: list[str],
     timeout: float,
+    check_engine: str,
     engine: Engine,
     use_cache: bool,
     cache_dir: str | None,
@@ -54,7 +55,7 @@ def run_kernel(
     for param in params:
         configurations *= len(param.values)
     with _progress(configurations, "compiling") as step:
-        sweep = plan_kernel(kernel, params, cache, engine, timeout, step)
+        sweep = plan_kernel(kernel, params, cache, engine, timeout, step, check_engine)
     return _ask_and_print(sweep, engine, cache, check_expect, fmt)
 
 

@@ -31,7 +31,8 @@ class Question:
     text: str
     file: str  # the template's path, so errors point into it
     timeout: float
-    engine: str
+    engine: str  # how each check is decided: auto, z3 or enumeration
+    ttgir: bool = False  # the text is a compiled kernel's TTGIR, not a spec
 
 
 @dataclass(frozen=True)
@@ -110,21 +111,18 @@ class Outcome:
         return cls(errors=tuple(str(e.with_source(text)) for e in each_error(error)))
 
 
-TTGIR = "ttgir"  # a Question's engine when its text is a compiled kernel's TTGIR
-
-
 def answer(question: Question) -> Outcome:
     """Runs in a worker: parses the text (a spec, or TTGIR) and builds every solver here."""
     try:
-        if question.engine == TTGIR:
+        if question.ttgir:
             from verify.ttgir.module import check_module
 
-            results = check_module(question.text, question.timeout)
+            results = check_module(question.text, question.timeout, question.engine)
         else:
             spec = parse_text(question.text, question.file)
             results = run_spec(spec, question.timeout, question.engine)
     except SpecError as e:
-        if question.engine == TTGIR:  # located in the kernel's file, not in the TTGIR
+        if question.ttgir:  # located in the kernel's file, not in the TTGIR
             return Outcome(errors=tuple(str(e) for e in each_error(e.located(question.file))))
         return Outcome.of_error(e.located(question.file), question.text)
     except (InternalError, Exception) as e:  # noqa: BLE001 -- reported per configuration, exit 4

@@ -2,20 +2,22 @@
 kernel, read from the compiler's own TTGIR with Triton's MLIR bindings (the
 ``triton`` extra: ``pip install 'verify[triton]'``).
 
-``check(path_or_text, timeout=60.0) -> list[CheckResult]``: each result carries
-the op's Python file and line and names the op (``conflict_free local_load
-%y``); ops verify does not model are UNKNOWN results, ``not modelled: <op>``,
+``check(path_or_text, timeout=60.0, engine="auto") -> list[CheckResult]``: each
+result carries the op's Python file and line and names the op (``conflict_free
+local_load %y``); ops verify does not model are UNKNOWN results, ``not modelled: <op>``,
 with the reason. A file that is not TTGIR Triton can parse raises `SpecError`
-located at MLIR's diagnostic.
+located at MLIR's diagnostic. ``engine`` decides each check as for a spec:
+"auto", "z3" or "enumeration".
 
 ``check_kernel(jit_fn, target="sm_90", constexprs=..., signature=..., num_warps=4,
-num_stages=3)`` compiles a @triton.jit / @gluon.jit function for a target on the
-CPU and checks it; ``check_compiled(compiled)`` checks an already compiled kernel
-(`verify.ttgir.kernel`).
+num_stages=3, timeout=60.0, engine="auto")`` compiles a @triton.jit / @gluon.jit
+function for a target on the CPU and checks it; ``check_compiled(compiled)`` checks
+an already compiled kernel (`verify.ttgir.kernel`).
 """
 
 from __future__ import annotations
 
+from verify.decide import AUTO
 from verify.results import CheckResult
 from verify.ttgir.kernel import check_compiled, check_kernel
 from verify.ttgir.module import check_module
@@ -23,6 +25,6 @@ from verify.ttgir.module import check_module
 __all__ = ["check", "check_compiled", "check_kernel"]
 
 
-def check(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
+def check(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
     """Every check of a compiled kernel's shared-memory ops (see the module doc)."""
-    return check_module(path_or_text, timeout)
+    return check_module(path_or_text, timeout, engine)

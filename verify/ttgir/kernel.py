@@ -23,6 +23,7 @@ import re
 import sys
 import traceback
 
+from verify.decide import AUTO
 from verify.errors import Pos, SpecError
 from verify.results import CheckResult
 from verify.ttgir.module import check_module, require_triton
@@ -149,12 +150,12 @@ def compile_kernel(
     )
 
 
-def check_compiled(compiled, timeout: float = 60.0) -> list[CheckResult]:
+def check_compiled(compiled, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
     """The checks of an already compiled kernel (``triton.compile``'s result, or a
     launched kernel's ``CompiledKernel``), from its ``asm["ttgir"]``. Source paths
     under the working directory are reported relative to it."""
     text = compiled.asm["ttgir"].replace(f'"{os.getcwd()}/', '"')
-    return check_module(text, timeout)
+    return check_module(text, timeout, engine)
 
 
 def check_kernel(
@@ -165,11 +166,12 @@ def check_kernel(
     num_warps: int = 4,
     num_stages: int = 3,
     timeout: float = 60.0,
+    engine: str = AUTO,
 ) -> list[CheckResult]:
     """Compile `fn` (a @triton.jit or @gluon.jit function) for `target` and check
     every shared-memory op of the result."""
     return check_compiled(
-        compile_kernel(fn, target, constexprs, signature, num_warps, num_stages), timeout
+        compile_kernel(fn, target, constexprs, signature, num_warps, num_stages), timeout, engine
     )
 
 
@@ -252,6 +254,7 @@ def check_reference(
     num_warps: int,
     num_stages: int,
     timeout: float,
+    engine: str = AUTO,
 ) -> list[CheckResult]:
     """``verify triton path/kernel.py:name ...``: load, compile, check; any failure
     of the user's code is a SpecError located in the kernel file."""
@@ -264,4 +267,4 @@ def check_reference(
         raise
     except (Exception, SystemExit) as e:  # noqa: BLE001 -- Triton's or the user's, located
         raise located(e, path, f"compiling {fn.__name__} for {target} failed", fn) from None
-    return check_compiled(compiled, timeout)
+    return check_compiled(compiled, timeout, engine)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 
+from verify.decide import AUTO
 from verify.errors import Pos, SpecError
 from verify.results import CheckResult
 from verify.runner import run_spec
@@ -191,10 +192,11 @@ def _memdesc_reason(md: dict) -> str | None:
 
 
 class KernelChecker:
-    def __init__(self, name: str, found: dict, timeout: float):
+    def __init__(self, name: str, found: dict, timeout: float, engine: str = AUTO):
         self.name = name
         self.found = found
         self.timeout = timeout
+        self.engine = engine
         target = found.get("target") or ""
         self.capability = int(target.split(":")[1]) if target.startswith("cuda:") else 0
         self.results: list[CheckResult] = []
@@ -312,7 +314,8 @@ class KernelChecker:
         views: dict[str, str] = {}
         for index, op in enumerate(ops):
             extra += self._add_op(spec, f"op{index}", op, bits, buffer, views)
-        results = run_spec(parse_text(spec.text, f"{self.name}#{label}"), self.timeout)
+        spec_read = parse_text(spec.text, f"{self.name}#{label}")
+        results = run_spec(spec_read, self.timeout, self.engine)
         return [self._relabel(r, spec) for r in results] + extra
 
     def _buffer_name(self, buffer: dict) -> str | None:
@@ -396,11 +399,11 @@ def mask_span(solve, view_shape: list[int], stage_shape: list[int]) -> int:
     return out
 
 
-def run_kernel(path_or_text: str, timeout: float = 60.0) -> KernelChecker:
+def run_kernel(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> KernelChecker:
     """A kernel's checker after its run: ``results`` (nothing to check is an error,
     not a pass, as for a spec) and ``decisions`` (each modelled op's instruction)."""
     name, found = read_module(path_or_text)
-    checker = KernelChecker(name, found, timeout)
+    checker = KernelChecker(name, found, timeout, engine)
     if not checker.run():
         raise SpecError(
             "nothing to verify: no shared-memory allocation or operation found", Pos(1, 1), name
@@ -408,6 +411,7 @@ def run_kernel(path_or_text: str, timeout: float = 60.0) -> KernelChecker:
     return checker
 
 
-def check_module(path_or_text: str, timeout: float = 60.0) -> list[CheckResult]:
-    """Every check of a kernel (see `run_kernel`)."""
-    return run_kernel(path_or_text, timeout).results
+def check_module(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
+    """Every check of a kernel (see `run_kernel`), each decided by `engine` as
+    `verify.runner.run_spec` decides a spec's."""
+    return run_kernel(path_or_text, timeout, engine).results
