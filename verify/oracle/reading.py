@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from lark import Token, Tree
 
-from verify.oracle import cute, hardware, triton_encodings
+from verify.oracle import cute, hardware, memdesc, triton_encodings
 from verify.oracle.errors import OracleRefusal
 from verify.oracle.formulas import compile_expr, constant, integer, leaf, swizzle_params, where
 from verify.oracle.layouts import LIMIT, Inner, Layout, PointerSwizzle, cute_outer
@@ -84,6 +84,10 @@ class Spec:
     # compares verify's reading with them on whole tiles. The oracle does not read
     # them, so it answers no check of these accesses.
     unread_accesses: set[str] = field(default_factory=set)
+    # TTGIR alias lines: '#name' -> the attribute's text; and where each memdesc
+    # type names its element type (the dtype must agree, or comes from the first).
+    aliases: dict[str, str] = field(default_factory=dict)
+    memdesc_types: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Scope:
@@ -107,7 +111,18 @@ def read(text: str) -> Spec:
     for statement in parse(text).children:
         if isinstance(statement, Tree):
             _STATEMENTS[statement.data](spec, statement, text)
+    _memdesc_dtype(spec)
     return spec
+
+
+def _memdesc_dtype(spec: Spec):
+    """A spec without a dtype line takes its first memdesc's element type; every
+    memdesc must store the dtype (see `memdesc`)."""
+    if spec.dtype is None and spec.memdesc_types:
+        spec.dtype = spec.memdesc_types[0][0]
+    for element, at in spec.memdesc_types:
+        if element != spec.dtype:
+            raise OracleRefusal(f"{at}: memdesc of {element}, but the dtype is {spec.dtype}")
 
 
 # -- statements ----------------------------------------------------------------------
@@ -181,7 +196,9 @@ def _access_stmt(spec: Spec, tree: Tree, text: str):
 
 
 def _mapped_access_stmt(spec: Spec, tree: Tree, text: str):
-    name = tree.children[0]
+    name, thread_map = tree.children[0], tree.children[-1]
+    if isinstance(thread_map, Tree) and isinstance(thread_map.children[0], Token):
+        _encoding_text(thread_map.children[0], spec)  # an '#alias' must be defined
     if str(name) in spec.accesses or str(name) in spec.unread_accesses:
         raise OracleRefusal(f"{where(name)}: access '{name}' is defined twice")
     spec.unread_accesses.add(str(name))
@@ -221,17 +238,20 @@ def _check_stmt(spec: Spec, tree: Tree, text: str):
     spec.checks.append(check)
 
 
-def _refuse_ttgir(tree):
-    """TTGIR alias lines and memdesc types are read by verify alone (its reading is
-    compared with Triton's in tests/test_ttgir_pasted.py): the oracle answers no
-    spec that uses them."""
-    raise OracleRefusal(
-        f"{where(tree)}: TTGIR alias lines and !ttg.memdesc types are not read by the oracle"
-    )
-
-
 def _encoding_alias_stmt(spec: Spec, tree: Tree, text: str):
-    _refuse_ttgir(tree)
+    """``#name = #ttg.<...>`` (or ``= #ttg.shared_memory``): MLIR's attribute alias."""
+    head, value = tree.children
+    name = memdesc.alias_name(str(head))
+    if name in spec.aliases:
+        raise OracleRefusal(f"{where(head)}: alias '{name}' is defined twice")
+    spec.aliases[name] = str(value)
+
+
+def _encoding_text(tok: Token, spec: Spec) -> str:
+    """A Triton encoding as written, or what its '#alias' names."""
+    if tok.type != "ENCODING_REF":
+        return str(tok)
+    return memdesc.resolve(str(tok), spec.aliases, where(tok))
 
 
 _STATEMENTS = {
@@ -438,12 +458,25 @@ def _tma_box(tree: Tree, spec: Spec) -> Layout:
 
 def _triton_encoding(tree: Tree, spec: Spec) -> Layout:
     tok, shape = tree.children
-    kind, fields = triton_encodings.parse(str(tok))
+    assert isinstance(tok, Token), "the grammar's TRITON_ENCODING or ENCODING_REF"
     extents = int_tuple(shape)
     extents = (extents,) if isinstance(extents, int) else extents
+    return _encoded(_encoding_text(tok, spec), extents, where(tok))
+
+
+def _memdesc(tree: Tree, spec: Spec) -> Layout:
+    """``!ttg.memdesc<64x64xf16, #shared, #smem, mutable>``: its encoding on its shape."""
+    tok = tree.children[0]
+    shape, element, encoding = memdesc.read(str(tok), spec.aliases, where(tok))
+    spec.memdesc_types.append((element, where(tok)))
+    return _encoded(encoding, shape, where(tok))
+
+
+def _encoded(text: str, extents: tuple, at: str) -> Layout:
+    kind, fields = triton_encodings.parse(text)
     args = triton_encodings.validate(kind, fields, extents)
     if int(np.prod(extents)) > LIMIT.value:
-        raise OracleRefusal(f"{where(tok)}: {kind} shape {extents} is beyond the limit")
+        raise OracleRefusal(f"{at}: {kind} shape {extents} is beyond the limit")
     table = triton_encodings.offsets(args, tuple(extents))
     inner = Inner((0,) * len(extents), tuple(extents), None, table, f"{kind} {extents}")
     named = fields["elementBitWidth"] // 8 if kind == "nvmma_shared" else None
@@ -464,5 +497,5 @@ _BUILDERS = {
     "gmma_atom": _gmma_atom,
     "tma_box": _tma_box,
     "triton_encoding": _triton_encoding,
-    "memdesc": lambda tree, spec: _refuse_ttgir(tree),
+    "memdesc": _memdesc,
 }
