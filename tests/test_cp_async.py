@@ -107,7 +107,7 @@ def test_wavefronts_command_refuses_a_cp_async_without_sources():
 
 import numpy as np  # noqa: E402
 
-from verify import copies  # noqa: E402
+from verify import enumerate as enumeration  # noqa: E402
 from verify.bank import copy_cost  # noqa: E402
 from verify.program import Program  # noqa: E402
 from verify.runner import run_spec  # noqa: E402
@@ -187,11 +187,6 @@ def test_cp_async_cg_is_a_bound_that_never_refutes():
             "check max_ways <= 1 cp\n",
             "max_ways is not defined for cp.async.ca.4",
         ),
-        (
-            "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32, k in 0..4096\n"
-            "check wavefronts <= 1 cp\n",
-            "above the 4194304 that enumeration decides",
-        ),
     ],
 )
 def test_copies_verify_cannot_decide_are_located_errors(body, message):
@@ -200,13 +195,28 @@ def test_copies_verify_cannot_decide_are_located_errors(body, message):
     assert caught.value.pos.line >= 5
 
 
-def test_the_solver_engine_refuses_copies():
-    with pytest.raises(SpecError, match="decided by enumeration only"):
-        results(
-            "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
-            "check conflict_free cp\n",
-            engine="z3",
-        )
+def test_the_solver_decides_copies_as_enumeration_does():
+    body = (
+        "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32\n"
+        "access st = cp.async.ca.4 S(r, lane) from Gs(r, lane) for r in 0..32\n"
+        "check conflict_free cp\ncheck conflict_free st\n"
+    )
+    by_z3, by_enumeration = results(body, engine="z3"), results(body, engine="enumeration")
+    for prop in ("conflict_free cp", "conflict_free st"):
+        mine, theirs = by_z3[prop], by_enumeration[prop]
+        assert (mine.engine, theirs.engine) == ("z3", "enumeration")
+        assert (mine.status, mine.wavefronts) == (theirs.status, theirs.wavefronts), prop
+    cex = by_z3["conflict_free st"].counterexample
+    assert cex is not None and cex.summary.startswith("cp.async.ca.4: 4 wavefronts")
+
+
+def test_a_copy_above_the_enumeration_limit_goes_to_the_solver():
+    """2^25 lane evaluations: `auto` asks the solver (enumeration refused it before)."""
+    got = results(
+        "access cp = cp.async.ca.4 S(r, lane) from G(r, lane) for r in 0..32, k in 0..32768\n"
+        "check wavefronts <= 1 cp\n"
+    )["wavefronts <= 1 cp"]
+    assert (got.status, got.engine, got.wavefronts) == (Status.PROVED, "z3", 1)
 
 
 @pytest.mark.parametrize(
@@ -224,7 +234,7 @@ def test_vectorised_rule_c_equals_verify_bank(instr):
     src = rng.integers(0, 64, size=(300, 32)) * size
     dst[:100] %= 4 * size
     src[100:200] %= 8 * size
-    got = copies._costs(access.instruction, dst, src)
+    got = enumeration.copy_costs(access.instruction, dst, src)
     for d, s, cost in zip(dst, src, got):
         assert cost == copy_cost(access.instruction, list(d), list(s)).wavefronts
 

@@ -12,25 +12,20 @@ phase (for .ca no instance costs less, so it is ``wavefronts == ideal``).
 figure is a bound: above the check's bound it is UNKNOWN (the hardware may do
 better), never REFUTED, unless an ``==`` bound lies above it.
 
-Engine. Only enumeration decides these checks: the solver has no encoding of
-rule C yet. A domain above `decide.ENUMERATION_LIMIT` points is refused with an
-error at the check rather than enumerated for minutes or left UNKNOWN.
+Engines. Both decide these checks, chosen as for any access (`verify.decide`):
+`verify.enumerate.copy_wavefronts` evaluates every instance,
+`verify.properties.copy_wavefronts` encodes rule C and bound G for the solver.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from verify import decide
 from verify.bank import BANKS, WORD_BYTES, copy_cost, copy_edges
-from verify.enumerate import Domain, Vectorised, _access_domain, _Best, _Clock
-from verify.errors import InternalError, SpecError
-from verify.instructions import Instruction
-from verify.program import BASE, Access, Program
+from verify.errors import SpecError
+from verify.program import Access, Program
 from verify.results import Counterexample, LaneRow
-from verify.solve import Budget, Maximum, Status
+from verify.solve import Maximum, Status
 from verify.spec.ast import CheckDef
 from verify.witness import shown_instance
 
@@ -45,40 +40,23 @@ class CopyAnswer:
     wavefronts: int | None = None
 
 
-def refuse_undecidable(program: Program, access: Access, check: CheckDef, engine: str):
-    """The located error for a copy check that is not defined or that the enumeration
-    engine may not decide."""
-    name = access.instruction.name
+def refuse_undefined(access: Access, check: CheckDef):
+    """The located error for a copy check that is not defined: max_ways."""
     if check.kind != "wavefronts" and not check.text.startswith("conflict_free"):
         raise SpecError(
-            f"{check.text}: max_ways is not defined for {name}, whose cost is not "
-            "a count of words in one bank: expected 'wavefronts <= n' or "
+            f"{check.text}: max_ways is not defined for {access.instruction.name}, whose "
+            "cost is not a count of words in one bank: expected 'wavefronts <= n' or "
             "'conflict_free' (wavefronts at most the ideal)",
             check.pos,
         )
-    if engine == decide.Z3:
-        raise SpecError(
-            f"{check.text}: {name} is decided by enumeration only (the solver has "
-            "no encoding of rule C yet): expected --engine auto or enumeration",
-            check.pos,
-        )
-    points = decide.access_points(program, access)
-    if points > decide.ENUMERATION_LIMIT:
-        raise SpecError(
-            f"{check.text}: {name} has {points} lane evaluations (lanes x loop "
-            f"values x stages x bases), above the {decide.ENUMERATION_LIMIT} that "
-            "enumeration decides; cp.async is decided by enumeration only (the "
-            "solver has no encoding of rule C yet): narrow the loops",
-            check.pos,
-        )
 
 
-def decide_copy(program: Program, access: Access, check: CheckDef, budget: Budget) -> CopyAnswer:
+def decide_copy(program: Program, access: Access, check: CheckDef, best: Maximum) -> CopyAnswer:
     """A ``wavefronts`` or ``conflict_free`` check of an aligned cp.async (after
-    `refuse_undecidable`)."""
+    `refuse_undefined`), given the copy's largest cost as either engine found it
+    (`copy_wavefronts` of `verify.enumerate` or `verify.properties`)."""
     instr = access.instruction
     bound = check.bound if check.kind == "wavefronts" else instr.ideal_wavefronts
-    best = copy_wavefronts(access, budget)
     status = _status(best, bound, check.exact, instr.hardware_exact)
     reason = best.reason
     if status == Status.UNKNOWN and not reason:
@@ -101,58 +79,7 @@ def _status(best: Maximum, bound: int, equal: bool, exact_rule: bool) -> Status:
     return Status.REFUTED if equal and best.value < bound else Status.UNKNOWN
 
 
-# -- rule C and bound G over the domain -------------------------------------------
-
-
-def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
-    """The largest cost over every instance, with the first instance attaining it.
-
-    Requires: destinations and sources naturally aligned (checked before)."""
-    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
-    domain, _ = _access_domain(access, access.ranges[BASE])
-    source = _source(access).address
-    evaluate = Vectorised([access.address, source], dict(access.ranges))
-    instr = access.instruction
-    best, reason = _Best(), ""
-    with _Clock(budget) as clock:
-        for start, env in domain.chunks():
-            if clock.out_of_time():
-                reason = clock.reason()
-                break
-            shape = domain.shape_of(env)
-            dst = evaluate(access.address, env, shape).reshape(-1, instr.address_lanes)
-            src = evaluate(source, env, shape).reshape(-1, instr.address_lanes)
-            best.offer(
-                _costs(instr, dst.astype(np.int64), src.astype(np.int64)),
-                start // instr.address_lanes,
-            )
-    values = instance.values_at(best.flat or 0)
-    replay = _replayed_cost(access, values).wavefronts
-    if best.flat is not None and replay != best.value:
-        raise InternalError(
-            f"enumerated cp.async wavefronts {best.value} replay as {replay}: {values}"
-        )
-    return Maximum(replay, values, exact=not reason, reason=reason)
-
-
-def _costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """(instances, lanes) destinations and sources -> each instance's cost."""
-    if instr.cache == "cg":
-        ordered = np.sort(dst, axis=1)
-        return 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
-    words = np.arange(instr.bytes_per_address // WORD_BYTES)
-    src_banks = (src[:, :, None] // WORD_BYTES + words) % BANKS
-    dst_banks = (dst[:, :, None] // WORD_BYTES + words) % BANKS
-    total = np.zeros(dst.shape[0], dtype=np.int64)
-    for lanes in instr.phases:
-        a = src_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
-        b = dst_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
-        # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
-        same_a = a[:, :, None] == a[:, None, :]
-        same_b = b[:, :, None] == b[:, None, :]
-        per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
-        total += per_edge.max(axis=1)
-    return total
+# -- the figure's pieces ------------------------------------------------------------
 
 
 def _source(access: Access) -> Access:

@@ -15,7 +15,9 @@ remainder and shifts agree with Python's; values that could pass 2^62 are
 evaluated on Python integers (numpy object arrays) instead of int64.
 
 Figures (max-ways, wavefronts, cosize) are exact maxima over the domain, as the
-solver's are. Every witness -- the first violating point in enumeration order, or
+solver's are. Wavefronts are the H200's: the phase model's, less the phase pairs
+rule L merges for 64/128-bit loads (`merged_pairs`); max-ways stays the phase
+model's busiest bank. Every witness -- the first violating point in enumeration order, or
 the first instance attaining a maximum -- is replayed by `verify.witness` with the
 plain evaluator and `verify.bank`, so a numpy result that the replay does not
 confirm is an InternalError, never a verdict.
@@ -46,7 +48,7 @@ from math import prod
 import numpy as np
 
 from verify import bv, witness
-from verify.bank import BANKS, WORD_BYTES, bank_cost
+from verify.bank import BANKS, WORD_BYTES, bank_cost, copy_cost, hardware_wavefronts
 from verify.errors import InternalError, SpecError
 from verify.expr import (
     CONCRETE_OPS,
@@ -58,6 +60,7 @@ from verify.expr import (
     bounds,
     max_intermediate,
 )
+from verify.instructions import WARP, Instruction
 from verify.layout import coordinate_vars
 from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
@@ -299,16 +302,37 @@ def _phase_ways(words: np.ndarray) -> np.ndarray:
     return counts.reshape(-1, BANKS).max(axis=1)
 
 
+def _lane_words(instr: Instruction, addresses: np.ndarray, lanes: range) -> np.ndarray:
+    """(instances, items): the words lanes `lanes` touch, a lane's words side by side."""
+    first = addresses[:, lanes.start : lanes.stop, None] // WORD_BYTES
+    words = first + np.arange(instr.words_per_address)
+    return words.reshape(words.shape[0], -1)
+
+
 def phase_costs(access: Access, addresses: np.ndarray) -> np.ndarray:
     """addresses: (instances, address lanes), naturally aligned -> (instances, phases)
     of the bank model's per-phase cost (`verify.bank.phase_cost`'s ways)."""
     instr = access.instruction
-    first_words = addresses // WORD_BYTES
-    per_phase = []
-    for lanes in instr.phases:
-        words = first_words[:, lanes.start : lanes.stop, None] + np.arange(instr.words_per_address)
-        per_phase.append(_phase_ways(words.reshape(words.shape[0], -1)))
+    per_phase = [_phase_ways(_lane_words(instr, addresses, lanes)) for lanes in instr.phases]
     return np.stack(per_phase, axis=1)
+
+
+def merged_pairs(instr: Instruction, addresses: np.ndarray) -> np.ndarray:
+    """Per instance, the phase pairs rule L serves in one wavefront instead of two
+    (`verify.bank.hardware_wavefronts`): a 64/128-bit load whose lanes come in equal
+    pairs (2k, 2k+1) or alternate two addresses, and a pair of neighbouring phases
+    whose union has at most one distinct word in every bank. Such a pair's phases
+    cost one each, so rule L's wavefronts are the phase model's minus this count."""
+    if not instr.merges_phases:
+        return np.zeros(addresses.shape[0], dtype=np.int64)
+    in_pairs = (addresses[:, 0::2] == addresses[:, 1::2]).all(axis=1)
+    alternating = (addresses == addresses[:, [lane % 2 for lane in range(WARP)]]).all(axis=1)
+    phases = instr.phases
+    union_ok = [
+        _phase_ways(_lane_words(instr, addresses, range(p.start, q.stop))) == 1
+        for p, q in zip(phases[::2], phases[1::2])
+    ]
+    return ((in_pairs | alternating)[:, None] & np.stack(union_ok, axis=1)).sum(axis=1)
 
 
 class _Best:
@@ -341,21 +365,88 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
             shape = domain.shape_of(env)
             addresses = evaluate(access.address, env, shape).reshape(-1, lanes).astype(np.int64)
             costs = phase_costs(access, addresses)
+            merged = merged_pairs(access.instruction, addresses)
             ways.offer(costs.max(axis=1), start // lanes)
-            waves.offer(costs.sum(axis=1), start // lanes)
+            waves.offer(costs.sum(axis=1) - merged, start // lanes)
     return BankFigures(
         _replayed(access, instance, ways, "max_ways", reason),
         _replayed(access, instance, waves, "wavefronts", reason),
     )
 
 
+# A bank figure of one instance, replayed on plain integers.
+REPLAY = {
+    "max_ways": lambda instr, addresses: bank_cost(instr, addresses).max_ways,
+    "wavefronts": hardware_wavefronts,
+}
+
+
 def _replayed(access: Access, instance: Domain, best: _Best, metric: str, reason: str) -> Maximum:
-    """The maximum with its witness, confirmed by the plain bank model."""
+    """The maximum with its witness, confirmed by the plain bank model (wavefronts by
+    the measured rules, `verify.bank.hardware_wavefronts`)."""
     values = instance.values_at(best.flat or 0)
-    replay = getattr(bank_cost(access.instruction, access.lane_addresses(values)), metric)
+    replay = REPLAY[metric](access.instruction, access.lane_addresses(values))
     if best.flat is not None and replay != best.value:
         raise InternalError(f"enumerated {metric} {best.value} replays as {replay}: {values}")
     return Maximum(replay, values, exact=not reason, reason=reason)
+
+
+# -- cp.async: rule C and bound G -----------------------------------------------------
+
+
+def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
+    """A cp.async's largest cost over every instance (rule C, or bound G for .cg),
+    with the first instance attaining it, replayed by `verify.bank.copy_cost`.
+
+    Requires: destinations and sources naturally aligned (checked before)."""
+    source = access.source
+    assert source is not None, f"{access.name}: a copy without its global source"
+    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
+    domain, _ = _access_domain(access, access.ranges[BASE])
+    evaluate = Vectorised([access.address, source.address], dict(access.ranges))
+    instr = access.instruction
+    best, reason = _Best(), ""
+    with _Clock(budget) as clock:
+        for start, env in domain.chunks():
+            if clock.out_of_time():
+                reason = clock.reason()
+                break
+            shape = domain.shape_of(env)
+            dst = evaluate(access.address, env, shape).reshape(-1, instr.address_lanes)
+            src = evaluate(source.address, env, shape).reshape(-1, instr.address_lanes)
+            best.offer(
+                copy_costs(instr, dst.astype(np.int64), src.astype(np.int64)),
+                start // instr.address_lanes,
+            )
+    values = instance.values_at(best.flat or 0)
+    replay = copy_cost(
+        instr, access.lane_addresses(values), source.lane_addresses(values)
+    ).wavefronts
+    if best.flat is not None and replay != best.value:
+        raise InternalError(
+            f"enumerated cp.async wavefronts {best.value} replay as {replay}: {values}"
+        )
+    return Maximum(replay, values, exact=not reason, reason=reason)
+
+
+def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """(instances, lanes) destinations and sources -> each instance's cost."""
+    if instr.cache == "cg":
+        ordered = np.sort(dst, axis=1)
+        return 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+    words = np.arange(instr.words_per_address)
+    src_banks = (src[:, :, None] // WORD_BYTES + words) % BANKS
+    dst_banks = (dst[:, :, None] // WORD_BYTES + words) % BANKS
+    total = np.zeros(dst.shape[0], dtype=np.int64)
+    for lanes in instr.phases:
+        a = src_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
+        b = dst_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
+        # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
+        same_a = a[:, :, None] == a[:, None, :]
+        same_b = b[:, :, None] == b[:, None, :]
+        per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
+        total += per_edge.max(axis=1)
+    return total
 
 
 # -- layouts -----------------------------------------------------------------

@@ -95,21 +95,10 @@ class Instruction:
 
     @property
     def exact(self) -> bool:
-        """The phase model (what the solver encodes) gives the H200's figure: false for
-        64/128-bit loads, which the H200 sometimes serves in fewer wavefronts."""
+        """The phase model alone (`verify.bank.bank_cost`) gives the H200's figure:
+        false for 64/128-bit loads, which the H200 sometimes serves in fewer
+        wavefronts (rule L), and for cp.async, whose cost the sources decide."""
         return not self.merges_phases and not self.is_copy
-
-    @property
-    def fidelity(self) -> str:
-        """The label of the phase model's figures."""
-        if self.is_copy:
-            return self.hardware_fidelity
-        if self.exact:
-            return "exact (matches H200 measurements)"
-        return (
-            "upper bound (the H200 merged some repeated-address 64/128-bit loads "
-            "into fewer wavefronts)"
-        )
 
     @property
     def hardware_exact(self) -> bool:
@@ -118,8 +107,9 @@ class Instruction:
         return self.cache != "cg"
 
     @property
-    def hardware_fidelity(self) -> str:
-        """The label of the measured rules' figures."""
+    def fidelity(self) -> str:
+        """The label of verify's figures: specs and TTGIR checks (both engines) and
+        `verify wavefronts` apply the measured rules, rule L, rule C and bound G."""
         if self.cache == "cg":
             return (
                 "upper bound (bound G: one wavefront per distinct 16-byte destination; "
@@ -129,6 +119,11 @@ class Instruction:
             return "exact (rule C: source-to-destination bank edges, matches H200 measurements)"
         if self.merges_phases:
             return "exact (rule L: phase pairs merge, matches H200 measurements)"
+        return "exact (matches H200 measurements)"
+
+    @property
+    def hardware_fidelity(self) -> str:
+        """`fidelity`, under the name `verify wavefronts` reads."""
         return self.fidelity
 
 

@@ -33,7 +33,7 @@ from functools import partial
 import z3
 
 from verify import bv, witness
-from verify.bank import WORD_BYTES, bank_cost
+from verify.bank import WORD_BYTES, bank_cost, copy_cost, hardware_wavefronts
 from verify.errors import SpecError
 from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
@@ -146,57 +146,65 @@ def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
 # -- bank conflicts ----------------------------------------------------------
 
 
-class BankQuery:
-    """Per-phase distinct-word counts of one access, lanes concrete, instance symbolic.
+class PhaseQuery:
+    """Per-phase counts of one warp instruction, lanes concrete, instance symbolic.
+
+    A subclass gives each phase's counted items (`_phase_items`: Booleans whose
+    true count, maximised over the phase's symbolic choices, is the phase's cost)
+    and the concrete costs the models are replayed with (`phase_score`, `total`).
 
     Max-ways is the largest per-phase maximum, each phase solved on its own
     (small queries). Wavefronts need the phases jointly: when every phase's
-    maximum is 1 the answer is the phase count with no query; otherwise one
-    joint query asks whether the per-phase maxima are reached together, and
-    only if not does a joint ascent run below that sum.
+    maximum is 1 and no phases merge, the answer is the phase count with no query;
+    otherwise one joint query asks whether the per-phase maxima are reached
+    together, and only if not does a joint ascent run below that sum.
     """
 
-    def __init__(self, access: Access):
+    def __init__(self, access: Access, exprs: list[Expr]):
         self.access = access
         instr = access.instruction
         self.instance = access.instance_vars
-        self.ctx = _context(
-            [access.address], dict(access.ranges), extra=WORD_BYTES * instr.words_per_address
-        )
-        self.counted = [self._phase_items(p, lanes) for p, lanes in enumerate(instr.phases)]
-        self.counts = [self.ctx.count_true(items, COUNT_BITS) for items in self.counted]
+        self.ctx = _context(exprs, dict(access.ranges), extra=WORD_BYTES * instr.words_per_address)
+        # Side conditions the symbolic choices of every query obey.
+        self.constraints: list[z3.BoolRef] = []
+        # Phase pairs served in one wavefront instead of two (rule L), or none.
+        self.merged: list[z3.BoolRef] = []
+        self.counted: list[list[z3.BoolRef]] = []
+        self.counts: list[z3.BitVecRef] = []
         self._phase_max: list | None = None
+
+    def _count_phases(self):
+        """Each phase's items and their count (after the subclass lowered its lanes)."""
+        self.counted = [self._phase_items(p, lanes) for p, lanes in enumerate(self.phases)]
+        self.counts = [self.ctx.count_true(items, COUNT_BITS) for items in self.counted]
+
+    @property
+    def phases(self) -> list[range]:
+        return self.access.instruction.phases
+
+    def lane_terms(self, address: Expr) -> list[z3.BitVecRef]:
+        """Each address lane's value of `address`, the instance symbolic."""
+        lanes = range(self.access.instruction.address_lanes)
+        return [self.ctx.lower(address, fixed={LANE: lane}) for lane in lanes]
+
+    def _phase_items(self, phase: int, lanes: range) -> list[z3.BoolRef]:
+        raise NotImplementedError
+
+    def phase_ceiling(self, phase: int) -> int:
+        """No instance's phase costs more: each counted item adds at most one."""
+        return len(self.counted[phase])
+
+    def phase_score(self, phase: int, values: dict[str, int]) -> int:
+        raise NotImplementedError
+
+    def total(self, values: dict[str, int]) -> int:
+        raise NotImplementedError
 
     def _solver(self) -> z3.Solver:
         solver = new_solver(self.ctx)
         solver.add(_in_ranges(self.ctx, self.instance))
+        solver.add(self.constraints)
         return solver
-
-    def _phase_items(self, phase: int, lanes: range) -> list[z3.BoolRef]:
-        """One Boolean per item (a lane's word): it is the first of its word in
-        the phase and lies in the phase's symbolic bank. cnt_p counts the true ones.
-
-        Requires: naturally aligned addresses (bank checks run only after that
-        is proved). Then two lanes' word groups are identical or disjoint, so a
-        word is new exactly when its lane's group is: firstness is decided per
-        lane, on the group index addr / max(word, bytes), with lanes^2/2 terms
-        instead of (lanes*words)^2/2.
-        """
-        ctx, instr = self.ctx, self.access.instruction
-        unit_bits = max(WORD_BYTES, instr.bytes_per_address).bit_length() - 1
-        bank = ctx.fresh(f"bank_of_phase_{phase}", bv.BANK_BITS)
-        groups: list[z3.BitVecRef] = []
-        counted: list[z3.BoolRef] = []
-        for lane in lanes:
-            addr = ctx.lower(self.access.address, fixed={LANE: lane})
-            group = bv.shifted_down(addr, unit_bits)
-            first = ctx.all([bv.ne(group, earlier) for earlier in groups])
-            groups.append(group)
-            counted += [
-                ctx.all([first, bv.eq(bv.bank_of_word(addr, j, ctx), bank)])
-                for j in range(instr.words_per_address)
-            ]
-        return counted
 
     def _at_least(self, term: z3.BitVecRef, k: int) -> z3.BoolRef:
         return bv.uge(term, self.ctx.bits(k, COUNT_BITS))
@@ -204,19 +212,14 @@ class BankQuery:
     def decode(self, model: z3.ModelRef) -> dict[str, int]:
         return _decode(self.ctx, model, self.instance)
 
-    def cost(self, values: dict[str, int]):
-        return bank_cost(self.access.instruction, self.access.lane_addresses(values))
-
-    def _phase_ways(self, phase: int, values: dict[str, int]) -> int:
-        return self.cost(values).phases[phase].ways
-
     def start(self) -> dict[str, int]:
         return {n: self.access.ranges[n].lo for n in self.instance}
 
     def _all_phases_conflict_free(self, budget: Budget) -> bool:
-        """One query for the common case: no phase of any instance reaches 2 ways
+        """One query for the common case: no phase of any instance reaches 2
         (UNSAT proves every per-phase maximum is 1 at once)."""
-        if any(p.ways > 1 for p in self.cost(self.start()).phases):
+        start = self.start()
+        if any(self.phase_score(p, start) > 1 for p in range(len(self.counts))):
             return False
         solver = self._solver()
         solver.add(self.ctx.any([self._at_least(c, 2) for c in self.counts]))
@@ -228,15 +231,14 @@ class BankQuery:
         if self._phase_max is None and self._all_phases_conflict_free(budget):
             self._phase_max = [Maximum(1, self.start(), exact=True) for _ in self.counts]
         if self._phase_max is None:
-            lanes = self.access.instruction.phase_lanes
             self._phase_max = [
                 maximize(
                     self._solver,
                     partial(self._at_least, count),
                     self.decode,
-                    partial(self._phase_ways, p),
+                    partial(self.phase_score, p),
                     self.start(),
-                    lanes,
+                    self.phase_ceiling(p),
                     budget,
                 )
                 for p, count in enumerate(self.counts)
@@ -256,44 +258,199 @@ class BankQuery:
     def wavefronts(self, budget: Budget) -> Maximum:
         maxima = self.phase_maxima(budget)
         ceiling = sum(m.value for m in maxima)
-        start = max((m.witness for m in maxima), key=lambda v: self.cost(v).wavefronts)
+        start = max((m.witness for m in maxima), key=self.total)
         if not all(m.exact for m in maxima):
             return Maximum(
-                self.cost(start).wavefronts,
-                start,
-                False,
-                next(m.reason for m in maxima if m.reason),
+                self.total(start), start, False, next(m.reason for m in maxima if m.reason)
             )
-        if all(m.value == 1 for m in maxima):
+        if all(m.value == 1 for m in maxima) and not self.merged:
             return Maximum(len(maxima), start, True)
         query, at_least = self.wavefront_encoding([m.value for m in maxima])
-        return maximize(
-            query, at_least, self.decode, lambda v: self.cost(v).wavefronts, start, ceiling, budget
-        )
+        return maximize(query, at_least, self.decode, self.total, start, ceiling, budget)
 
     def wavefront_encoding(self, caps: list[int]):
         """Fresh solvers for the wavefront ladder and "wavefronts >= n", given that
         phase p never counts more than caps[p]: steps s_{p,k} -> at least k of the
-        phase's counted items, at least n steps (module doc)."""
+        phase's counted items, at least n steps (module doc). A merged pair costs
+        one less than its two phases (one each), so "steps - merged >= n" is "at
+        least n + pairs of the steps and the pairs that do not merge"."""
         steps, links = [], []
         for p, (items, cap) in enumerate(zip(self.counted, caps)):
             for k in range(1, cap + 1):
                 step = self.ctx.fresh_bool(f"phase_{p}_reaches_{k}")
                 links.append(bv.implies(step, self.ctx.at_least(items, k)))
                 steps.append(step)
+        unmerged = [bv.not_(m) for m in self.merged]
 
         def query() -> z3.Solver:
             solver = self._solver()
             solver.add(links)
             return solver
 
-        return query, lambda n: self.ctx.at_least(steps, n)
+        return query, lambda n: self.ctx.at_least(steps + unmerged, n + len(unmerged))
+
+
+class BankQuery(PhaseQuery):
+    """Bank figures of a load or store: per phase, the distinct words in one bank
+    (module doc), and rule L's merged phase pairs for 64/128-bit loads."""
+
+    def __init__(self, access: Access):
+        instr = access.instruction
+        # Lanes' aligned groups of max(word, access) bytes: identical or disjoint.
+        self.unit_bits = max(WORD_BYTES, instr.bytes_per_address).bit_length() - 1
+        super().__init__(access, [access.address])
+        self.addresses = self.lane_terms(access.address)
+        self._count_phases()
+        if instr.merges_phases:
+            self.merged = self._merged_pairs()
+
+    def _phase_items(self, phase: int, lanes: range) -> list[z3.BoolRef]:
+        """One Boolean per item (a lane's word): it is the first of its word in
+        the phase and lies in the phase's symbolic bank. cnt_p counts the true ones.
+
+        Requires: naturally aligned addresses (bank checks run only after that
+        is proved). Then two lanes' word groups are identical or disjoint, so a
+        word is new exactly when its lane's group is: firstness is decided per
+        lane, on the group index addr / max(word, bytes), with lanes^2/2 terms
+        instead of (lanes*words)^2/2.
+        """
+        ctx, instr = self.ctx, self.access.instruction
+        bank = ctx.fresh(f"bank_of_phase_{phase}", bv.BANK_BITS)
+        groups: list[z3.BitVecRef] = []
+        counted: list[z3.BoolRef] = []
+        for lane in lanes:
+            addr = self.addresses[lane]
+            group = bv.shifted_down(addr, self.unit_bits)
+            first = ctx.all([bv.ne(group, earlier) for earlier in groups])
+            groups.append(group)
+            counted += [
+                ctx.all([first, bv.eq(bv.bank_of_word(addr, j, ctx), bank)])
+                for j in range(instr.words_per_address)
+            ]
+        return counted
+
+    def _merged_pairs(self) -> list[z3.BoolRef]:
+        """Rule L (`verify.bank.hardware_wavefronts`), one Boolean per pair of
+        neighbouring phases: the warp's lanes come in equal pairs (2k, 2k+1) or
+        alternate two addresses, and the pair's union is conflict-free."""
+        ctx, addrs = self.ctx, self.addresses
+        in_pairs = ctx.all([bv.eq(addrs[k], addrs[k + 1]) for k in range(0, len(addrs) - 1, 2)])
+        alternating = ctx.all([bv.eq(a, addrs[lane % 2]) for lane, a in enumerate(addrs)])
+        regular = ctx.any([in_pairs, alternating])
+        pairs = zip(self.phases[::2], self.phases[1::2])
+        return [ctx.all([regular, self._conflict_free(range(p.start, q.stop))]) for p, q in pairs]
+
+    def _conflict_free(self, lanes: range) -> z3.BoolRef:
+        """At most one distinct word in every bank over `lanes`. Aligned groups of w
+        words start at banks that are multiples of w, so two lanes put distinct
+        words in one bank exactly when their groups differ and start at one bank:
+        the per-bank count is at most one iff no pair of lanes does that."""
+        ctx = self.ctx
+        groups = [bv.shifted_down(self.addresses[lane], self.unit_bits) for lane in lanes]
+        banks = [bv.bank_of_word(self.addresses[lane], 0, ctx) for lane in lanes]
+        clashes = [
+            ctx.all([bv.ne(groups[i], groups[j]), bv.eq(banks[i], banks[j])])
+            for i in range(len(groups))
+            for j in range(i)
+        ]
+        return bv.not_(ctx.any(clashes))
+
+    def phase_ceiling(self, phase: int) -> int:
+        """A lane's words lie in distinct banks: at most one per lane in any bank."""
+        return self.access.instruction.phase_lanes
+
+    def cost(self, values: dict[str, int]):
+        return bank_cost(self.access.instruction, self.access.lane_addresses(values))
+
+    def phase_score(self, phase: int, values: dict[str, int]) -> int:
+        return self.cost(values).phases[phase].ways
+
+    def total(self, values: dict[str, int]) -> int:
+        return hardware_wavefronts(self.access.instruction, self.access.lane_addresses(values))
 
 
 def bank_figures(access: Access, budget: Budget) -> BankFigures:
     """Max-ways and wavefronts of an access, searched under one shared budget."""
     query = BankQuery(access)
     return BankFigures(query.max_ways(budget), query.wavefronts(budget))
+
+
+class CopyQuery(PhaseQuery):
+    """A cp.async's shared-side cost (`verify.bank.copy_cost`), its global source
+    `access.source` symbolic alongside the destination.
+
+    Rule C (.ca): a phase costs max over its edges (a, b) of out(a) + in(b) -
+    both(a, b), which is the number of the phase's edges that leave bank a or
+    enter bank b. With symbolic banks (A_p, B_p) constrained to be an edge of the
+    phase, cnt_p = #{edges with source bank A_p or destination bank B_p}: linear in
+    the edges, and its maximum over (A_p, B_p) is the phase's cost.
+    Bound G (.cg): one count over the warp, the lanes whose 16-byte destination no
+    earlier lane has."""
+
+    def __init__(self, access: Access):
+        assert access.source is not None, f"{access.name}: a copy without its global source"
+        self.source = access.source
+        self.bound_g = access.instruction.cache == "cg"
+        super().__init__(access, [access.address, access.source.address])
+        self.destinations = self.lane_terms(access.address)
+        self.sources = self.lane_terms(access.source.address)
+        self._count_phases()
+
+    @property
+    def phases(self) -> list[range]:
+        instr = self.access.instruction
+        return [range(instr.address_lanes)] if self.bound_g else instr.phases
+
+    def _phase_items(self, phase: int, lanes: range) -> list[z3.BoolRef]:
+        return self._new_chunks(lanes) if self.bound_g else self._edges_at(phase, lanes)
+
+    def _new_chunks(self, lanes: range) -> list[z3.BoolRef]:
+        """Per lane: no earlier lane writes its (aligned) destination chunk."""
+        chunk_bits = self.access.instruction.bytes_per_address.bit_length() - 1
+        chunks = [bv.shifted_down(self.destinations[lane], chunk_bits) for lane in lanes]
+        ctx = self.ctx
+        return [ctx.all([bv.ne(c, seen) for seen in chunks[:i]]) for i, c in enumerate(chunks)]
+
+    def _edges_at(self, phase: int, lanes: range) -> list[z3.BoolRef]:
+        """Per edge (a lane's k-th word): it leaves bank A_p or enters bank B_p,
+        where (A_p, B_p) is one of the phase's edges."""
+        ctx = self.ctx
+        a = ctx.fresh(f"source_bank_of_phase_{phase}", bv.BANK_BITS)
+        b = ctx.fresh(f"destination_bank_of_phase_{phase}", bv.BANK_BITS)
+        words = range(self.access.instruction.words_per_address)
+        edges = [
+            (
+                bv.bank_of_word(self.sources[lane], k, ctx),
+                bv.bank_of_word(self.destinations[lane], k, ctx),
+            )
+            for lane in lanes
+            for k in words
+        ]
+        self.constraints.append(
+            ctx.any([ctx.all([bv.eq(ea, a), bv.eq(eb, b)]) for ea, eb in edges])
+        )
+        return [ctx.any([bv.eq(ea, a), bv.eq(eb, b)]) for ea, eb in edges]
+
+    def cost(self, values: dict[str, int]):
+        return copy_cost(
+            self.access.instruction,
+            self.access.lane_addresses(values),
+            self.source.lane_addresses(values),
+        )
+
+    def phase_score(self, phase: int, values: dict[str, int]) -> int:
+        cost = self.cost(values)
+        return cost.wavefronts if self.bound_g else cost.phases[phase].cost
+
+    def total(self, values: dict[str, int]) -> int:
+        return self.cost(values).wavefronts
+
+
+def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
+    """A cp.async's largest cost over every instance (rule C, or bound G for .cg),
+    with an instance attaining it. Requires: destinations and sources naturally
+    aligned (checked before)."""
+    return CopyQuery(access).wavefronts(budget)
 
 
 # -- layouts -----------------------------------------------------------------

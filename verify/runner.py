@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass, replace
 
 from verify import copies, decide, witness
+from verify.bank import bank_cost, hardware_wavefronts
 from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
 from verify.program import BASE, STAGE, Access, Program
 from verify.results import BankFigures, CheckResult, Counterexample, Verdict
-from verify.solve import Budget, Status, bound_status
+from verify.solve import Budget, Maximum, Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
 
@@ -212,7 +213,7 @@ class Runner:
         instr = access.instruction
         result.ideal_wavefronts, result.fidelity = instr.ideal_wavefronts, instr.fidelity
         if instr.is_copy:
-            copies.refuse_undecidable(self.program, access, check, self.engine)
+            copies.refuse_undefined(access, check)
         alignment = self._charged(result, self._natural_alignment(access))
         if alignment.status == Status.PROVED and access.source is not None:
             alignment = self._charged(result, self._natural_alignment(access.source))
@@ -237,6 +238,8 @@ class Runner:
         )
         if verdict.status == Status.REFUTED:
             cex = witness.bank_counterexample(self.program, access, best.witness, metric)
+            if metric == "wavefronts":
+                cex = _with_merged_phases(access, best.witness, cex)
             if best.value <= check.bound:  # "== bound" that no instance reaches
                 cex = replace(
                     cex,
@@ -249,22 +252,23 @@ class Runner:
         return verdict
 
     def _copy_check(self, check: CheckDef, result: CheckResult, access: Access) -> Verdict:
-        """cp.async: rule C or bound G, by enumeration (`verify.copies`)."""
-        budget = Budget(self.timeout)
-        answer = copies.decide_copy(self.program, access, check, budget)
+        """cp.async: rule C or bound G (`verify.copies`), by either engine."""
+        best = self._charged(result, self._bank_figures(access))
+        answer = copies.decide_copy(self.program, access, check, best)
         result.wavefronts = answer.wavefronts
-        self._charged(result, Decided(answer, decide.ENUMERATION, budget.solver_seconds))
         return Verdict(answer.status, answer.counterexample, answer.reason)
 
     def _bank_figures(self, access: Access) -> Decided:
-        """Max-ways and wavefronts of an access, searched once under one timeout
-        that both share; every bank check of the access reads them. A search that
-        timed out is not repeated per check: it would get the same allowance again.
-        The search's time is charged to the first check that reads it."""
+        """Max-ways and wavefronts of an access (`BankFigures`), or a cp.async's
+        largest cost (a `Maximum`), searched once under one timeout that both
+        share; every bank check of the access reads them. A search that timed out
+        is not repeated per check: it would get the same allowance again. The
+        search's time is charged to the first check that reads it."""
         if access.name not in self._figures:
+            figure = "copy_wavefronts" if access.instruction.is_copy else "bank_figures"
             self._figures[access.name] = self._decide(
                 decide.access_points(self.program, access),
-                lambda engine, b: engine.bank_figures(access, b),
+                lambda engine, b: getattr(engine, figure)(access, b),
             )
             return self._figures[access.name]
         return replace(self._figures[access.name], solver_seconds=0.0)
@@ -333,6 +337,22 @@ CHECKS = {
 }
 
 
+def _with_merged_phases(access: Access, values: dict[str, int], cex: Counterexample):
+    """A wavefront counterexample whose figure is rule L's: the bank model's summary
+    shows the phase model's figure and phases, which merged phase pairs undercut."""
+    addresses = access.lane_addresses(values)
+    phase_model = bank_cost(access.instruction, addresses).wavefronts
+    merged = hardware_wavefronts(access.instruction, addresses)
+    if merged == phase_model:
+        return cex
+    pairs = phase_model - merged
+    return replace(
+        cex,
+        summary=f"{merged} wavefronts by rule L ({pairs} conflict-free phase "
+        f"pair{'s' if pairs > 1 else ''} merged): {cex.summary}",
+    )
+
+
 def _record(result: CheckResult, verdict: Verdict):
     """`verdict` into the result's columns."""
     result.status = verdict.status
@@ -343,10 +363,10 @@ def _record(result: CheckResult, verdict: Verdict):
 
 @dataclass(frozen=True)
 class Decided:
-    """What one engine answered (a `Verdict`, `BankFigures`, or a copy check's
-    `CopyAnswer`), which engine, and the time spent inside it."""
+    """What one engine answered (a `Verdict`, `BankFigures`, or a cp.async's largest
+    cost as a `Maximum`), which engine, and the time spent inside it."""
 
-    answer: Verdict | BankFigures | copies.CopyAnswer
+    answer: Verdict | BankFigures | Maximum
     engine: str
     solver_seconds: float
 
