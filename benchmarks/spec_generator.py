@@ -22,6 +22,11 @@ exercises an instruction; families add their own layouts and checks:
   tile (CuTe, nested CuTe, pointer swizzle, formula, Triton swizzled_shared,
   nvmma_shared, GMMA atoms alone and tiled, TMA boxes), equal by construction or
   perturbed to differ.
+* ttgir -- TTGIR as pasted: `#name = #ttg.<...>` alias lines, `!ttg.memdesc<...>`
+  types (the dtype line sometimes left to the memdesc), `#ttg.shared_linear` with
+  random invertible bases, `#ttg.padded_shared` with random pairs in both printed
+  forms, and the swizzled and nvmma encodings written these ways; now and then
+  `check equivalent` of two writings of one encoding, or of two encodings.
 * copy -- cp.async (.ca 4/8/16 bytes, .cg 16) from a global tile `G` into `L`:
   row-major, padded, column-major, swizzled and formula layouts on both sides,
   `global align`, loops, sources shifted or permuted against the destinations.
@@ -971,6 +976,118 @@ def copy_family(rng: random.Random) -> str:
     return spec.text("copy")
 
 
+# -- ttgir: TTGIR as pasted -- aliases, memdesc types, linear and padded encodings ------
+
+# MLIR element types by size in bytes, with the dtype each is.
+MLIR_TYPES = {
+    1: [("i8", "i8"), ("f8E4M3FN", "e4m3"), ("f8E5M2", "e5m2")],
+    2: [("f16", "f16"), ("bf16", "bf16")],
+    4: [("f32", "f32"), ("i32", "i32")],
+}
+
+
+def unit_bases(shape) -> list[list[int]]:
+    """One basis per offset bit, each one bit of one dimension (d0's first)."""
+    return [
+        [1 << b if i == d else 0 for i in range(len(shape))]
+        for d, n in enumerate(shape)
+        for b in range(n.bit_length() - 1)
+    ]
+
+
+def linear_bases(rng: random.Random, shape) -> list[list[int]]:
+    """An invertible map: the unit bases shuffled, each XORed with some earlier ones."""
+    unit = unit_bases(shape)
+    rng.shuffle(unit)
+    bases: list[list[int]] = []
+    for basis in unit:
+        for earlier in bases:
+            if rng.random() < 0.3:
+                basis = [x ^ y for x, y in zip(basis, earlier)]
+        bases.append(basis)
+    return bases
+
+
+def _lists(rows) -> str:
+    return "[" + ", ".join("[" + ", ".join(map(str, r)) + "]" for r in rows) + "]"
+
+
+def shared_linear(bases, alignment: int) -> str:
+    return f"#ttg.shared_linear<{{offset = {_lists(bases)}}}, alignment = {alignment}>"
+
+
+def padded_shared(pairs, body: str) -> str:
+    return f"#ttg.padded_shared<[{', '.join(f'{i}:+{p}' for i, p in pairs)}] {{{body}}}>"
+
+
+def _padded_text(rng: random.Random, shape) -> str:
+    """Triton's printed forms: the identity as {order, shape}, else {offset, block}
+    with bases that each move along one dimension (Triton's verifier requires it)."""
+    pairs = [
+        (1 << rng.randint(1, 11), rng.choice([1, 1, 2, 4, 8, 16]))
+        for _ in range(rng.choice([1, 1, 2]))
+    ]
+    pairs = list({i: (i, p) for i, p in pairs}.values())
+    order = list(range(len(shape)))
+    rng.shuffle(order)
+    if rng.random() < 0.5:
+        return padded_shared(pairs, f"order = {order}, shape = {list(shape)}")
+    bases = unit_bases(shape)
+    rng.shuffle(bases)
+    return padded_shared(pairs, f"offset = {_lists(bases)}, block = []")
+
+
+def _ttgir_encoding(rng: random.Random, shape, elem_bytes: int) -> str:
+    kind = rng.choice(["padded", "padded", "linear", "linear", "swizzled", "nvmma"])
+    if kind == "padded":
+        return _padded_text(rng, shape)
+    if kind == "linear":
+        return shared_linear(linear_bases(rng, shape), rng.choice([16, 16, 128, 1024]))
+    order = list(range(len(shape)))
+    rng.shuffle(order)
+    if kind == "swizzled" or len(shape) != 2 or shape[1] * elem_bytes < 32 or shape[0] < 8:
+        vec, per, most = rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4]), rng.choice([1, 4, 8])
+        return swizzled_shared(vec, per, most, order, shape).split(" = ", 1)[1].split(" shape")[0]
+    width = min(128, 32 << rng.randint(0, 2), shape[1] * elem_bytes)
+    return nvmma_shared(width, False, 8 * elem_bytes, shape).split(" = ", 1)[1].split(" shape")[0]
+
+
+def _written(rng: random.Random, spec: Spec, encoding: str, shape, mlir: str, name: str) -> str:
+    """The encoding as a layout statement's right side: inline, by an #alias, or in a
+    memdesc type (with an inline or aliased memory space, mutable, allocation shape)."""
+    how = rng.choice(["inline", "alias", "memdesc", "memdesc", "memdesc"])
+    if how != "inline" and rng.random() < 0.8:
+        spec.layouts.append(f"#{name} = {encoding}")
+        encoding = f"#{name}"
+    if how != "memdesc":
+        return f" = {encoding} shape {fmt(tuple(shape))}"
+    dims = "x".join(map(str, shape))
+    space = rng.choice(["#smem", "#ttg.shared_memory"])
+    if space == "#smem" and "#smem = #ttg.shared_memory" not in spec.layouts:
+        spec.layouts.insert(0, "#smem = #ttg.shared_memory")
+    tail = rng.choice(["", ", mutable", f", mutable, {dims}"])
+    return f" = !ttg.memdesc<{dims}x{mlir}, {encoding}, {space}{tail}>"
+
+
+def ttgir_family(rng: random.Random) -> str:
+    elem_bytes = rng.choice([1, 2, 2, 4])
+    mlir, dtype = rng.choice(MLIR_TYPES[elem_bytes])
+    spec = Spec(dtype)
+    shape = _triton_shape(rng, rng.choice([2, 2, 2, 3]))
+    encoding = _ttgir_encoding(rng, shape, elem_bytes)
+    _buffer(rng, spec, False, [128, 256, 1024] if "nvmma" in encoding else None)
+    term = Term(_written(rng, spec, encoding, shape, mlir, "shared"), tuple(shape))
+    spec.layout("L", term)
+    if rng.random() < 0.4:  # the same encoding written another way, or another one
+        other = encoding if rng.random() < 0.6 else _ttgir_encoding(rng, shape, elem_bytes)
+        spec.layout("M", Term(_written(rng, spec, other, shape, mlir, "other"), tuple(shape)))
+        spec.lines.append("check equivalent L, M")
+    text = _finish(rng, spec, "L", term, "ttgir")
+    if "!ttg.memdesc" in text and rng.random() < 0.3:  # the memdesc gives the dtype
+        text = text.replace(f"dtype {dtype}\n", "", 1)
+    return text
+
+
 # -- the families -----------------------------------------------------------------------
 
 FAMILIES = {  # name: (share of cases, generator)
@@ -981,6 +1098,7 @@ FAMILIES = {  # name: (share of cases, generator)
     "triton": (0.13, triton_family),
     "equivalence": (0.20, equivalence_family),
     "copy": (0.05, copy_family),
+    "ttgir": (0.08, ttgir_family),
 }
 
 
