@@ -7,6 +7,7 @@
     python -m benchmarks.differential --cases 50000 --dask tcp://scheduler:8786 --out part3
     python -m benchmarks.differential --merge part1 part2          # one summary of all
     python -m benchmarks.differential --replay 123                 # one case, both answers
+    python -m benchmarks.differential --family ttgir --start 400000 --cases 3000  # one family
 
 Rows are written as cases finish, so a run stopped by --budget, SIGINT or SIGTERM
 keeps its results; the cases it stopped mid-run are listed in
@@ -55,11 +56,12 @@ import sys
 import threading
 import time
 from collections import Counter
+from functools import partial
 
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 from benchmarks.catalog import machine
-from benchmarks.spec_generator import random_case
+from benchmarks.spec_generator import FAMILIES, random_case
 from verify.errors import SpecError
 from verify.oracle import OracleRefusal, OracleUnavailable, answers
 from verify.runner import run_spec
@@ -292,8 +294,8 @@ def _figures(prop: str, result, answer):
     return []
 
 
-def run_case(number: int, seed: int) -> dict:
-    family, text = random_case(random.Random(f"{seed}:{number}"))
+def run_case(number: int, seed: int, family: str | None = None) -> dict:
+    family, text = random_case(random.Random(f"{seed}:{number}"), family)
     started = time.monotonic()
     bad, counts = compare(text)
     flagged = bool(bad or counts["one_sided"])
@@ -316,6 +318,11 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--start", type=int, default=0, help="number of the first case")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--family",
+        choices=sorted(FAMILIES),
+        help="draw every case from this family of the generator (a slice of the campaign)",
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument(
         "--dask",
@@ -339,7 +346,7 @@ def main(argv=None) -> int:
     if args.merge:
         return merge(args)
     if args.replay is not None:
-        _, text = random_case(random.Random(f"{args.seed}:{args.replay}"))
+        _, text = random_case(random.Random(f"{args.seed}:{args.replay}"), args.family)
         bad, counts = compare(text)
         print(
             text,
@@ -362,6 +369,12 @@ def main(argv=None) -> int:
 def _run_one(case: tuple[int, int]) -> dict:
     _leave_interrupts_to_the_campaign()
     return run_case(*case)
+
+
+def _run_one_of(family: str, case: tuple[int, int]) -> dict:
+    """`_run_one` with every case drawn from `family` (--family)."""
+    _leave_interrupts_to_the_campaign()
+    return run_case(*case, family=family)
 
 
 def _leave_interrupts_to_the_campaign():
@@ -389,8 +402,9 @@ def run_cases(numbers, args) -> list[dict]:
     remaining, stopped = list(numbers), []
     with CampaignFiles(args) as out, StopSwitch(args.budget) as switch:
         while remaining and not switch.stopped:
+            task = partial(_run_one_of, args.family) if args.family else _run_one
             lost = _run_until_stopped(
-                engine, remaining, args.seed, switch, rows, out, started, _run_one
+                engine, remaining, args.seed, switch, rows, out, started, task
             )
             stopped += lost
             finished = {r["case"] for r in rows}
@@ -598,7 +612,9 @@ def _typed(row: dict) -> dict:
 
 
 def _this_run(args) -> str:
-    return f"{machine()}; {args.jobs} processes; code at {args.commit}"
+    family = getattr(args, "family", None)
+    only = f"; family {family} only (replay with --family {family})" if family else ""
+    return f"{machine()}; {args.jobs} processes; code at {args.commit}{only}"
 
 
 def _commit() -> str:
@@ -680,7 +696,8 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         f"seed {args.seed}; wall {wall:.0f} s.",
         "",
         "Reproduce: `python -m benchmarks.differential --cases N --seed S`; replay one case "
-        "with `--replay CASE`. The generator's families are described in "
+        "with `--replay CASE` (and `--family NAME` for a run of one family). The "
+        "generator's families are described in "
         "`benchmarks/spec_generator.py`.",
         "",
         "| figure | value |",

@@ -1102,8 +1102,10 @@ FAMILIES = {  # name: (share of cases, generator)
 }
 
 
-def random_case(rng: random.Random) -> tuple[str, str]:
-    """(family, spec text) of one random case."""
+def random_case(rng: random.Random, only: str | None = None) -> tuple[str, str]:
+    """(family, spec text) of one random case; of family `only` when it is given."""
+    if only is not None:
+        return only, FAMILIES[only][1](rng)
     names = list(FAMILIES)
     family = rng.choices(names, weights=[FAMILIES[n][0] for n in names])[0]
     return family, FAMILIES[family][1](rng)
