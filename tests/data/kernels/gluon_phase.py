@@ -8,8 +8,8 @@ from triton.experimental.gluon import language as gl
 
 @gluon.jit
 def column_reads(x_ptr, y_ptr, ROWS: gl.constexpr, MAX_PHASE: gl.constexpr):
-    writer: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
-    reader: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [1, 4], [0, 1])
+    writer: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [gl.num_warps(), 1], [1, 0])
+    reader: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [1, gl.num_warps()], [0, 1])
     shared: gl.constexpr = gl.SwizzledSharedLayout(1, 1, MAX_PHASE, [1, 0])
     rows = gl.arange(0, ROWS, layout=gl.SliceLayout(1, writer))[:, None]
     cols = gl.arange(0, 32, layout=gl.SliceLayout(0, writer))[None, :]
