@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import ROOT
 
 from verify.cli import main
-from verify.errors import SpecError
+from verify.errors import InternalError, SpecError
 from verify.runner import run_spec
 from verify.spec.parser import parse_text
 
@@ -227,7 +227,56 @@ def test_xor_family_proves_the_same_optimum(name):
     queries = doc["proof"]["queries"]
     assert any(q["answer"] == "unsat" for q in queries)
     if name == "two_consumers_64x64":  # the issue's bound: 4-way in every layout
-        assert queries[0]["query"].startswith("lemma (every member): max_ways >= 4")
+        assert queries[0]["query"].startswith("lemma: a phase of copy (32 lanes) costs <= 3")
+        assert queries[1]["query"] == "max_ways <= 3"
+
+
+@pytest.mark.parametrize("family", ["sw", "xor"])
+def test_certificate_steps_are_all_solver_answers(family):
+    """An optimal certificate holds z3 answers only (a SAT replayed as a layout, or
+    an UNSAT), the lemma included: nothing rests on an argument in code."""
+    code, doc = _synth("two_consumers_64x64", "--family", family)
+    assert code == 0 and doc["optimal"]
+    queries = doc["proof"]["queries"]
+    assert {q["answer"] for q in queries} <= {"sat", "unsat"}
+    lemmas = [q for q in queries if q["query"].startswith("lemma")]
+    assert len(lemmas) == 1 and lemmas[0]["answer"] == "unsat"
+
+
+def _copy_lemma():
+    from verify.synth import gf2
+
+    enc = gf2.encode(_problem("two_consumers_64x64"))
+    [(pid, lemma)] = enc.lemmas.items()
+    assert (lemma.access, lemma.bound, lemma.cause) == ("copy", 4, "aligned 16 gemm")
+    return enc, pid, lemma
+
+
+def test_a_wrong_lemma_instance_is_refuted_by_its_query():
+    """The query states the lemma: 4-way is proved (UNSAT below it), while a claimed
+    5-way bound is refuted (a layout with a 4-way phase exists)."""
+    from verify.solve import Budget
+    from verify.synth import gf2
+
+    enc, _, lemma = _copy_lemma()
+    assert gf2.prove_phase_bound(enc.problem, enc.n, lemma, 4, Budget(60)).answer == "unsat"
+    assert gf2.prove_phase_bound(enc.problem, enc.n, lemma, 5, Budget(60)).answer == "sat"
+
+
+def test_an_unproved_lemma_is_neither_used_nor_printed(monkeypatch):
+    from verify.solve import Budget
+    from verify.synth import gf2
+
+    enc, pid, lemma = _copy_lemma()
+    hard = len(enc.hard)
+    monkeypatch.setattr(gf2, "prove_phase_bound", lambda *args: gf2.Step("lemma", "unknown", 0.0))
+    steps: list = []
+    gf2._prove_lemmas(enc, Budget(60), steps)
+    assert steps == [] and enc.phase_low[pid] == 1 and len(enc.hard) == hard
+    assert gf2.lower_bounds(enc) == (1, 4 + 4 * 4 + 1)  # one wavefront a phase
+    monkeypatch.setattr(gf2, "prove_phase_bound", lambda *args: gf2.Step("lemma", "sat", 0.0))
+    with pytest.raises(InternalError, match="pigeonhole count is wrong"):
+        gf2._prove_lemmas(enc, Budget(60), steps)
 
 
 def test_json_layout_is_accepted_by_verify_map():

@@ -40,6 +40,11 @@ The math
   of their span suffices: L is linear); vectors whole: M e_j = e_j for the low
   log2(vector) columns j, so L(o + j) = L(o) ^ j = L(o) + j.
 * XOR terms: entries where M differs from the identity.
+* Lower bounds for every member: a pigeonhole count (`phase_lower_bound`) gives
+  a candidate bound on a phase's cost; z3 proves it on a smaller encoding (that
+  phase alone, L one-to-one on its span, the alignment that forces low bits to
+  0: `prove_phase_bound`) before the search uses it. Every step of a
+  certificate is a z3 answer; no step rests on an argument written in code.
 """
 
 from __future__ import annotations
@@ -70,20 +75,29 @@ class Phase:
     slot_bits: int
 
 
-LEMMA = "by counting"  # the answer of a lemma step: an argument, not a query
+@dataclass
+class Step:
+    """One step of the certificate: a z3 query and its answer.
+
+    A lemma (`phase_lower_bound`'s bound on one phase, for every member) is a step
+    like any other: `prove_phase_bound` asks z3 whether the phase can cost less on a
+    smaller encoding, and only an UNSAT answer makes the bound usable."""
+
+    query: str
+    answer: str  # "sat", "unsat" or "unknown" from z3
+    seconds: float
 
 
 @dataclass
-class Step:
-    """One step of the certificate: a solver query, or a lemma.
+class Lemma:
+    """A phase's candidate lower bound (`phase_lower_bound`), to be proved by a query:
+    `forced` low bits of L vanish on the phase's span, by the alignment `cause`."""
 
-    A lemma step (`phase_lower_bound`'s pigeonhole argument) is reasoning written in
-    this module, not a solver answer; its answer says so, "by counting", so the
-    certificate never presents it as a solver's proof."""
-
-    query: str
-    answer: str  # "sat", "unsat" or "unknown" from z3; LEMMA for a lemma
-    seconds: float
+    phase: Phase
+    bound: int
+    forced: int
+    cause: str
+    access: str
 
 
 @dataclass
@@ -101,8 +115,8 @@ class Encoding:
     access_extra: dict = field(default_factory=dict)  # access -> wavefront ladder
     access_instances: dict = field(default_factory=dict)  # access -> phase ids per instance
     pairs: dict = field(default_factory=dict)  # phase id -> (slot-eq, unit-eq) pairs
-    phase_low: dict = field(default_factory=dict)  # phase id -> proved lower bound
-    phase_low_cause: dict = field(default_factory=dict)  # phase id -> the alignment it uses
+    phase_low: dict = field(default_factory=dict)  # phase id -> proved lower bound (1: none)
+    lemmas: dict = field(default_factory=dict)  # phase id -> Lemma (a bound above 1, unproved)
     aligned_spans: list = field(default_factory=list)  # (basis, low bits forced zero on it)
     _parity: dict = field(default_factory=dict)
 
@@ -318,9 +332,10 @@ def _access_banks(enc: Encoding, access: SynthAccess, phase_ids: dict):
             if key not in phase_ids:
                 phase_ids[key] = len(phase_ids)
                 _phase(enc, phase_ids[key], Phase(key[2], shift, slot_bits))
-                enc.phase_low[phase_ids[key]], enc.phase_low_cause[phase_ids[key]] = (
-                    phase_lower_bound(enc, Phase(key[2], shift, slot_bits))
-                )
+                enc.phase_low[phase_ids[key]] = 1
+                lemma = phase_lower_bound(enc, Phase(key[2], shift, slot_bits), access.name)
+                if lemma is not None:
+                    enc.lemmas[phase_ids[key]] = lemma
             ids.append(phase_ids[key])
         instances.add(tuple(sorted(ids)))
     enc.access_phases[access.name] = sorted({p for inst in instances for p in inst})
@@ -341,8 +356,10 @@ def _in_span(value: int, basis: list[int]) -> bool:
     return value == 0
 
 
-def phase_lower_bound(enc: Encoding, phase: Phase) -> tuple[int, str | None]:
-    """A bound on the phase's cost that every member meets (a pigeonhole lemma).
+def phase_lower_bound(enc: Encoding, phase: Phase, access: str) -> Lemma | None:
+    """A candidate bound on the phase's cost for every member (a pigeonhole count),
+    or None when the count gives nothing above 1. A candidate is not a proof:
+    `prove_phase_bound` asks z3 for it, and the search uses only proved ones.
 
     Let V be the span of the phase's offsets (translated to contain 0) and z the
     most low bits that alignment forces to 0 on a span containing V (some
@@ -350,7 +367,6 @@ def phase_lower_bound(enc: Encoding, phase: Phase) -> tuple[int, str | None]:
     distinct units: L(o ^ o') != 0 as M is invertible, and its bits below k0 are
     0. Their slots are the slot bits at or above z of L(V): at most
     2^min(free slot bits, dim V) values. So some slot holds ceil(K / that) units.
-    Returns the bound and the alignment constraint it rests on.
     """
     basis = _basis(phase.offsets)
     forced, cause = max(
@@ -361,12 +377,47 @@ def phase_lower_bound(enc: Encoding, phase: Phase) -> tuple[int, str | None]:
         ],
         default=(0, None),
     )
-    if forced < phase.unit_shift or cause is None:
-        return 1, None
+    if forced < phase.unit_shift or cause is None or len(basis) > MAX_LEMMA_DIM:
+        return None
     top = min(enc.n, phase.unit_shift + phase.slot_bits)
     free = max(0, top - max(forced, phase.unit_shift))
-    slots = 1 << min(free, len(basis))
-    return -(-len(phase.offsets) // slots), cause
+    bound = -(-len(phase.offsets) // (1 << min(free, len(basis))))
+    return Lemma(phase, bound, forced, cause, access) if bound > 1 else None
+
+
+# A lemma's query states "L is one-to-one on the phase's span" as one constraint per
+# nonzero vector of the span: 2^dim - 1 of them (a phase of 32 lanes spans at most
+# 5 dimensions in every catalog problem; larger spans are left without a lemma).
+MAX_LEMMA_DIM = 10
+
+
+def prove_phase_bound(problem: Problem, n: int, lemma: Lemma, bound: int, budget: Budget) -> Step:
+    """Ask z3 whether the phase can cost at most bound - 1; UNSAT proves that it
+    costs at least `bound` in every layout of every family.
+
+    The encoding is smaller than the search's: only this phase's lanes (the same
+    `_phase` constraints the search uses), L one-to-one on the span V of their
+    offsets (every invertible M is, so every member of every family is), and the
+    low `forced` bits of L zero on V (what the alignment `cause` imposes on V).
+    Each of these is implied by the search's constraints, so UNSAT here is UNSAT
+    there. z3 answers it in about a second where the whole encoding timed out at
+    120 s."""
+    ctx = z3.Context()
+    m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
+    small = Encoding(problem, n, ctx, m)
+    basis = _basis(lemma.phase.offsets)
+    for pick in range(1, 1 << len(basis)):
+        v = reduce(lambda a, b: a ^ b, (x for i, x in enumerate(basis) if pick >> i & 1))
+        small.hard.append(z3.Not(small.zero(range(n), v)))
+    small.hard += [z3.Not(small.parity(i, o)) for o in basis for i in range(lemma.forced)]
+    _phase(small, 0, lemma.phase)
+    label = (
+        f"lemma: a phase of {lemma.access} ({len(lemma.phase.offsets)} lanes) costs <= "
+        f"{bound - 1} given {lemma.cause}, L one-to-one on its span"
+    )
+    started = time.monotonic()
+    result = search(small.solver([z3.Not(small.phase_steps[0][bound - 2])]), budget)
+    return Step(label, result.status, time.monotonic() - started)
 
 
 def _phase(enc: Encoding, pid: int, phase: Phase):
@@ -474,10 +525,10 @@ def minimise(
     requirements = _requirements(enc)
     enc.tracked.update(requirements)
     steps: list[Step] = []
-    clash = _below_lemma(enc)
-    if clash is not None:
-        lemma, core = clash
-        return XorResult(None, True, [Step(lemma, LEMMA, 0.0)], core=core)
+    _prove_lemmas(enc, budget, steps)
+    core = _below_lemma(enc)
+    if core is not None:
+        return XorResult(None, True, steps, core=core)
     best = _start(enc, start)
     if best is None:
         status, best = _ask(
@@ -488,15 +539,7 @@ def minimise(
         if best is None:
             return XorResult(None, False, steps, reason=f"timeout after {budget.seconds:g} s")
     phases = sum(a.weight * a.instruction.ideal_wavefronts for a in problem.accesses)
-    ways_low, waves_low = lower_bounds(enc)
-    if ways_low > 1 or waves_low > phases:
-        steps.append(
-            Step(
-                f"lemma (every member): max_ways >= {ways_low}, weighted wavefronts >= {waves_low}",
-                LEMMA,
-                0.0,
-            )
-        )
+    ways_low, waves_low = _proved_lows(enc, family, phases, budget, steps)
     stages = [
         ("max_ways", ways_low, lambda f: f.objective.max_ways, lambda k: enc.ways_at_most(k)),
         (
@@ -527,31 +570,69 @@ def minimise(
     )
 
 
-def _below_lemma(enc: Encoding):
-    """A required max-ways below the lemma's bound for its access: infeasible, with
-    the requirement and the alignment the lemma rests on as the core."""
+def _prove_lemmas(enc: Encoding, budget: Budget, steps: list[Step]):
+    """Ask z3 for each phase's candidate bound (`prove_phase_bound`); a proved one
+    becomes the phase's lower bound, and the search's encoding gains it as the
+    fact "the cause's alignment implies the phase costs at least that" (true of
+    every member: the query proved it). A bound z3 does not prove is not used; one
+    it refutes is a wrong count in `phase_lower_bound`, an internal error. Only
+    the UNSAT steps join the certificate: an unproved lemma proves nothing and is
+    not used."""
+    for pid, lemma in enc.lemmas.items():
+        step = prove_phase_bound(enc.problem, enc.n, lemma, lemma.bound, budget)
+        if step.answer == "sat":
+            raise InternalError(f"the pigeonhole count is wrong: {step.query} is SAT")
+        if step.answer == "unsat":
+            steps.append(step)
+            enc.phase_low[pid] = lemma.bound
+            may_cost = enc.phase_steps[pid][lemma.bound - 2]
+            enc.hard.append(z3.Implies(enc.tracked[lemma.cause], may_cost))
+
+
+def _below_lemma(enc: Encoding) -> list[str] | None:
+    """A required max-ways below a proved lemma's bound for its access: infeasible,
+    with the requirement and the alignment the lemma rests on as the core (the
+    lemma's UNSAT query is the proof)."""
     for r in enc.problem.requirements:
         if r.metric != "ways":
             continue
         low, pid = max((enc.phase_low[p], p) for p in enc.access_phases[r.access])
         if r.bound < low:
-            cause = enc.phase_low_cause[pid]
-            return (
-                f"lemma (every member): {r.access} is at least {low}-way, given {cause}",
-                [r.describe(), cause],
-            )
+            return [r.describe(), enc.lemmas[pid].cause]
     return None
 
 
 def lower_bounds(enc: Encoding) -> tuple[int, int]:
-    """Max-ways and weighted wavefronts no member can beat, from `phase_lower_bound`:
-    the worst phase, and per access its worst instance's sum (weighted)."""
+    """Max-ways and weighted wavefronts no member can beat, from the proved phase
+    bounds: the worst phase, and per access its worst instance's sum (weighted)."""
     ways = max(enc.phase_low.values())
     waves = sum(
         a.weight * max(sum(enc.phase_low[p] for p in inst) for inst in enc.access_instances[a.name])
         for a in enc.problem.accesses
     )
     return ways, waves
+
+
+def _proved_lows(enc: Encoding, family, phases: int, budget: Budget, steps: list[Step]):
+    """The lower bounds the bisection starts from. Above the trivial ones (1-way,
+    one wavefront per phase) each is a query of the search's encoding, which now
+    holds the proved lemmas: "max_ways <= bound - 1" and "weighted wavefronts <=
+    bound - 1" must be UNSAT (the step joins the certificate), or the trivial bound
+    is used instead."""
+    ways_low, waves_low = lower_bounds(enc)
+    out = []
+    for name, low, trivial, constraint in (
+        ("max_ways", ways_low, 1, enc.ways_at_most),
+        ("weighted wavefronts", waves_low, phases, lambda k: enc.extra_at_most(k - phases)),
+    ):
+        if low > trivial:
+            asked: list[Step] = []
+            label = f"{name} <= {low - 1}"
+            status, _ = _ask(enc, family, label, constraint(low - 1), budget, asked)
+            steps += asked if status == "unsat" else []
+            low = low if status == "unsat" else trivial
+        out.append(low)
+    return out[0], out[1]
 
 
 def _start(enc: Encoding, table: np.ndarray | None) -> Found | None:
