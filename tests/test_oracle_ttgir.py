@@ -25,9 +25,11 @@ from benchmarks.spec_generator import (
     ttgir_family,
     unit_bases,
 )
+from verify.errors import SpecError
 from verify.oracle import OracleRefusal, triton_encodings
 from verify.oracle import memdesc as oracle_memdesc
 from verify.oracle.reading import read
+from verify.spec.parser import parse_text
 
 SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 NVMMA = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
@@ -267,18 +269,37 @@ REJECTED = [
     "#ttg.padded_shared<[8:+1] {offset = [[0, 1], [0, 2], [1, 0]]}>",
     "#ttg.padded_shared<[8:+3] {order = [1, 0], shape = [2, 4]}>",
     "#ttg.padded_shared<[8:+1, 8:+2] {order = [1, 0], shape = [2, 4]}>",
-    # shared_linear: the alignment after the braces is not optional.
+    # shared_linear: the alignment after the braces, and only there.
     "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0]]}>",
+    "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0]], alignment = 16}, alignment = 16>",
 ]
+# Both printed forms at once: Triton's parser reports "Unexpected attribute" and
+# builds the offset form; verify used to read the identity here (issue 15 item 5).
+MIXED = "#ttg.padded_shared<[8:+1] {offset = [[1, 0], [0, 1], [0, 2]], block = [], order = [1, 0]}>"
+
+
+def rejected_by_verify_and_the_oracle(encoding: str, memdesc: str):
+    text = f"dtype f16\n#shared = {encoding}\nlayout L = {memdesc}\n"
+    with pytest.raises(SpecError, match="t.spec:2:1: error: |t.spec:3:12: error: "):
+        parse_text(text, "t.spec")
+    with pytest.raises(OracleRefusal):
+        read(text)
 
 
 @pytest.mark.parametrize("encoding", REJECTED)
-def test_what_tritons_parser_rejects_the_oracle_refuses(triton, tmp_path, encoding):
+def test_what_tritons_parser_rejects_verify_and_the_oracle_reject(triton, tmp_path, encoding):
     memdesc = "!ttg.memdesc<2x4xf16, #shared, #ttg.shared_memory, mutable>"
     with pytest.raises(RuntimeError):
         parsed_by_triton(tmp_path, [f"#shared = {encoding}"], memdesc)
-    with pytest.raises(OracleRefusal):
-        read(f"dtype f16\n#shared = {encoding}\nlayout L = {memdesc}\n")
+    rejected_by_verify_and_the_oracle(encoding, memdesc)
+
+
+def test_both_padded_forms_at_once_are_rejected_not_read_as_the_identity(triton, tmp_path, capfd):
+    memdesc = "!ttg.memdesc<2x4xf16, #shared, #ttg.shared_memory, mutable>"
+    layout, _ = parsed_by_triton(tmp_path, [f"#shared = {MIXED}"], memdesc)
+    assert "Unexpected attribute" in capfd.readouterr().err
+    assert layout.offset_bases == [[1, 0], [0, 1], [0, 2]]  # not the identity of order
+    rejected_by_verify_and_the_oracle(MIXED, memdesc)
 
 
 @pytest.mark.parametrize(

@@ -106,8 +106,15 @@ def parse_encoding(text: str, pos: Pos = Pos()) -> Encoding:
     fields = _fields(inner["body"], m["kind"], pos)
     if kind == "padded_shared":
         fields["intervals"] = _pairs(inner["pairs"], pos)
-    if kind == "shared_linear" and inner["alignment"]:
-        fields["alignment"] = int(inner["alignment"])
+    if kind == "shared_linear":
+        if "alignment" in fields:
+            raise SpecError(
+                "shared_linear: expected 'alignment = N' after the braces, as Triton "
+                "prints it, found it inside them (Triton's parser rejects that)",
+                pos,
+            )
+        if inner["alignment"]:
+            fields["alignment"] = int(inner["alignment"])
     return Encoding(kind, fields, text.strip())
 
 
@@ -317,6 +324,38 @@ def _log2(power_of_two: int) -> int:
     return power_of_two.bit_length() - 1
 
 
+def _check_padded_as_triton_reads_it(enc: Encoding, pos: Pos):
+    """Triton 3.9's PaddedSharedEncodingAttr::parse and ::verify
+    (lib/Dialect/TritonGPU/IR/Dialect.cpp): the fields are ``{offset, block}`` or
+    ``{order, shape}``, never a mix (Triton reports "Unexpected attribute" and
+    builds the offset form, where the identity would otherwise be read here);
+    the offset form names its block bases; each offset basis moves along one
+    dimension by a power of two ("Each offset basis must move in at most one
+    dimension", "... must be 0 or a power of two")."""
+    given = set(enc.fields) - {"intervals"}
+    if given & {"offset", "block"} and given & {"order", "shape"}:
+        raise SpecError(
+            "padded_shared: expected {offset = [...], block = []} or {order = [...], "
+            "shape = [...]}, found fields of both (Triton rejects the mix)",
+            pos,
+        )
+    if "offset" in given and "block" not in given:
+        raise SpecError(
+            "padded_shared: expected 'block = []' beside 'offset', as Triton prints it "
+            "(its parser requires both)",
+            pos,
+        )
+    bases = enc.fields.get("offset")
+    for basis in bases if isinstance(bases, list) else []:
+        moving = [v for v in basis if v] if isinstance(basis, list) else []
+        if len(moving) > 1 or any(type(v) is not int or v < 0 or v & (v - 1) for v in moving):
+            raise SpecError(
+                f"padded_shared: offset basis {basis}: expected a move along one "
+                "dimension by a power of two (Triton's verifier rejects others)",
+                pos,
+            )
+
+
 def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
     """The encoding on a tensor of `shape`, over coordinates d0, d1, ..."""
     if len(shape) < 2:
@@ -325,7 +364,15 @@ def layout(enc: Encoding, shape: tuple[int, ...], pos: Pos = Pos()) -> Formula:
         _power_of_two(n, f"{enc.kind} shape {list(shape)}", pos)
     if enc.kind in ("padded_shared", "shared_linear"):
         _check_fields(enc, triton_linear.FIELDS[enc.kind], pos)
+        if enc.kind == "padded_shared":
+            _check_padded_as_triton_reads_it(enc, pos)
         body = triton_linear.formula(enc.kind, enc.fields, shape, pos)
+        if enc.kind == "shared_linear" and "alignment" not in enc.fields:
+            raise SpecError(
+                "shared_linear: expected ', alignment = N' after the braces, as "
+                "Triton prints it (its parser requires it)",
+                pos,
+            )
     else:
         body = (swizzled_formula if enc.kind == "swizzled_shared" else nvmma_formula)(
             enc, shape, pos
