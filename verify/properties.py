@@ -22,6 +22,17 @@ better than a sum of bit-vector counts: a 4-phase ldmatrix maximum took 49 s
 with the adder and 0.07 s so. (A single phase's maximum is faster with its
 bit-vector count cnt_p >= k than with a cardinality constraint, so phases keep
 theirs: 1.5 s against 3.1 s on a 32-lane 8-bit store.)
+
+The H200's rules (docs/hardware.md) on top of that. Rule L, 64/128-bit loads: a
+Boolean m_j per pair of neighbouring phases says the pair merges (the warp's lanes
+come in equal pairs or alternate two addresses, and no two lanes of the pair put
+distinct words in one bank); a merged pair's phases count one each, so wavefronts
+are SUM_p cnt_p - SUM_j m_j, which the ladder takes as "at least n + pairs of the
+steps and the not-m_j". Rule C, cp.async.ca: per phase, symbolic banks (A_p, B_p)
+that must be one of the phase's edges (source bank, destination bank of a copied
+word), and cnt_p = #{edges leaving A_p or entering B_p} = out(A_p) + in(B_p) -
+both(A_p, B_p), whose maximum is the phase's cost. Bound G, cp.async.cg: one count
+over the warp, of lanes whose 16-byte destination no earlier lane has.
 """
 
 from __future__ import annotations

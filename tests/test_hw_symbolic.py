@@ -1,0 +1,347 @@
+"""Rule L, rule C and bound G in both engines (issue 18), against brute force.
+
+Random small specs whose lanes follow regular and irregular patterns (groups of
+neighbouring lanes, alternation, periods, strides, XORs with a loop variable) are
+decided by the solver (`verify.properties`) and by enumeration (`verify.enumerate`),
+and both are compared with a brute force written here: every instance evaluated with
+`Access.lane_addresses` and costed by `verify.bank.hardware_wavefronts` /
+`verify.bank.copy_cost`. Copies are also costed by the independent oracle's own rule
+C and bound G (`verify.oracle.hardware.copy_cost`, no code shared with verify). The
+oracle has no rule L (its loads follow the phase model), so loads are compared with
+`verify.bank` only, and the oracle with the phase model they share.
+
+Beyond the maxima, the solver's counts are pinned at single instances and must equal
+the replay (an encoding that under-counted where the maximum does not look would
+prove a wrong bound), and every verdict class is reached through `run_spec`:
+PROVED and REFUTED for loads and .ca copies, and PROVED, UNKNOWN and REFUTED (an
+``==`` above the bound) for .cg, which bound G never refutes otherwise.
+"""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+import z3
+
+from verify import enumerate as enumeration
+from verify import properties
+from verify.bank import bank_cost, copy_cost, hardware_wavefronts
+from verify.oracle import hardware as oracle_hardware
+from verify.program import Access, Program
+from verify.runner import run_spec
+from verify.solve import Budget, Status
+from verify.spec.parser import parse_text
+
+# Lane patterns, in units of the access: each is an index expression in lane and k.
+LANE_PATTERNS = [
+    "lane / {g} * {a} + k * {c}",  # groups of g neighbouring lanes (g = 2: pairs)
+    "lane % 2 * {a} + k * {c}",  # two addresses alternating
+    "lane % {m} * {a} + k * {c}",  # a period of m lanes
+    "lane / 2 * {a} + lane % 2 * {b} + k * {c}",  # pairs that differ when b != 0
+    "(lane / {g} ^ k) * {a}",  # groups permuted by the loop variable
+    "lane * {a} % {m} + k * {c}",  # strides folded into a window
+    "{b} + k * {c}",  # one address for the whole warp
+]
+LOADS = ["ld.shared.v2.b32", "ld.shared.v4.b32"]
+COPIES = ["cp.async.ca.4", "cp.async.ca.8", "cp.async.ca.16", "cp.async.cg.16"]
+BYTES = {"ld.shared.v2.b32": 8, "ld.shared.v4.b32": 16, "cp.async.ca.4": 4}
+BYTES.update({"cp.async.ca.8": 8, "cp.async.ca.16": 16, "cp.async.cg.16": 16})
+CASES = 24
+
+
+def lane_pattern(rng: random.Random) -> str:
+    return rng.choice(LANE_PATTERNS).format(
+        g=rng.choice([1, 2, 2, 4, 8, 16, 32]),
+        a=rng.choice([0, 1, 1, 2, 3, 4, 8, 16, 17, 32]),
+        b=rng.choice([0, 1, 2, 5, 8, 16]),
+        c=rng.choice([0, 1, 4, 8, 32]),
+        m=rng.choice([3, 4, 8, 16, 64]),
+    )
+
+
+def units(instr: str, pattern: str, window: int) -> str:
+    """f32 elements of the `pattern`-th aligned access unit, inside `window` units."""
+    return f"{BYTES[instr] // 4} * (({pattern}) % {window})"
+
+
+def load_spec(rng: random.Random) -> str:
+    instr = rng.choice(LOADS)
+    loops = rng.choice([1, 2, 4])
+    return (
+        f"dtype f32\nbuffer align {rng.choice([16, 128])}\nlayout S = (_4096):(_1)\n"
+        f"access a = {instr} S({units(instr, lane_pattern(rng), 256)}) for k in 0..{loops}\n"
+    )
+
+
+def copy_spec(rng: random.Random) -> str:
+    instr = rng.choice(COPIES)
+    loops = rng.choice([1, 2, 4])
+    return (
+        "dtype f32\nlayout S = (_4096):(_1)\nlayout G = (_16384):(_1)\n"
+        f"access a = {instr} S({units(instr, lane_pattern(rng), 256)}) "
+        f"from G({units(instr, lane_pattern(rng), 1024)}) for k in 0..{loops}\n"
+    )
+
+
+def access_of(text: str) -> tuple[Program, Access]:
+    program = Program(parse_text(text, "random.spec"))
+    return program, program.access("a", None)
+
+
+def instances(access: Access):
+    names = access.instance_vars
+    ranges = [range(access.ranges[n].lo, access.ranges[n].hi) for n in names]
+    return [dict(zip(names, v)) for v in itertools.product(*ranges)]
+
+
+def brute_load(access: Access) -> tuple[int, int]:
+    """(max-ways, rule L wavefronts), each maximised over every instance."""
+    instr, every = access.instruction, [access.lane_addresses(v) for v in instances(access)]
+    return (
+        max(bank_cost(instr, a).max_ways for a in every),
+        max(hardware_wavefronts(instr, a) for a in every),
+    )
+
+
+def brute_copy(access: Access) -> int:
+    assert access.source is not None
+    return max(
+        copy_cost(
+            access.instruction, access.lane_addresses(v), access.source.lane_addresses(v)
+        ).wavefronts
+        for v in instances(access)
+    )
+
+
+def oracle_copy(access: Access, instr: str) -> int:
+    """The oracle's rule C / bound G on the same addresses (its own instruction table)."""
+    assert access.source is not None
+    every = instances(access)
+    dst = np.array([access.lane_addresses(v) for v in every], dtype=np.int64)
+    src = np.array([access.source.lane_addresses(v) for v in every], dtype=np.int64)
+    return int(oracle_hardware.copy_cost(oracle_hardware.instruction(instr), dst, src).max())
+
+
+def naturally_aligned(program: Program, access: Access) -> bool:
+    n = access.instruction.bytes_per_address
+    return all(
+        enumeration.aligned(program, side, n, Budget(60)).status == Status.PROVED
+        for side in (access, access.source)
+        if side is not None
+    )
+
+
+def drawn(kind, seed: int) -> tuple[str, Program, Access]:
+    text = kind(random.Random(seed))
+    program, access = access_of(text)
+    assert naturally_aligned(program, access), text  # the patterns are aligned by units()
+    return text, program, access
+
+
+# -- the maxima: both engines equal brute force --------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_rule_l_in_both_engines_equals_brute_force(seed):
+    text, _, access = drawn(load_spec, seed)
+    expected = brute_load(access)
+    for engine in (properties, enumeration):
+        figures = engine.bank_figures(access, Budget(60))
+        got = (figures.ways.value, figures.wavefronts.value)
+        assert got == expected and figures.wavefronts.exact, (engine.__name__, text)
+        assert (
+            hardware_wavefronts(
+                access.instruction, access.lane_addresses(figures.wavefronts.witness)
+            )
+            == expected[1]
+        )
+
+
+@pytest.mark.parametrize("seed", range(CASES))
+def test_rule_c_and_bound_g_in_both_engines_equal_brute_force_and_the_oracle(seed):
+    text, _, access = drawn(copy_spec, seed)
+    expected = brute_copy(access)
+    assert oracle_copy(access, access.instruction.name) == expected, text
+    for engine in (properties, enumeration):
+        best = engine.copy_wavefronts(access, Budget(60))
+        assert (best.value, best.exact) == (expected, True), (engine.__name__, text)
+
+
+def test_the_oracle_has_no_rule_l_and_agrees_with_the_phase_model():
+    """What the oracle can check of the loads: its phase model is verify's."""
+    for seed in range(CASES):
+        _, _, access = drawn(load_spec, seed)
+        addresses = np.array([access.lane_addresses(v) for v in instances(access)])
+        instr = oracle_hardware.instruction(access.instruction.name)
+        phase_model = max(bank_cost(access.instruction, list(a)).wavefronts for a in addresses)
+        assert oracle_hardware.bank_figures(instr, addresses)[1] == phase_model
+
+
+# -- the solver's counts at single instances ------------------------------------------
+
+
+def pinned_wavefronts(query: properties.PhaseQuery, values: dict[str, int]) -> int:
+    """The largest n for which "wavefronts >= n" is satisfiable at this instance."""
+    pinned = [query.ctx.var(n) == query.ctx.num(v) for n, v in values.items()]
+    caps = [query.phase_ceiling(p) for p in range(len(query.counts))]
+    new_solver, at_least = query.wavefront_encoding(caps)
+
+    def reaches(n: int) -> bool:
+        solver = new_solver()
+        solver.add(*pinned, at_least(n))
+        return solver.check() == z3.sat
+
+    return next(n for n in range(sum(caps) + 1) if not reaches(n + 1))
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 3))
+def test_the_encodings_count_exactly_at_each_instance(seed):
+    """Loads (rule L, merged pairs pinned) and copies (rule C, bound G)."""
+    _, _, load = drawn(load_spec, seed)
+    _, _, copy = drawn(copy_spec, seed)
+    for access, query, cost in (
+        (load, properties.BankQuery(load), lambda v: brute_load_at(load, v)),
+        (copy, properties.CopyQuery(copy), lambda v: brute_copy_at(copy, v)),
+    ):
+        every = instances(access)
+        for values in random.Random(seed).sample(every, min(3, len(every))):
+            assert pinned_wavefronts(query, values) == cost(values), (access.name, values)
+
+
+def brute_load_at(access: Access, values: dict[str, int]) -> int:
+    return hardware_wavefronts(access.instruction, access.lane_addresses(values))
+
+
+def brute_copy_at(access: Access, values: dict[str, int]) -> int:
+    assert access.source is not None
+    return copy_cost(
+        access.instruction, access.lane_addresses(values), access.source.lane_addresses(values)
+    ).wavefronts
+
+
+# -- verdicts: every class, both engines, against brute force -------------------------
+
+
+def verdicts(text: str, checks: list[str]) -> dict[str, dict[str, tuple[Status, int | None]]]:
+    spec = text + "".join(f"check {c} a\n" for c in checks)
+    out = {}
+    for engine in ("z3", "enumeration"):
+        results = run_spec(parse_text(spec, "random.spec"), engine=engine)
+        out[engine] = {r.property: (r.status, r.wavefronts) for r in results if not r.implicit}
+    return out
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 2))
+def test_load_verdicts_follow_brute_force(seed):
+    text, _, access = drawn(load_spec, seed)
+    top = brute_load(access)[1]
+    expected = {f"wavefronts <= {top} a": Status.PROVED, f"wavefronts == {top} a": Status.PROVED}
+    if top > 1:
+        expected[f"wavefronts <= {top - 1} a"] = Status.REFUTED
+    expected[f"wavefronts == {top + 1} a"] = Status.REFUTED
+    for engine, got in verdicts(text, [c[: -len(" a")] for c in expected]).items():
+        assert {c: s for c, (s, _) in got.items()} == expected, (engine, text)
+        assert {w for _, w in got.values()} == {top}, (engine, text)
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 2))
+def test_copy_verdicts_follow_brute_force(seed):
+    text, _, access = drawn(copy_spec, seed)
+    top = brute_copy(access)
+    exact = access.instruction.cache == "ca"
+    expected = {
+        f"wavefronts <= {top} a": Status.PROVED,
+        f"wavefronts == {top + 1} a": Status.REFUTED,  # no instance reaches it, even for .cg
+    }
+    if top > 1:  # bound G may overestimate: never a refutation
+        expected[f"wavefronts <= {top - 1} a"] = Status.REFUTED if exact else Status.UNKNOWN
+    for engine, got in verdicts(text, [c[: -len(" a")] for c in expected]).items():
+        assert {c: s for c, (s, _) in got.items()} == expected, (engine, text)
+
+
+def test_every_verdict_class_is_reached():
+    """The random cases above reach each class (else the comparison proves little)."""
+    load_classes, copy_classes = set(), set()
+    for seed in range(0, CASES, 2):
+        load_classes.add(brute_load(drawn(load_spec, seed)[2])[1] > 1)
+        _, _, copy = drawn(copy_spec, seed)
+        copy_classes.add((copy.instruction.cache, brute_copy(copy) > 1))
+    assert load_classes == {True, False}
+    assert {("ca", True), ("cg", True)} <= copy_classes
+
+
+# -- rule L's cases, written out ------------------------------------------------------
+
+RULE_L_CASES = [
+    # (lane pattern in 16-byte units, rule L wavefronts of ld.shared.v4, phase model's)
+    ("lane / 2", 2, 4),  # pairs over 16 distinct chunks: two merged pairs
+    ("lane % 2", 2, 4),  # two alternating chunks: both phase pairs merge
+    ("0", 2, 4),  # one address: pairs merge (each phase already costs 1)
+    ("lane / 4", 2, 4),  # groups of 4 are pairs too
+    ("lane % 4", 4, 4),  # a period of 4 does not merge
+    ("lane / 2 * 8", 16, 16),  # pairs in one bank quad: 4-way phases, no merge
+    ("lane / 2 % 4 + lane / 8 * 8", 4, 4),  # conflict-free phases, a union that is not
+    ("lane", 4, 4),  # no pairs
+]
+
+
+@pytest.mark.parametrize("pattern,rule_l,phase_model", RULE_L_CASES)
+def test_rule_l_cases_in_both_engines(pattern, rule_l, phase_model):
+    """The maxima, and the solver's count pinned at the instance: a maximum alone
+    can be met by the replayed start and never ask the encoding."""
+    text = (
+        "dtype f32\nlayout S = (_4096):(_1)\n"
+        f"access a = ld.shared.v4.b32 S(4 * ({pattern})) for k in 0..1\n"
+    )
+    _, access = access_of(text)
+    values = instances(access)[0]
+    addresses = access.lane_addresses(values)
+    instr = access.instruction
+    assert hardware_wavefronts(instr, addresses) == rule_l
+    assert bank_cost(instr, addresses).wavefronts == phase_model
+    assert pinned_wavefronts(properties.BankQuery(access), values) == rule_l
+    for engine in (properties, enumeration):
+        assert engine.bank_figures(access, Budget(60)).wavefronts.value == rule_l, engine.__name__
+
+
+COPY_CASES = [
+    # (instruction, destination and source patterns in copy units, rule C / bound G)
+    ("cp.async.ca.4", "lane", "lane", 1),  # contiguous both sides
+    ("cp.async.ca.4", "lane", "4 * lane", 4),  # 16-byte-strided source
+    ("cp.async.ca.4", "lane", "0", 32),  # every lane reads one global word
+    ("cp.async.ca.16", "lane", "lane / 2", 8),  # two lanes per source chunk
+    ("cp.async.cg.16", "lane % 16", "lane", 16),  # destinations repeat 16 lanes apart
+    ("cp.async.cg.16", "lane / 4", "0", 8),
+    ("cp.async.cg.16", "0", "lane", 1),  # 32 lanes writing one destination
+]
+
+
+@pytest.mark.parametrize("instr,dst,src,cost", COPY_CASES)
+def test_copy_cases_in_both_engines(instr, dst, src, cost):
+    text = (
+        "dtype f32\nlayout S = (_4096):(_1)\nlayout G = (_16384):(_1)\n"
+        f"access a = {instr} S({units(instr, dst, 256)}) from G({units(instr, src, 1024)}) "
+        "for k in 0..1\n"
+    )
+    _, access = access_of(text)
+    values = instances(access)[0]
+    assert brute_copy_at(access, values) == cost
+    assert pinned_wavefronts(properties.CopyQuery(access), values) == cost
+    for engine in (properties, enumeration):
+        assert engine.copy_wavefronts(access, Budget(60)).value == cost, engine.__name__
+
+
+def test_a_refuted_merged_load_says_which_figure_it_is():
+    text = (
+        "dtype f32\nlayout S = (_4096):(_1)\n"
+        "access a = ld.shared.v4.b32 S(4 * (lane / 2)) for k in 0..1\ncheck wavefronts <= 1 a\n"
+    )
+    for engine in ("z3", "enumeration"):
+        (result,) = [
+            r for r in run_spec(parse_text(text, "t.spec"), engine=engine) if not r.implicit
+        ]
+        assert result.status == Status.REFUTED and result.wavefronts == 2
+        assert result.counterexample is not None
+        assert result.counterexample.summary.startswith("2 wavefronts by rule L (2 conflict-free")
+        assert result.fidelity is not None and result.fidelity.startswith("exact (rule L")
