@@ -138,6 +138,7 @@ class Fix:
     objective: Objective
     changes: int
     results: list[CheckResult] = field(default_factory=list)  # the whole spec re-checked
+    stale: list[str] = field(default_factory=list)  # exact figures it changes (Rechecker)
 
 
 @dataclass
@@ -232,9 +233,25 @@ def _search(
         return None
     outcome = Outcome(family, requirements=tuple(r.describe() for r in problem.requirements))
     fixes = _score(problem, outcome, deadline)
-    _choose(outcome, fixes, source, statement[0], spec.file, before)
+    required = frozenset((r.line, r.text) for r in problem.requirements)
+    recheck = Rechecker(source, statement[0], spec.file, before, required, _exempt(spec, before))
+    _choose(outcome, fixes, recheck)
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def _exempt(spec: Spec, before: list[CheckResult]) -> frozenset[tuple[int, str]]:
+    """Exact bank figures of the accesses that have a failing bank check."""
+    failing = {
+        check.target
+        for result in before
+        if (check := _failing_bank_check(spec, result)) is not None
+    }
+    return frozenset(
+        (c.pos.line, c.text)
+        for c in spec.checks
+        if c.exact and c.kind in ("max_ways", "wavefronts") and c.target in failing
+    )
 
 
 def _statement_of(source: str, ldef: LayoutDef) -> tuple[int, str] | None:
@@ -343,18 +360,56 @@ def _step(a: object, b: object) -> int:
     return 1
 
 
-def _choose(
-    outcome: Outcome, fixes: list[Fix], source: str, line: int, file: str, before: list[CheckResult]
-) -> None:
+@dataclass
+class Rechecker:
+    """Runs the whole spec with a member in place, to compare with the first run."""
+
+    source: str
+    line: int  # of the layout's statement
+    file: str
+    before: list[CheckResult]
+    required: frozenset[tuple[int, str]]  # (line, text) of the bank checks scored on
+    # (line, text) of exact figures ('max_ways == 8 rd') of an access with a failing
+    # bank check: they state the conflict being fixed, so a fix may change them
+    exempt: frozenset[tuple[int, str]]
+
+    def __call__(self, fix: Fix) -> tuple[bool, list[str]]:
+        """(whether every required check is proved and every check that passed
+        still passes, the checks that passed and are now refuted); fills
+        fix.results. A check now UNKNOWN neither passes nor counts as broken."""
+        text = _replaced(self.source, self.line, fix.candidate.statement)
+        try:
+            fix.results = run_spec(parse_text(text, self.file))
+        except SpecError:
+            return False, []
+        now = {(r.line, r.property): r for r in fix.results}
+        passed = [(r.line, r.property) for r in self.before if r.passed and r.expect != "refuted"]
+        kept = [now.get(key) for key in passed if key not in self.exempt]
+        fix.stale = [
+            f"'{key[1]}' (line {key[0]})"
+            for key in passed
+            if key in self.exempt and not ((n := now.get(key)) and n.passed)
+        ]
+        broken = [
+            f"'{r.property}' (line {r.line})" for r in kept if r and r.status == Status.REFUTED
+        ]
+        required = [now.get(key) for key in self.required]
+        passes = all(r is not None and r.passed for r in kept) and all(
+            r is not None and r.status == Status.PROVED for r in required
+        )
+        return passes, broken
+
+
+def _choose(outcome: Outcome, fixes: list[Fix], recheck: Rechecker) -> None:
     """The nearest fix that the whole spec re-checks, and an alternative that
     changes other parameters; fixes that break another check are remembered."""
     for fix in fixes[:RECHECKS]:
-        broken = _recheck(fix, source, line, file, before)
+        passes, broken = recheck(fix)
+        if passes:
+            outcome.chosen = fix
+            break
         if broken:
             outcome.rejected.append((fix, broken))
-            continue
-        outcome.chosen = fix
-        break
     if outcome.chosen is None:
         return
     here = outcome.family.here
@@ -364,31 +419,13 @@ def _choose(
         for f in fixes
         if f.changes == outcome.chosen.changes and _moved(here, f.candidate.params) != moved
     ]
-    for fix in others[:1]:
-        if not _recheck(fix, source, line, file, before):
-            outcome.alternative = fix
+    if others and recheck(others[0])[0]:
+        outcome.alternative = others[0]
 
 
 def _moved(here: Params, other: Params) -> frozenset[str]:
     a, b = dict(here), dict(other)
     return frozenset(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-
-
-def _recheck(fix: Fix, source: str, line: int, file: str, before: list[CheckResult]) -> list[str]:
-    """The checks that passed before and do not with `fix` in place (['the spec'] if
-    it does not parse); fills fix.results."""
-    try:
-        fix.results = run_spec(parse_text(_replaced(source, line, fix.candidate.statement), file))
-    except SpecError:
-        return ["the spec"]
-    now = {(r.line, r.property): r for r in fix.results}
-    return [
-        f"'{r.property}' (line {r.line})"
-        for r in before
-        if r.passed
-        and r.expect != "refuted"
-        and not ((n := now.get((r.line, r.property))) is not None and n.passed)
-    ]
 
 
 # --- what is printed ----------------------------------------------------------
@@ -405,10 +442,12 @@ def _suggestion_text(check: CheckDef, outcome: Outcome) -> str:
     text = (
         f"{fix.candidate.statement}\n"
         f"would make this access {proved.max_ways}-way, {waves}: re-checked with the whole "
-        f"spec, '{check.text}' is proved and every other check still passes. Nearest of "
+        f"spec, '{check.text}' is proved and every other check still passes{_stale(fix)}. "
+        f"Nearest of "
         f"{_scored(outcome)} ({_change(outcome, fix)}, footprint {fix.objective.footprint} "
         f"elements; {outcome.seconds:.1f} s)"
     )
+
     alt = outcome.alternative
     if alt is not None and _proved(alt, check) is not None:
         text += (
@@ -416,6 +455,13 @@ def _suggestion_text(check: CheckDef, outcome: Outcome) -> str:
             f"footprint {alt.objective.footprint} elements)"
         )
     return text
+
+
+def _stale(fix: Fix) -> str:
+    if not fix.stale:
+        return ""
+    noun = "the figure" if len(fix.stale) == 1 else "the figures"
+    return f" except {' and '.join(fix.stale)}, {noun} of the conflict it removes"
 
 
 def _scored(outcome: Outcome) -> str:
