@@ -6,10 +6,11 @@ Overview
 ``answers(text)`` parses a spec with lark and ``verify/spec/grammar.lark``, reads
 every construct by its source's own definition (CuTe layouts, swizzles,
 composition and tile_to_shape by pycute; GMMA atoms from CUTLASS's header
-built with pycute; Triton encodings by Triton's linear layouts; formulas by a
-small interpreter of the parse tree), and answers every check verify would run,
-implicit ones included, by enumerating its whole finite domain with its own
-bank model and instruction table.
+built with pycute; Triton encodings by Triton's linear layouts, padded_shared's
+padding by the rule of Triton's lowering, TTGIR alias lines and memdesc types by
+`verify.oracle.memdesc`; formulas by a small interpreter of the parse tree), and
+answers every check verify would run, implicit ones included, by enumerating its
+whole finite domain with its own bank model and instruction table.
 
 Worked example
 --------------
