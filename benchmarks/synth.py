@@ -42,50 +42,67 @@ RUNS = (
 # The growing tiles: fp16, 16-byte stores along rows, ldmatrix.x4 of 8x32 blocks.
 CURVE = ((8, 64), (16, 64), (32, 64), (64, 64), (64, 128), (128, 128), (128, 256), (256, 256))
 CURVE_FAMILIES = ("sw", "xor")
-TRITON_FP16 = (
-    "#ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}> shape ({}, {})"
-)
 # What the libraries choose for each problem (sources in the specs' comments and
-# specs/cutlass_sm80, specs/triton): CuTe text, or None where the library has no
-# layout for the case.
+# specs/cutlass_sm80): CuTe text. Triton's choices are read from compiled kernels
+# (`library_choices`).
 CHOICES = {
-    "ldmatrix_x1_8x64": {
-        "CUTLASS": "Sw<3,3,3> o (8,64):(64,1)",
-        "Triton": TRITON_FP16.format(8, 64),
-    },
+    "ldmatrix_x1_8x64": {"CUTLASS": "Sw<3,3,3> o (8,64):(64,1)"},
     "cutlass_sm80_f16_kmajor_64x64": {
         "CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
-        "Triton": TRITON_FP16.format(64, 64),
     },
     "b_operand_trans_32x64": {
         "CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (32, 64))",
         "CUTLASS #3172 (Sw<3,3,4>)": "tile_to_shape(Sw<3,3,4> o (8,64):(64,1), (32, 64))",
-        "Triton": TRITON_FP16.format(32, 64),
     },
     "f32_transpose_32x32": {
         "seed article (pad 33)": "(32,32):(33,1)",
-        "Triton (vec 1, maxPhase 32)": "#ttg.swizzled_shared<{vec = 1, perPhase = 1, "
-        "maxPhase = 32, order = [1, 0]}> shape (32, 32)",
+        "hand-written swizzled_shared (vec 1, maxPhase 32)": "#ttg.swizzled_shared<{vec = 1, "
+        "perPhase = 1, maxPhase = 32, order = [1, 0]}> shape (32, 32)",
     },
     "cutlass_sm80_tf32_kmajor_64x32": {
         "CUTLASS": "tile_to_shape(Sw<3,2,3> o (8,32):(32,1), (64, 32))",
-        "Triton": "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, "
-        "order = [1, 0]}> shape (64, 32)",
     },
     "cutlass_sm80_i8_kmajor_64x64": {
         "CUTLASS": "tile_to_shape(Sw<2,4,3> o (16,64):(64,1), (64, 64))",
-        "Triton": "#ttg.swizzled_shared<{vec = 16, perPhase = 2, maxPhase = 4, "
-        "order = [1, 0]}> shape (64, 64)",
     },
     "stmatrix_epilogue_64x64": {
         "CUTLASS sm90 epilogue": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
-        "Triton": TRITON_FP16.format(64, 64),
     },
     "two_consumers_64x64": {
         "CUTLASS": "tile_to_shape(Sw<3,3,3> o (8,64):(64,1), (64, 64))",
-        "Triton": TRITON_FP16.format(64, 64),
     },
 }
+# fp16 problems with 128-byte rows that are no tl.dot operand of their own shape
+# (8 rows is below mma's 16; an epilogue; a buffer with a copy reader): Triton's
+# fp16 operand parameters, compiled for the 64x64 A tile, at the problem's shape.
+FP16_LIKE = ("ldmatrix_x1_8x64", "stmatrix_epilogue_64x64", "two_consumers_64x64")
+
+
+def library_choices() -> dict[str, dict[str, str]]:
+    """CHOICES plus Triton's: the shared encoding of each tl.dot operand problem read
+    from the TTGIR of a kernel compiled for sm_80 (`synth_triton.dot_encodings`)."""
+    try:
+        from benchmarks import synth_triton
+
+        compiled = synth_triton.dot_encodings()
+    except ImportError:  # Triton is an optional extra
+        return CHOICES
+    out = {name: dict(choices) for name, choices in CHOICES.items()}
+    for name, encoding in compiled.items():
+        out[name]["Triton (compiled tl.dot, sm_80)"] = encoding
+    fp16 = compiled["cutlass_sm80_f16_kmajor_64x64"].rsplit(" shape ", 1)[0]
+    for name in FP16_LIKE:
+        rows, cols = read_shape(name)
+        out[name]["Triton (compiled fp16 tl.dot operand's parameters)"] = (
+            f"{fp16} shape ({rows}, {cols})"
+        )
+    return out
+
+
+def read_shape(name: str) -> tuple[int, int]:
+    path = os.path.join(ROOT, "specs", "synth", f"{name}.synth")
+    source = read(path)
+    return problem_of(parse_text(source, path), source).shape
 
 
 def read(path: str) -> str:
@@ -325,10 +342,16 @@ def write(rows: list[dict], grown: list[dict]):
         "",
         "## What the libraries choose, by the ordinary checks",
         "",
+        "Triton's rows are read from compiled kernels: a one-block `tl.dot` (fp16, "
+        'tf32 from fp32 with `input_precision="tf32"`, int8) at the catalog '
+        "problem's block sizes, compiled for sm_80 on this CPU by Triton 3.9, its "
+        "operand's `ttg.local_alloc` encoding read from the TTGIR "
+        "(`benchmarks/synth_triton.py`, `dot_encodings`).",
+        "",
         "| problem | library | layout | per access |",
         "| --- | --- | --- | --- |",
     ]
-    for name, choices in CHOICES.items():
+    for name, choices in library_choices().items():
         path = os.path.join(ROOT, "specs", "synth", f"{name}.synth")
         for library, layout in choices.items():
             lines.append(f"| {name} | {library} | `{layout}` | {figures_of(path, layout)} |")

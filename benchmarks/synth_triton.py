@@ -19,6 +19,12 @@ totals for moving the whole tile: the wavefronts of every instruction of the
 conversion, and the worst ways; `verify synth`'s side sums its optimum's
 per-instance wavefronts over every instance (`benchmarks/synth.py`).
 
+The benchmark's Triton column (what Triton chooses for a catalog tile) is read
+the same way, from a compiled kernel rather than guessed: a one-block ``tl.dot``
+at the problem's block sizes (fp16, tf32, int8) compiled for sm_80, whose
+operand's ``ttg.local_alloc`` names the ``swizzled_shared`` encoding in the
+TTGIR (`dot_encodings`).
+
 Worked example
 --------------
 The f32 32x32 transpose (writer: lane = column; reader: lane = row): Triton
@@ -97,16 +103,10 @@ def convert(src, dst):
 """
 
 
-def compile_llir(name: str) -> str:
-    """The LLVM IR Triton emits for the problem's conversion kernel."""
+def _module(name: str, text: str):
+    """A Python module of `text`, loaded from a file (Triton reads a kernel's source)."""
     import importlib.util
 
-    from verify.ttgir.kernel import compile_kernel
-
-    k = KERNELS[name]
-    text = SOURCE.format(
-        writer=k["writer"], reader=k["reader"], rows=k["shape"][0], cols=k["shape"][1]
-    )
     path = os.path.join(tempfile.mkdtemp(), f"{name}.py")
     with open(path, "w") as f:
         f.write(textwrap.dedent(text))
@@ -114,9 +114,104 @@ def compile_llir(name: str) -> str:
     assert spec is not None and spec.loader is not None, f"{path}: a .py file has a loader"
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def compile_llir(name: str) -> str:
+    """The LLVM IR Triton emits for the problem's conversion kernel."""
+    from verify.ttgir.kernel import compile_kernel
+
+    k = KERNELS[name]
+    text = SOURCE.format(
+        writer=k["writer"], reader=k["reader"], rows=k["shape"][0], cols=k["shape"][1]
+    )
+    module = _module(name, text)
     ptr = f"*{k['dtype']}"
     compiled = compile_kernel(module.convert, "sm_90", {}, {"src": ptr, "dst": ptr}, k["warps"], 1)
     return compiled.asm["llir"]
+
+
+# The shared encodings Triton picks for a tl.dot's operands: a one-block matmul
+# C = A B (A is BM x BK, B is BK x BN, both row-major) compiled for sm_80 (mma v2:
+# each operand staged through shared memory by ttg.local_alloc), 4 warps.
+DOT_SOURCE = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def dot(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+        PRECISION: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    c = tl.dot(a, b, input_precision=PRECISION)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], c)
+"""
+
+
+class DotCase(TypedDict):
+    dtype: str  # the operands' Triton type
+    out: str  # the accumulator's
+    precision: str  # tl.dot's input_precision ("tf32" makes an fp32 dot a tf32 mma)
+    blocks: tuple[int, int, int]  # BM, BN, BK
+    operand: str  # "a" or "b": the catalog problem's tile
+
+
+# Catalog problems whose tile is a tl.dot operand, with the block sizes of the
+# catalog's tile (the 8-row ldmatrix tile is below mma's 16 rows: its rows are
+# those of the fp16 64x64 A operand, 128 bytes each, as in the catalog).
+DOT_CASES: dict[str, DotCase] = {
+    "cutlass_sm80_f16_kmajor_64x64": DotCase(
+        dtype="fp16", out="fp32", precision="ieee", blocks=(64, 64, 64), operand="a"
+    ),
+    "b_operand_trans_32x64": DotCase(
+        dtype="fp16", out="fp32", precision="ieee", blocks=(64, 64, 32), operand="b"
+    ),
+    "cutlass_sm80_tf32_kmajor_64x32": DotCase(
+        dtype="fp32", out="fp32", precision="tf32", blocks=(64, 64, 32), operand="a"
+    ),
+    "cutlass_sm80_i8_kmajor_64x64": DotCase(
+        dtype="i8", out="i32", precision="ieee", blocks=(64, 64, 64), operand="a"
+    ),
+}
+
+_ALLOC = re.compile(
+    r"ttg\.local_alloc %(?P<operand>[ab])_\d+ .*-> !ttg\.memdesc<(?P<rows>\d+)x(?P<cols>\d+)x"
+    r"\w+, (?P<alias>#shared\d*)"
+)
+
+
+def compile_dot_ttgir(case: DotCase) -> str:
+    """The TTGIR of the one-block tl.dot kernel, compiled for sm_80 on this CPU."""
+    from verify.ttgir.kernel import compile_kernel
+
+    module = _module("dot", DOT_SOURCE)
+    bm, bn, bk = case["blocks"]
+    constexprs = {"BM": bm, "BN": bn, "BK": bk, "PRECISION": case["precision"]}
+    ptrs = {"a_ptr": f"*{case['dtype']}", "b_ptr": f"*{case['dtype']}", "c_ptr": f"*{case['out']}"}
+    return compile_kernel(module.dot, "sm_80", constexprs, ptrs, 4, 3).asm["ttgir"]
+
+
+def dot_encoding(ttgir: str, operand: str) -> str:
+    """The shared encoding of operand "a" or "b" in a compiled TTGIR, with its shape:
+    ``#ttg.swizzled_shared<{...}> shape (R, C)``, as specs and `verify map` take it."""
+    for m in _ALLOC.finditer(ttgir):
+        if m.group("operand") == operand:
+            alias = re.search(rf"^{m.group('alias')} = (#ttg\.\w+<\{{[^}}]*\}}>)", ttgir, re.M)
+            assert alias is not None, f"{m.group('alias')} is defined at the top of the TTGIR"
+            return f"{alias.group(1)} shape ({m.group('rows')}, {m.group('cols')})"
+    raise ValueError(f"no ttg.local_alloc of operand {operand} in the TTGIR")
+
+
+def dot_encodings() -> dict[str, str]:
+    """Per catalog problem that is a tl.dot operand: the encoding Triton chose."""
+    return {
+        name: dot_encoding(compile_dot_ttgir(case), case["operand"])
+        for name, case in DOT_CASES.items()
+    }
 
 
 _ASSIGN = re.compile(r"^\s*%(\w+) = (.*?)(, !dbg.*)?$")
@@ -241,3 +336,5 @@ def triton_figures(name: str) -> dict:
 if __name__ == "__main__":
     for problem in KERNELS:
         print(problem, triton_figures(problem))
+    for problem, encoding in dot_encodings().items():
+        print(problem, encoding)

@@ -331,3 +331,35 @@ def test_llir_addresses_of_a_conversion_are_evaluated_per_lane():
     assert store == "st.shared.v4.b32" and load.startswith("ldmatrix.sync.aligned.m8n8.x4.trans")
     assert a[:9] == [16 * t ^ (272 if t & 8 else 0) for t in range(9)]
     assert b == [x + 128 for x in a]
+
+
+def test_dot_operand_encoding_is_read_from_the_ttgir():
+    """benchmarks/synth_triton.py reads the shared encoding of a tl.dot operand."""
+    from benchmarks.synth_triton import dot_encoding
+
+    ttgir = """#shared = #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+#shared1 = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, order = [1, 0]}>
+    %a_15 = ttg.local_alloc %a_14 : (tensor<64x32xf32, #blocked>) -> !ttg.memdesc<64x32xf32, #shared, #smem> loc(#loc20)
+    %b_26 = ttg.local_alloc %b_25 : (tensor<32x64xf32, #blocked1>) -> !ttg.memdesc<32x64xf32, #shared1, #smem> loc(#loc24)
+"""
+    assert dot_encoding(ttgir, "a") == (
+        "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}> shape (64, 32)"
+    )
+    assert dot_encoding(ttgir, "b").startswith("#ttg.swizzled_shared<{vec = 8, perPhase = 1, ")
+
+
+def test_triton_chooses_these_tf32_and_i8_operand_encodings():
+    """Compiled here for sm_80 (Triton 3.9): the tf32 and int8 A operands' encodings
+    that the benchmark's Triton column uses."""
+    pytest.importorskip("triton")
+    from benchmarks.synth_triton import DOT_CASES, compile_dot_ttgir, dot_encoding
+
+    tf32 = DOT_CASES["cutlass_sm80_tf32_kmajor_64x32"]
+    i8 = DOT_CASES["cutlass_sm80_i8_kmajor_64x64"]
+    assert dot_encoding(compile_dot_ttgir(tf32), "a") == (
+        "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}> shape (64, 32)"
+    )
+    assert dot_encoding(compile_dot_ttgir(i8), "a") == (
+        "#ttg.swizzled_shared<{vec = 16, perPhase = 2, maxPhase = 4, order = [1, 0]}> "
+        "shape (64, 64)"
+    )
