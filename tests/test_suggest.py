@@ -92,6 +92,18 @@ def test_the_alternative_without_the_footprint_is_offered_and_fixes_it_too():
     assert_fixes(text, alternative[1])
 
 
+def test_a_padded_tile_is_also_offered_the_swizzle_that_saves_the_padding():
+    text = ROWS.format(layout="(8,64):(80,1)")
+    statement, detail = suggested(text)
+    assert statement == "layout A = (8,64):(72,1)" and "footprint 568 elements" in detail
+    unpadded = "layout A = Sw<3,3,3> o (8,64):(64,1)"
+    assert (
+        f"Also re-checked: {unpadded} (changing the pitch and the swizzle, footprint 512 "
+        "elements)" in detail
+    )
+    assert_fixes(text, unpadded)
+
+
 def test_a_stretched_swizzle_gets_the_shift_that_reads_the_row_bits():
     text = WIDE_ROWS.format(layout="Sw<3,3,3> o (8,256):(256,1)", expect="")
     statement, detail = suggested(text)

@@ -5,7 +5,7 @@ re-checked by the ordinary engines on the whole spec.
 Overview
 --------
 When a bank check fails (refuted, and not expected to be), the layout its access
-reads is placed in a family by how it is written (`_FAMILIES`):
+reads is placed in a family by how it is written (`family_of`):
 
 * CuTe ``[Sw<B,M,S> o] (R,C):(P,1)`` or ``(R,C):(1,P)``: parameters major
   order, pitch P and swizzle (``(8,64):(72,1)`` is a padded row-major tile);
@@ -15,9 +15,12 @@ reads is placed in a family by how it is written (`_FAMILIES`):
   bare or tiled: major and swizzle mode;
 * Triton ``#ttg.swizzled_shared`` (vec, perPhase, maxPhase, order),
   ``#ttg.nvmma_shared`` (swizzlingByteWidth, transposed) and
-  ``#ttg.padded_shared`` (each pair's interval and padding, the number of pairs);
-* a formula ``F(r in .., c in ..) = e``: one padding term (a row or column's
-  coefficient raised) or one XOR term ``(e) ^ (2^m * (v % 2^b))``.
+  ``#ttg.padded_shared`` (each pair's interval and padding);
+* a formula ``F(r in .., c in ..) = e``: a padding term (a coordinate's
+  coefficient raised) and an XOR term ``(e) ^ (2^m * (v % 2^b))``, each optional.
+
+Accesses given by thread maps (``by ...``) are not read by synthesis, so a
+layout they use gets no suggestion.
 
 The spec is then read as a synthesis problem with that layout unknown
 (``?(R, C)``) and every access and bank check of the spec kept: each member is
@@ -26,10 +29,12 @@ access of the layout, bijectivity, alignment and whole vectors at once. The
 members that pass are taken nearest first and the whole spec is run again by the
 ordinary engines with each in place (at most `RECHECKS`): the first under which
 the failing check is proved and every check that passed still passes is
-printed. Nothing is printed otherwise; when no member meets the failing check
-together with another access's check, a ``fix:`` line names the checks that
-cannot be satisfied together, and when the nearest fixes break another check of
-the spec, it names that check.
+printed (an exact figure, ``max_ways == 8 rd``, of an access whose bank check
+fails states the conflict being removed: it may change, and the text says so;
+a check that ends UNKNOWN is not a pass). Nothing is printed otherwise; when
+no member meets the failing check together with another access's check, a
+``fix:`` line names the checks that cannot be satisfied together, and when the
+nearest fixes break another check of the spec, it names that check.
 
 Nearest
 -------
@@ -40,9 +45,10 @@ the changed parameters' differences: |dB| + |dM| + |dS|, pitch elements, log2
 of Triton's powers of two), then `verify.synth.cost`'s objective. The search
 scores the members with one change, then two, and stops at the first count
 that has a fix, or at `SEARCH_SECONDS` for the whole spec, whichever comes
-first. When the fixes with that many changes include one that changes other
-parameters (a pitch instead of a swizzle), the best of those is offered too,
-re-checked the same way.
+first. Beside it, re-checked the same way, one alternative: for a padded CuTe
+tile, the nearest fix without padding when it saves footprint (``(8,64):(80,1)``
+gets ``(8,64):(72,1)`` and ``Sw<3,3,3> o (8,64):(64,1)``); otherwise the nearest
+fix with as few changes that moves other parameters (a pitch, not a swizzle).
 
 Worked example
 --------------
@@ -105,6 +111,19 @@ class Family:
     here: Params
     axes: dict[str, list]
     build: Callable[[dict], Candidate | None]
+    # the values that make a member without padding, for the alternative that
+    # saves the footprint (the CuTe tiles: the pitch of an unpadded tile)
+    unpadded: dict | None = None
+
+    def compact(self) -> Iterator[Candidate]:
+        """Members with the `unpadded` values and any others (a swizzle)."""
+        if self.unpadded is None:
+            return
+        free = [k for k in self.axes if k not in self.unpadded]
+        for values in itertools.product(*(self.axes[k] for k in free)):
+            candidate = self.build({**dict(self.here), **self.unpadded, **dict(zip(free, values))})
+            if candidate is not None:
+                yield candidate
 
     def level(self, n: int) -> Iterator[Candidate]:
         """Members with exactly `n` parameters changed, the nearest values first."""
@@ -236,6 +255,7 @@ def _search(
     required = frozenset((r.line, r.text) for r in problem.requirements)
     recheck = Rechecker(source, statement[0], spec.file, before, required, _exempt(spec, before))
     _choose(outcome, fixes, recheck)
+    _offer_alternative(outcome, fixes, _unpadded_fixes(problem, family, fixes), recheck)
     outcome.seconds = time.monotonic() - started
     return outcome
 
@@ -410,17 +430,41 @@ def _choose(outcome: Outcome, fixes: list[Fix], recheck: Rechecker) -> None:
             break
         if broken:
             outcome.rejected.append((fix, broken))
-    if outcome.chosen is None:
+
+
+def _offer_alternative(
+    outcome: Outcome, fixes: list[Fix], unpadded: list[Fix], recheck: Rechecker
+) -> None:
+    """Beside the chosen fix: the nearest without padding when it saves footprint,
+    else the nearest as near that changes other parameters (a pitch, not a swizzle)."""
+    chosen = outcome.chosen
+    if chosen is None:
         return
     here = outcome.family.here
-    moved = _moved(here, outcome.chosen.candidate.params)
+    moved = _moved(here, chosen.candidate.params)
     others = [
         f
         for f in fixes
-        if f.changes == outcome.chosen.changes and _moved(here, f.candidate.params) != moved
+        if f.changes == chosen.changes and _moved(here, f.candidate.params) != moved
     ]
-    if others and recheck(others[0])[0]:
-        outcome.alternative = others[0]
+    smaller = [f for f in unpadded if f.objective.footprint < chosen.objective.footprint]
+    for fix in (smaller or others)[:1]:
+        if recheck(fix)[0]:
+            outcome.alternative = fix
+
+
+def _unpadded_fixes(problem: Problem, family: Family, fixes: list[Fix]) -> list[Fix]:
+    """The family's members without padding that meet every constraint, nearest
+    first (none when the nearest fix has no padding to save)."""
+    if not fixes or family.unpadded is None:
+        return []
+    found = []
+    for candidate in family.compact():
+        table = candidate.table()
+        result = None if table is None else score(problem, table, candidate.xor_terms)
+        if result is not None and result.feasible:
+            found.append(Fix(candidate, result.found, changes(family.here, candidate.params)))
+    return _nearest_first(family.here, found)
 
 
 def _moved(here: Params, other: Params) -> frozenset[str]:
@@ -600,7 +644,9 @@ def _cute_family(rhs: str, tile: Tile) -> Family | None:
         "swizzle": [None, *families.swizzles(max(1, top))],
     }
     here = (("major", major[0]), ("pitch", major[1]), ("swizzle", _swizzle_of(m)))
-    return Family("CuTe padded or swizzled", here, axes, build)
+    extent = tile.cols if major[0] == "row" else tile.rows
+    unpadded = {"major": major[0], "pitch": extent}
+    return Family("CuTe padded or swizzled", here, axes, build, unpadded)
 
 
 def _pitched(tile: Tile, major: str, pitch: int) -> np.ndarray:
