@@ -602,7 +602,7 @@ def _major_of(rows: int, cols: int, x: int, y: int) -> tuple[str, int] | None:
     """('row', pitch) for (R,C):(P,1), ('column', pitch) for (R,C):(1,P)."""
     if y == 1 and x >= cols:
         return "row", x
-    if x == 1 and y >= rows and (rows > 1 or cols == 1):
+    if x == 1 and y >= rows:
         return "column", y
     return None
 
