@@ -50,6 +50,12 @@ PTX_THREAD_OP = re.compile(
     r"^\s*(?:@%p\d+\s+)?((?:ld|st)\.shared(?:\.v\d)?\.[a-z]+(\d+)|"
     r"(?:ld|st)matrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)"
 )
+# ``cp.async.cg.shared.global [ %r5 + 0 ], [ %rd6 + 0 ], 0x10, %r6;``: the copy
+# size is an operand; verify spells it as a qualifier (cp.async.cg.16).
+PTX_CP_ASYNC = re.compile(
+    r"^\s*(?:@%p\d+\s+)?cp\.async\.(c[ag])\.shared\.global\S*\s+\[[^\]]*\],\s*"
+    r"\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)"
+)
 # The launcher specialises unit strides to constants and 16-divisible integers
 # with tt.divisibility; each kernel's hints are those its launch gives
 # (benchmarks/triton_h200.py launches them with those values).
@@ -72,6 +78,14 @@ MATMUL_SIGNATURE = {
     "GROUP_SIZE_M": "constexpr",
 }
 GLUON_TRANSPOSE = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
+TILE_SUM = {
+    "x_ptr": "*fp16",
+    "out_ptr": "*fp32",
+    "stride_xm": "i32",
+    "n_tiles": "i32",
+    "BLOCK_M": "constexpr",
+    "BLOCK_N": "constexpr",
+}
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,8 @@ class Kernel:
     constants: dict
     divisible: tuple
     options: dict
+    # Written as an sm_90 cubin for benchmarks/triton_h200.py (which launches it).
+    h200: bool = True
 
     @property
     def gluon(self) -> bool:
@@ -177,6 +193,19 @@ CATALOG = (
         {},
         ("x_ptr", "y_ptr"),
         {"num_warps": 4},
+    ),
+    *(
+        Kernel(
+            f"tile_sum_{columns}",
+            "tile_sum",
+            "tile_sum",
+            TILE_SUM,
+            {"BLOCK_M": 32, "BLOCK_N": columns},
+            ("x_ptr", "out_ptr", "stride_xm"),
+            {"num_warps": 4},
+            h200=False,
+        )
+        for columns in (64, 32)
     ),
 )
 
@@ -280,15 +309,25 @@ def ptx_by_line(ptx: str) -> dict[int, Counter]:
         m = PTX_THREAD_OP.match(text)
         if m:
             out.setdefault(line, Counter())[verify_name(m)] += 1
+        copy = PTX_CP_ASYNC.match(text)
+        if copy:
+            name = f"cp.async.{copy[1]}.{int(copy[2], 0)}"
+            out.setdefault(line, Counter())[name] += 1
     return out
 
 
-def decided_by_line(ttgir_path: str) -> dict[int, Counter]:
-    """verify's decision per Python line: instruction -> instructions per warp."""
-    out: dict[int, Counter] = {}
-    for d in run_kernel(ttgir_path).decisions:
-        out.setdefault(d["line"], Counter())[d["instruction"]] += d["per_warp"]
-    return out
+def decided_by_line(ttgir_path: str) -> tuple[dict[int, Counter], dict[int, Counter]]:
+    """verify's decision per Python line (instruction -> instructions per warp),
+    and the ops it listed not modelled per line (op -> count)."""
+    checker = run_kernel(ttgir_path)
+    decided: dict[int, Counter] = {}
+    for d in checker.decisions + checker.copies:
+        decided.setdefault(d["line"], Counter())[d["instruction"]] += d["per_warp"]
+    listed: dict[int, Counter] = {}
+    for r in checker.results:
+        if r.property.startswith("not modelled: "):
+            listed.setdefault(r.line, Counter())[r.property.split()[2]] += 1
+    return decided, listed
 
 
 def show(counts: Counter) -> str:
@@ -301,7 +340,7 @@ def compare_rows(path: str, ptx: str) -> list[str]:
     no modelled op (LLVM may give an instruction the line of its use, not of
     the op that made it)."""
     found = ptx_by_line(ptx)
-    decided_lines = decided_by_line(path)
+    decided_lines, listed = decided_by_line(path)
     rows = []
     for line, decided in sorted(decided_lines.items()):
         emitted = found.get(line, Counter())
@@ -317,6 +356,8 @@ def compare_rows(path: str, ptx: str) -> list[str]:
                 if name in decided
             ]
         )
+        if emitted != decided and line in listed:
+            elsewhere.append(f"listed not modelled on this line: {show(listed[line])}")
         rows.append(
             f"| `{path}` | {line} | {show(decided)} | {show(emitted)} | {verdict} | "
             f"{', '.join(elsewhere)} |"
@@ -340,7 +381,7 @@ def main() -> int:
             rows.append(f"| `{path}` | {show(counts)} |")
             per_line += compare_rows(path, compiled.asm["ptx"])
             print(path, show(counts), flush=True)
-            if cap == 90:
+            if cap == 90 and kernel.h200:
                 with open(f"{CUBINS}/{kernel.stem}.sm90.cubin", "wb") as f:
                     f.write(compiled.asm["cubin"])
                 launches.append(launch_metadata(kernel, compiled))
@@ -357,9 +398,11 @@ def main() -> int:
             "For every line with an op `verify ttgir` models: the instruction it "
             "decided and how many one warp issues (summed over the line's ops), and "
             "the thread shared-memory instructions (ld/st.shared, ldmatrix, "
-            "stmatrix) the PTX places under that line's `.loc`. Ops listed not "
-            "modelled (cp.async, wgmma, convert_layout's and reductions' scratch) are "
-            "not in it. Where a line differs, the last column lists the same "
+            "stmatrix, cp.async with its size and cache operator) the PTX places "
+            "under that line's `.loc`. Ops listed not modelled (wgmma, "
+            "convert_layout's and reductions' scratch, a cp.async whose global "
+            "source is not traced) are not in it; a line that also holds such an "
+            "op says so in the last column. Where a line differs, the last column lists the same "
             "instructions under Python lines that have no modelled op: LLVM may "
             "give an instruction the line of its first use (the attention's Q "
             "store into shared memory sits under the line of the call that uses "

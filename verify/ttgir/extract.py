@@ -23,6 +23,8 @@ import re
 import sys
 from typing import Any
 
+from verify.ttgir import pointers
+
 # The four operations that move data between registers and shared memory.
 DATA_OPS = (
     "ttg.local_alloc",
@@ -71,6 +73,11 @@ _MEMDESC = re.compile(
 _ENCODING = re.compile(r"#ttg\.\w+<\{[^}]*\}>")
 _FOR_LINE = re.compile(r"^\s*(?:%[\w$.-]+(?::\d+)?\s*=\s*)?scf\.for\b")
 _CLOSE_LOC = re.compile(r"^\s*\}(.*)$")
+# ``%stride_am: i32 {tt.divisibility = 16 : i32} loc(...)``: one function parameter.
+_PARAM = re.compile(
+    r"%(?P<name>[\w$.-]+): [^\s{]+(?: \{[^}]*?(?:tt\.divisibility = (?P<div>\d+))?[^}]*\})?"
+    r" loc\("
+)
 
 
 def main(path: str) -> int:
@@ -88,8 +95,10 @@ def main(path: str) -> int:
         return 0
     builder = gluon_ir.GluonOpBuilder(context)
     with open(path, encoding="utf-8") as f:
-        text_ops = _text_ops(f.read())
-    print(json.dumps(Extractor(module, builder, text_ops).run()))
+        text = f.read()
+    extractor = Extractor(module, builder, _text_ops(text))
+    extractor.signatures = _signatures(text)
+    print(json.dumps(extractor.run()))
     return 0
 
 
@@ -107,6 +116,9 @@ def _text_ops(text: str) -> list[dict]:
         m = _OP_LINE.match(line)
         if m:
             entry: dict[str, Any] = {"op": m["op"], "name": m["result"], "ttgir_line": number}
+            cache = re.search(r"\bcache(?:Modifier|_modifier) = (\w+)", m["rest"])
+            if cache:  # the bindings do not read enum attributes
+                entry["cache"] = cache[1]
             if m["result"] is None:  # local_store: name it by the stored value
                 operand = re.match(r"\s*(%[\w$.-]+)", m["rest"])
                 entry["name"] = operand[1] if operand else None
@@ -115,6 +127,18 @@ def _text_ops(text: str) -> list[dict]:
     loops = _loop_spans(text, aliases)
     for entry in out:
         entry["loops"] = [loc for first, last, loc in loops if first < entry["ttgir_line"] < last]
+    return out
+
+
+def _signatures(text: str) -> list[list[tuple[str, int | None]]]:
+    """Each ``tt.func``'s parameters in order: (name, ``tt.divisibility`` or None).
+    The bindings give neither an argument's name nor its attributes."""
+    out = []
+    for line in text.splitlines():
+        if re.match(r"^\s*tt\.func\b", line):
+            out.append(
+                [(m["name"], int(m["div"]) if m["div"] else None) for m in _PARAM.finditer(line)]
+            )
     return out
 
 
@@ -162,11 +186,14 @@ class Extractor:
         self.views: dict[int, tuple[str, int | None]] = {}  # value id -> (op, source id)
         self.allocs: dict[int, dict] = {}
         self.ops: list[dict] = []
+        self.signatures: list[list[tuple[str, int | None]]] = []
+        self.tracer = pointers.Tracer({}, {}, {})
 
     def run(self) -> dict:
         top = self.module.get_operation()
         found: list[Any] = []  # Triton's operations (its bindings carry no types)
         self.module.walk(found.append)
+        self.tracer = pointers.Tracer(*_def_use(found, self.signatures))
         for op in found:
             self._visit(op)
         self._name_ops()
@@ -205,13 +232,16 @@ class Extractor:
 
     def _data_op(self, op, name: str) -> dict:
         memdesc, tensor = _operands(op, name)
-        return {
+        entry = {
             "op": name,
             "loc": _location(op.get_result(0) if op.get_num_results() else tensor),
             "memdesc": self._memdesc(memdesc),
             "_memdesc_id": memdesc.id(),
             "tensor": self._tensor(tensor) if tensor is not None else None,
         }
+        if name == "ttg.async_copy_global_to_local":
+            entry["copy"] = pointers.trace_copy(self.tracer, op, _vector_dim(entry["tensor"]))
+        return entry
 
     def _convert_layout(self, op):
         """A conversion that is not trivial may go through scratch shared memory."""
@@ -334,6 +364,8 @@ class Extractor:
                 )
                 if printed.get("loc"):
                     entry["loc"] = printed["loc"]
+                if "copy" in entry:
+                    entry["copy"]["cache"] = printed.get("cache", "")
 
     def _root(self, value_id: int | None, entry: dict) -> int | None:
         """The allocation a memdesc comes from, and the views on the way."""
@@ -345,6 +377,47 @@ class Extractor:
             chain.append(view)
         entry["views"] = chain
         return value_id if value_id in self.allocs else None
+
+
+def _def_use(ops: list, signatures: list) -> tuple[dict, dict, dict]:
+    """(result id -> defining op, function-argument id -> (name, divisibility),
+    iter_arg id -> (initial value, yielded value)) for `pointers.Tracer`. A
+    region's block is reached through an op inside it (the bindings give a
+    block's parent region, not a region's blocks)."""
+    defs = {op.get_result(i).id(): op for op in ops for i in range(op.get_num_results())}
+    blocks = {}  # region id -> (block, its terminator if scf.yield)
+    for op in ops:
+        block = op.get_block()
+        if block is not None:
+            region = block.get_parent().id()
+            if op.get_name() == "scf.yield" or region not in blocks:
+                blocks[region] = (block, op if op.get_name() == "scf.yield" else None)
+    args, loops = {}, {}
+    funcs = [op for op in ops if op.get_name() == "tt.func"]
+    for func, params in zip(funcs, signatures):
+        block, _ = blocks.get(func.get_region(0).id(), (None, None))
+        if block is not None and block.get_num_arguments() == len(params):
+            for i, param in enumerate(params):
+                args[block.get_argument(i).id()] = param
+    for op in ops:
+        if op.get_name() != "scf.for":
+            continue
+        block, yield_op = blocks.get(op.get_region(0).id(), (None, None))
+        if block is None or yield_op is None:
+            continue
+        for i in range(1, block.get_num_arguments()):  # argument 0: the induction variable
+            loops[block.get_argument(i).id()] = (op.get_operand(2 + i), yield_op.get_operand(i - 1))
+    return defs, args, loops
+
+
+def _vector_dim(tensor: dict) -> int | None:
+    """The dimension a thread's consecutive registers run along (Triton's
+    ``order[0]``): that of the first register basis that moves."""
+    for basis in tensor.get("register", []):
+        for dim, step in enumerate(basis):
+            if step:
+                return dim
+    return None
 
 
 def _operands(op, name: str):

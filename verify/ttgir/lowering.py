@@ -238,9 +238,10 @@ def matrix_plan(
     return _plain_plan(cvt, bits, mask_span)
 
 
-def largest_vectorisation(cvt: Cvt, bits: int) -> tuple[int, list[int]]:
-    """(v, indices of the registers forming the vector), rule 2 of the module doc."""
-    v = max(1, 128 // bits)
+def largest_vectorisation(cvt: Cvt, bits: int, limit: int = 1 << 30) -> tuple[int, list[int]]:
+    """(v, indices of the registers forming the vector), rule 2 of the module doc;
+    at most `limit` elements (``lowerLdSt``'s ``maxVecElems``)."""
+    v = max(1, min(128 // bits, limit))
     while v > 1:
         wanted = [1 << j for j in range(v.bit_length() - 1)]
         if set(wanted) <= set(cvt.register):
@@ -294,3 +295,46 @@ def choose(
     nbytes = v * bits // 8
     suffix = {16: ".v4.b32", 8: ".v2.b32", 4: ".b32", 2: ".b16", 1: ".b8"}[nbytes]
     return Lowering(family + suffix, v, tuple(chosen))
+
+
+def copy_lowering(cvt: Cvt, bits: int, hint: int, bound: int, cache: str) -> Lowering:
+    """The cp.async Triton 3.9 emits for one ``ttg.async_copy_global_to_local``
+    (``AsyncCopyGlobalToLocalOpConversion``, third_party/nvidia/lib/
+    TritonNVIDIAGPUToLLVM/LoadStoreOpToLLVM.cpp):
+
+    * ``maxVec = max(min(AxisInfo contiguity of the pointers, mask alignment),
+      op.getContiguity())``, at most 128 bits; then ``lowerLdSt`` with that
+      ``maxVec`` vectorises as for st.shared (`largest_vectorisation`), one
+      cp.async per vector, copying ``vec * bits / 8`` bytes from the vector's
+      first pointer;
+    * fewer than 4 bytes is an error ("cp.async does not support transfers
+      smaller than 4 bytes");
+    * ``.cg`` for 16 bytes unless the op's cache modifier is ``ca``; ``.ca``
+      otherwise (``.cg`` takes only 16 bytes).
+
+    verify does not rerun AxisInfo: `hint` is the op's ``contiguity`` (what
+    the pipeliner recorded; 1 when absent), a lower bound of ``maxVec``, and
+    `bound` an upper bound of what AxisInfo can prove (`verify.ttgir.pointers`:
+    the traced addresses and the mask, for every value the hints admit). Where
+    the two give different instructions, the width is not decided: no verdict."""
+    top = 128 // bits
+    low = largest_vectorisation(cvt, bits, min(hint, top))
+    high = largest_vectorisation(cvt, bits, max(min(hint, top), min(bound, top)))
+    if low[0] != high[0]:
+        return Lowering(
+            None,
+            reason=(
+                f"Triton copies {low[0]} to {high[0]} elements per cp.async here, as "
+                "its AxisInfo proves the pointers contiguous and the mask aligned; "
+                "verify does not rerun AxisInfo"
+            ),
+        )
+    v, chosen = low
+    nbytes = v * bits // 8
+    if nbytes < 4:
+        return Lowering(
+            None,
+            reason=f"Triton refuses a {nbytes}-byte cp.async (4 bytes at least)",
+        )
+    kind = "cg" if nbytes == 16 and cache != "ca" else "ca"
+    return Lowering(f"cp.async.{kind}.{nbytes}", v, tuple(chosen))

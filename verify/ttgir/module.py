@@ -35,10 +35,8 @@ _DIAGNOSTIC = re.compile(
     r"error: (?P<msg>.*)$",
     re.MULTILINE,
 )
+COPY = "ttg.async_copy_global_to_local"
 _NOT_THREAD_OPS = {
-    "ttg.async_copy_global_to_local": "cp.async writes shared memory from global memory; "
-    "verify does not model cp.async (on the H200 it does "
-    "not follow the bank model)",
     "ttng.warp_group_dot": "wgmma reads its shared-memory operands itself (not a thread "
     "instruction); the buffer's layout is checked, its bank "
     "behaviour is not",
@@ -200,8 +198,10 @@ class KernelChecker:
         target = found.get("target") or ""
         self.capability = int(target.split(":")[1]) if target.startswith("cuda:") else 0
         self.results: list[CheckResult] = []
-        # Each modelled op's instruction and how many a warp issues per execution.
+        # Each modelled op's instruction and how many a warp issues per execution:
+        # thread shared-memory instructions, then cp.async (ldgsts) apart.
         self.decisions: list[dict] = []
+        self.copies: list[dict] = []
 
     def run(self) -> list[CheckResult]:
         if not self.found["target"].startswith("cuda:"):
@@ -246,6 +246,8 @@ class KernelChecker:
             return _NOT_THREAD_OPS[op["op"]]
         if op["memdesc"] is None:
             return f"{op['op']} takes a shared-memory buffer; verify does not model this operation"
+        if op["op"] == COPY and "untraced" in op.get("copy", {"untraced": "not read"}):
+            return f"its global source cannot be traced: {op.get('copy', {}).get('untraced')}"
         md, tensor = op["memdesc"], op["tensor"] or {}
         reason = _memdesc_reason(md)
         if reason:
@@ -339,20 +341,27 @@ class KernelChecker:
             return [not_modelled(where, label, "no register tensor to read or write")]
         solve = lowering.offset_solver(md["shared"]["offset"], md["alloc_shape"])
         cvt = lowering.make_cvt(tensor, solve)
-        store = op["op"] != "ttg.local_load"
-        low = lowering.choose(
-            cvt,
-            bits,
-            store,
-            self.capability,
-            mask_span(solve, md["shape"], md["alloc_shape"]),
-            _product(md["alloc_shape"]),
-        )
+        if op["op"] == COPY:
+            low = _copy_lowering(cvt, bits, op["copy"], tensor, self.capability)
+        else:
+            low = lowering.choose(
+                cvt,
+                bits,
+                op["op"] != "ttg.local_load",
+                self.capability,
+                mask_span(solve, md["shape"], md["alloc_shape"]),
+                _product(md["alloc_shape"]),
+            )
         if low.instruction is None:
             return [not_modelled(where, label, low.reason)]
         access = specgen.access_for(label, where, tensor, cvt, low, md["shape"], md["alloc_shape"])
+        if op["op"] == COPY:
+            try:
+                _add_source(spec, name, access, op["copy"], tensor, cvt, low, bits)
+            except ValueError as e:
+                return [not_modelled(where, label, f"its global source: {e}")]
         specgen.add_access(spec, name, access, layout)
-        self.decisions.append(
+        (self.copies if op["op"] == COPY else self.decisions).append(
             {
                 "op": label,
                 "file": where[0],
@@ -372,6 +381,35 @@ class KernelChecker:
         result.property = " ".join(words).replace(" ,", ",")
         result.file, result.line = file, line
         return result
+
+
+def _copy_lowering(cvt, bits: int, copy: dict, tensor: dict, capability: int):
+    """A cp.async's instruction, or why there is none (`lowering.copy_lowering`)."""
+    if capability < 80:
+        return lowering.Lowering(None, reason="cp.async needs sm_80 or later")
+    if not all(any(b) for b in tensor["lane"] + tensor["warp"]):
+        return lowering.Lowering(
+            None,
+            reason="lanes or warps that hold the same elements (Triton predicates "
+            "the copies of all but one off), which is not modelled",
+        )
+    return lowering.copy_lowering(
+        cvt, bits, copy["contiguity"], copy["vector_bound"], copy.get("cache", "")
+    )
+
+
+def _add_source(spec, name: str, access, copy: dict, tensor: dict, cvt, low, bits: int):
+    """Give a copy's access its global side: the traced address of each lane's
+    first element (the coordinates without a subslice's offset), in a 1-D
+    global layout ``G<name>`` that holds every value; ValueError if the trace
+    cannot be written (`specgen.source_address`)."""
+    shape = tensor["shape"]
+    plain = specgen.access_for(access.label, access.where, tensor, cvt, low, shape, shape)
+    address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
+    layout = f"G{name}"
+    spec.add(f"layout {layout} = {size}:1", access.where, {layout: "global"})
+    access.source = f"{layout}({address})"
+    access.loops += loops
 
 
 def _layout(md: dict, stage_shape: list[int]) -> str:
@@ -401,7 +439,8 @@ def mask_span(solve, view_shape: list[int], stage_shape: list[int]) -> int:
 
 def run_kernel(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> KernelChecker:
     """A kernel's checker after its run: ``results`` (nothing to check is an error,
-    not a pass, as for a spec) and ``decisions`` (each modelled op's instruction)."""
+    not a pass, as for a spec), ``decisions`` (each modelled thread op's
+    instruction) and ``copies`` (each modelled cp.async's)."""
     name, found = read_module(path_or_text)
     checker = KernelChecker(name, found, timeout, engine)
     if not checker.run():

@@ -39,6 +39,7 @@ class Access:
     instruction: str
     coords: list[str]
     loops: list[tuple[str, int]]
+    source: str = ""  # a cp.async's global side: ``G(address)``
 
     @property
     def instructions_per_warp(self) -> int:
@@ -188,13 +189,17 @@ def add_access(buffer: BufferSpec, name: str, access: Access, layout: str = "B")
     """The op's access through `layout`: the buffer's own ``B``, or the view it
     sees the buffer through (a reinterpret: another encoding of the same bytes)."""
     loops = ", ".join(f"{v} in 0..{n}" for v, n in access.loops)
+    source = f" from {access.source}" if access.source else ""
+    names = {name: access.label}
+    if access.source:
+        names[access.source.split("(", 1)[0]] = "global"
     buffer.add(
-        f"access {name} = {access.instruction} {layout}({', '.join(access.coords)})"
+        f"access {name} = {access.instruction} {layout}({', '.join(access.coords)}){source}"
         + (f" for {loops}" if loops else ""),
         access.where,
-        {name: access.label},
+        names,
     )
-    buffer.add(f"check conflict_free {name}", access.where, {name: access.label})
+    buffer.add(f"check conflict_free {name}", access.where, names)
 
 
 def add_equivalence(
@@ -208,3 +213,63 @@ def add_equivalence(
     names = {"B": buffer_label, name: f"{buffer_label} as {op_label} sees it"}
     buffer.add(f"layout {name} = {layout}", where, names)
     buffer.add(f"check equivalent B, {name}", where, names)
+
+
+# -- a cp.async's global side ----------------------------------------------------------
+
+BANK_SPAN = 128  # bytes: a global address's bank is (address / 4) mod 32
+
+
+def source_address(
+    copy: dict, coords: list[str], shape: list[int], elem_bytes: int
+) -> tuple[str, int, list[tuple[str, int]]]:
+    """(address in elements, the layout size that holds it, the loops of its
+    parameters) of a copy's traced pointer (`verify.ttgir.pointers`), each term
+    reduced modulo 128 bytes: only the address modulo 128 bytes decides a bank.
+
+    A runtime parameter p with ``tt.divisibility`` d is ``d * t`` for a new loop
+    variable ``p_divD`` over every residue that matters (0 .. 128 bytes / gcd);
+    so the verdict holds for every value the hints admit. Raises ValueError
+    (the reason) for what this cannot express: a product of two parameters, or
+    offsets that wrap (``arith.remsi``) by an amount that is not a multiple of
+    128 bytes, whose banks then depend on the modulus."""
+    period = BANK_SPAN // elem_bytes
+    for g in copy["wraps"]:
+        if (g * elem_bytes) % BANK_SPAN:
+            raise ValueError(
+                f"the offsets wrap (arith.remsi) by multiples of {g * elem_bytes} bytes "
+                "only, so the source banks depend on the runtime modulus"
+            )
+    terms: list[str] = []
+    loops: dict[str, int] = {}
+    size = 0
+    for dim, monos in sorted(copy["dims"].items(), key=lambda kv: int(kv[0])):
+        for k, params in monos:
+            if len(params) > 1:
+                raise ValueError(f"a stride that is a product of parameters ({' * '.join(params)})")
+            term, reach = _term(coords[int(dim)], k, params, copy["params"], period, loops)
+            if term:
+                terms.append(term)
+                size += reach * (shape[int(dim)] - 1)
+    return (" + ".join(terms) or "0"), size + 1, list(loops.items())
+
+
+def _term(coord: str, k: int, params: list, hints: dict, period: int, loops: dict):
+    """One ``k * [p] * coordinate`` term modulo the period (elements), and the
+    most it adds per unit of the coordinate; ("", 0) when it is 0 modulo it."""
+    if not params:
+        factor = k % period
+        return (f"({coord}) * {factor}", factor) if factor else ("", 0)
+    d = hints[params[0]]
+    factor = (k * d) % period
+    if factor == 0:
+        return "", 0
+    var, top = f"{params[0]}_div{d}", period // _gcd(period, d)
+    loops[var] = top
+    return f"({coord}) * {factor} * {var}", factor * (top - 1)
+
+
+def _gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a
