@@ -290,3 +290,46 @@ def test_every_suggestion_is_proved_by_the_solver_engine_too(layout):
     statement, _ = suggested(text)
     report = verify.check_text(substituted(text, statement), engine="z3")
     assert report.ok and all(r.engine == "z3" for r in report if r.status.value == "proved")
+
+
+COLUMNS = """dtype f16
+buffer align 1024
+layout A = {layout}
+access rd = ldmatrix.x1 A(8 * q, lane) for q in 0..8
+check conflict_free rd
+"""
+
+
+@pytest.mark.parametrize(
+    "layout,expected",
+    [
+        ("(64,8):(1,64)", "Sw<3,3,3> o (64,8):(1,64)"),
+        (
+            "#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 8, order = [0, 1]}> "
+            "shape (64, 8)",
+            "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [0, 1]}> "
+            "shape (64, 8)",
+        ),
+    ],
+)
+def test_a_tile_with_its_rows_contiguous_keeps_each_lanes_vector_down_a_column(layout, expected):
+    """Synthesis keeps a lane's vector along c; a column-major tile read by rows of
+    16 bytes down its columns is scored transposed, or no member would pass."""
+    text = COLUMNS.format(layout=layout)
+    statement, _ = suggested(text)
+    assert statement == f"layout A = {expected}"
+    assert_fixes(text, statement)
+
+
+def test_a_transposed_nvmma_encoding_gets_the_nearest_width():
+    encoding = (
+        "#ttg.nvmma_shared<{{swizzlingByteWidth = {}, transposed = true, elementBitWidth = 16}}>"
+    )
+    text = (
+        f"dtype f16\nbuffer align 1024\nlayout A = {encoding.format(32)} shape (64, 64)\n"
+        "access rd = ld.shared.v4.b32 A(8 * (lane % 8), k) for k in 0..64\n"
+        "check max_ways <= 2 rd\n"
+    )
+    statement, _ = suggested(text)
+    assert statement == f"layout A = {encoding.format(64)} shape (64, 64)"
+    assert_fixes(text, statement)

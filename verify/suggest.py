@@ -80,7 +80,7 @@ from verify.solve import Status
 from verify.spec.ast import CheckDef, LayoutDef, Spec
 from verify.spec.parser import parse_text, statement_texts
 from verify.synth import families
-from verify.synth.cost import Objective, score
+from verify.synth.cost import Objective, Score, score
 from verify.synth.problem import Problem, problem_of
 
 # Seconds of family search per spec, over all its failing checks.
@@ -251,11 +251,12 @@ def _search(
     if family is None:
         return None
     outcome = Outcome(family, requirements=tuple(r.describe() for r in problem.requirements))
-    fixes = _score(problem, outcome, deadline)
+    scorer = _scorer(problem, tile, f"layout {statement[1]}")
+    fixes = _score(scorer, outcome, deadline)
     required = frozenset((r.line, r.text) for r in problem.requirements)
     recheck = Rechecker(source, statement[0], spec.file, before, required, _exempt(spec, before))
     _choose(outcome, fixes, recheck)
-    _offer_alternative(outcome, fixes, _unpadded_fixes(problem, family, fixes), recheck)
+    _offer_alternative(outcome, fixes, _unpadded_fixes(scorer, family, fixes), recheck)
     outcome.seconds = time.monotonic() - started
     return outcome
 
@@ -320,7 +321,41 @@ def _problem(spec: Spec, source: str, ldef: LayoutDef, rows: int, cols: int) -> 
         return None
 
 
-def _score(problem: Problem, outcome: Outcome, deadline: float) -> list[Fix]:
+@dataclass(frozen=True)
+class Scorer:
+    """`verify.synth.cost.score` on the problem, the right way round: synthesis
+    keeps a lane's vector along c, so a layout written with its rows contiguous
+    (column-major, Triton's order [0, 1], nvmma transposed) is scored transposed,
+    its vectors along r."""
+
+    problem: Problem
+    transposed: bool = False
+
+    def __call__(self, candidate: Candidate) -> Score | None:
+        table = candidate.table()
+        if table is None:
+            return None
+        return score(self.problem, table.T if self.transposed else table, candidate.xor_terms)
+
+
+def _scorer(problem: Problem, tile: Tile, written: str) -> Scorer:
+    """The scorer for the layout as `written` (a statement)."""
+    table = _parsed_table(tile, written)
+    if table is None or _unit_steps(table, 0) <= _unit_steps(table, 1):
+        return Scorer(problem)
+    accesses = tuple(
+        replace(a, coords=np.ascontiguousarray(a.coords[..., ::-1])) for a in problem.accesses
+    )
+    unknown = replace(problem.unknown, rows=problem.unknown.cols, cols=problem.unknown.rows)
+    return Scorer(replace(problem, accesses=accesses, unknown=unknown), transposed=True)
+
+
+def _unit_steps(table: np.ndarray, axis: int) -> int:
+    """How often one step along `axis` moves one element."""
+    return int(np.count_nonzero(np.diff(table, axis=axis) == 1))
+
+
+def _score(scorer: Scorer, outcome: Outcome, deadline: float) -> list[Fix]:
     """The members that meet every constraint, with the fewest changes that any
     does: one change, then two, ...; scoring stops there or at `deadline`."""
     family = outcome.family
@@ -330,10 +365,9 @@ def _score(problem: Problem, outcome: Outcome, deadline: float) -> list[Fix]:
             if time.monotonic() >= deadline:
                 outcome.stopped = True
                 return _nearest_first(family.here, fixes)
-            table = candidate.table()
-            if table is None:
+            result = scorer(candidate)
+            if result is None:
                 continue
-            result = score(problem, table, candidate.xor_terms)
             outcome.scored += 1
             if result.feasible:
                 fixes.append(Fix(candidate, result.found, n))
@@ -453,15 +487,14 @@ def _offer_alternative(
             outcome.alternative = fix
 
 
-def _unpadded_fixes(problem: Problem, family: Family, fixes: list[Fix]) -> list[Fix]:
+def _unpadded_fixes(scorer: Scorer, family: Family, fixes: list[Fix]) -> list[Fix]:
     """The family's members without padding that meet every constraint, nearest
     first (none when the nearest fix has no padding to save)."""
     if not fixes or family.unpadded is None:
         return []
     found = []
     for candidate in family.compact():
-        table = candidate.table()
-        result = None if table is None else score(problem, table, candidate.xor_terms)
+        result = scorer(candidate)
         if result is not None and result.feasible:
             found.append(Fix(candidate, result.found, changes(family.here, candidate.params)))
     return _nearest_first(family.here, found)
