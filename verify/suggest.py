@@ -20,7 +20,9 @@ reads is placed in a family by how it is written (`family_of`):
   coefficient raised) and an XOR term ``(e) ^ (2^m * (v % 2^b))``, each optional.
 
 Accesses given by thread maps (``by ...``) are not read by synthesis, so a
-layout they use gets no suggestion.
+layout they use gets no suggestion. Synthesis keeps a lane's vector along the
+second coordinate; a layout written with its first coordinate contiguous is
+scored transposed (`Scorer`).
 
 The spec is then read as a synthesis problem with that layout unknown
 (``?(R, C)``) and every access and bank check of the spec kept: each member is
