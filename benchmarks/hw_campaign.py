@@ -258,12 +258,12 @@ def write_plan(path, rows):
             w.writerow({**r, "shared": _fmt(r["shared"]), "sources": _fmt(r["sources"])})
 
 
-def run(rows, out_dir, budget_s, seed):
+def run(rows, out_dir, budget_s, seed, name="hw_campaign.csv"):
     compare_mod, probe_mod = _load_probe_modules()
     probe = probe_mod.Probe()
     order = list(range(len(rows)))
     random.Random(seed).shuffle(order)
-    path = os.path.join(out_dir, "hw_campaign.csv")
+    path = os.path.join(out_dir, name)
     start, done = time.time(), 0
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS + ["measured", "data_ok"])

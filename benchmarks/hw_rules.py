@@ -25,6 +25,7 @@ import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from itertools import combinations
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,17 +77,29 @@ def _designed_rows(name: str = "hw_campaign.csv.gz", label: str | None = None):
             yield label or r["set"], r["op"], _ints(r["shared"]), sources, int(r["measured"])
 
 
+def _cg_rows(name: str, prefix: str):
+    """A .cg campaign's rows (benchmarks/hw_cg.py), its sets renamed 'cg fit' etc."""
+    for which, op, shared, sources, measured in _designed_rows(name):
+        yield f"{prefix} {which}", op, shared, sources, measured
+
+
 def load() -> list[tuple]:
     """(data set, op, shared offsets, source offsets or None, measured wavefronts).
 
     "held-out" is a second designed run (seeds 2018/3018, measured after every rule
-    here was fixed), so it tests rule L independently of the patterns it was read off."""
-    return (
+    here was fixed), so it tests rule L independently of the patterns it was read off.
+    "cg fit" / "cg fresh" are the .cg campaign (benchmarks/hw_cg.py, seeds 28/1028),
+    "cg held-out" its second run, measured after rule S was fixed."""
+    rows = (
         list(_campaign_rows())
         + list(_varied_rows())
         + list(_designed_rows())
         + list(_designed_rows("hw_campaign_heldout.csv.gz", "held-out"))
+        + list(_cg_rows("hw_cg.csv.gz", "cg"))
     )
+    if os.path.exists(os.path.join(RESULTS, "hw_cg_heldout.csv.gz")):
+        rows += [("cg held-out",) + r[1:] for r in _designed_rows("hw_cg_heldout.csv.gz")]
+    return rows
 
 
 SIZE = {"ld64": 8, "ld128": 16, "cpa4": 4, "cpa8": 8, "cpa16": 16, "cpa16ca": 16}
@@ -223,6 +236,82 @@ def cg_distinct_destinations(op, shared, sources) -> int:
     return len(set(shared))
 
 
+# ---- cp.async.cg: rule S ----
+
+# The symmetries of a cycle of four sectors: rotations t -> t + r, reflections t -> r - t.
+SECTOR_SYMMETRIES = [
+    tuple((sign * t + r) % 4 for t in range(4)) for r in range(4) for sign in (1, -1)
+]
+
+
+def _counted_lanes(shared) -> list[int]:
+    """Lanes that write a 16-byte destination no lower lane writes: only those count."""
+    first: dict[int, int] = {}
+    for lane, d in enumerate(shared):
+        first.setdefault(d // 16, lane)
+    return sorted(first.values())
+
+
+def cg_reads_once(shared, sources) -> bool:
+    """No two counted lanes read the same 16-byte source chunk (rule S is exact there)."""
+    chunks = [sources[lane] // 16 for lane in _counted_lanes(shared)]
+    return len(set(chunks)) == len(chunks)
+
+
+def _units(copies):
+    """One (source line, destination line) group's copies (p -> q, chunks 0-7) as
+    sector units (t, u, swap) in three classes: whole sectors (both halves of
+    source sector t into destination sector u), halves read from chunk 2t, halves
+    read from chunk 2t + 1."""
+    by_sector: dict[int, dict[int, int]] = defaultdict(dict)
+    for p, q in copies:
+        by_sector[p // 2][p % 2] = q
+    whole: list[tuple[int, int, int]] = []
+    halves: tuple[list[tuple[int, int, int]], ...] = ([], [])
+    for t, qs in by_sector.items():
+        if len(qs) == 2 and qs[0] // 2 == qs[1] // 2:
+            whole.append((t, qs[0] // 2, qs[0] % 2))
+        else:
+            for half, q in qs.items():
+                halves[half].append((t, q // 2, q % 2 ^ half))
+    return [whole, halves[0], halves[1]]
+
+
+def _fewest_symmetries(units) -> int:
+    """Fewest (sector symmetry, swap) pairs that between them carry every unit."""
+    carries = {
+        frozenset(i for i, (t, u, swap) in enumerate(units) if sym[t] == u and swap == s)
+        for sym in SECTOR_SYMMETRIES
+        for s in (0, 1)
+    }
+    carries.discard(frozenset())
+    everything = frozenset(range(len(units)))
+    for k in range(len(units) + 1):
+        for choice in combinations(carries, k):
+            if frozenset().union(*choice) == everything:
+                return k
+    raise AssertionError("every unit is carried by some symmetry")
+
+
+def cg_sectors(op, shared, sources) -> int:
+    """Rule S (.cg, 16 bytes), exact when no two counted lanes read one source chunk;
+    bound G otherwise. Only the lowest lane writing a destination counts. Counted
+    copies in different (global 128-byte line, shared 128-byte line) pairs never share
+    a wavefront. Within a pair, a copy moves source chunk p (sector p // 2, half p % 2)
+    to destination chunk q; a source sector whose two halves both go to one
+    destination sector is moved whole, other copies move a half. One wavefront
+    carries whole sectors only, or halves from one source half only, mapped sector
+    t -> u by one symmetry of the four-sector cycle (rotation or reflection) with
+    one swap of the 16-byte halves."""
+    if not cg_reads_once(shared, sources):
+        return cg_distinct_destinations(op, shared, sources)
+    groups = defaultdict(list)
+    for lane in _counted_lanes(shared):
+        s, d = sources[lane], shared[lane]
+        groups[(s // 128, d // 128)].append((s // 16 % 8, d // 16 % 8))
+    return sum(_fewest_symmetries(u) for copies in groups.values() for u in _units(copies))
+
+
 # A rule's prediction of wavefronts from (op, shared addresses, global sources).
 Hypothesis = Callable[[str, Any, Any], int]
 HYPOTHESES: dict[str, list[tuple[str, Hypothesis]]] = {
@@ -241,6 +330,7 @@ HYPOTHESES: dict[str, list[tuple[str, Hypothesis]]] = {
         ("bank model (phases)", phase_model),
         ("C: edge flow", cp_async_flow),
         ("G: distinct destinations (bound)", cg_distinct_destinations),
+        ("S: sector symmetries (G where a chunk is read twice)", cg_sectors),
     ],
 }
 CLASS_OPS = {
@@ -248,7 +338,7 @@ CLASS_OPS = {
     "cp.async .ca": ["cpa4", "cpa8", "cpa16ca"],
     "cp.async .cg": ["cpa16"],
 }
-SETS = ["earlier", "fit", "fresh", "held-out"]
+SETS = ["earlier", "fit", "fresh", "held-out", "cg fit", "cg fresh", "cg held-out"]
 
 
 def agreement(rows, fn) -> tuple[int, int, int, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import combinations
 
 from verify.errors import SpecError
 from verify.instructions import WARP, Instruction, parse_instruction
@@ -148,11 +149,12 @@ class CopyPhase:
 class CopyCost:
     instruction: Instruction
     wavefronts: int
-    phases: tuple[CopyPhase, ...]  # rule C's; empty for .cg, whose bound is warp-wide
+    phases: tuple[CopyPhase, ...]  # rule C's; empty for .cg, whose rules are warp-wide
+    by_rule_s: bool = False  # a .cg figure from rule S (exact), not bound G
 
     @property
     def exact(self) -> bool:
-        return self.instruction.hardware_exact
+        return self.instruction.hardware_exact or self.by_rule_s
 
     @property
     def ideal(self) -> int:
@@ -189,8 +191,9 @@ def copy_cost(instr: Instruction, destinations: list[int], sources: list[int]) -
     half-warp or quarter-warp for 4, 8, 16 bytes), each copied word is an edge from
     its source bank to its destination bank, none shared; a phase costs the largest
     out(a) + in(b) - both(a, b) over its edges (a, b).
-    .cg (16 bytes only; bound G, never exceeded in 904 measurements): at most one
-    wavefront per distinct destination; the exact cost is not known."""
+    .cg (16 bytes only): bound G, one wavefront per distinct 16-byte destination,
+    never exceeded on any measurement. The engines use this figure; `cp_async_cost`
+    gives rule S (`cg_cost`), exact where every counted lane reads its own chunk."""
     destinations = check_addresses(instr, destinations)
     sources = _checked_sources(instr, sources)
     if instr.cache == "cg":
@@ -220,9 +223,93 @@ def _checked_sources(instr: Instruction, sources: list[int]) -> list[int]:
 def cp_async_cost(
     size: int, destinations: list[int], sources: list[int], cache: str = "ca"
 ) -> CopyCost:
-    """`copy_cost` of ``cp.async.{cache}`` of `size` bytes (the measurements' spelling)."""
+    """The H200's cost of ``cp.async.{cache}`` of `size` bytes (the measurements'
+    spelling): rule C for .ca (`copy_cost`), rule S for .cg (`cg_cost`)."""
     try:
         instr = parse_instruction(f"cp.async.{cache}.{size}")
     except SpecError as e:
         raise ValueError(e.message) from None
+    if cache == "cg":
+        return cg_cost(instr, destinations, sources)
     return copy_cost(instr, destinations, sources)
+
+
+# ---- cp.async.cg: rule S (benchmarks/results/hw_cg.md) ----
+
+CHUNK_BYTES = 16
+LINE_BYTES = 128
+# The eight symmetries of a cycle of four 32-byte sectors, as sector -> sector maps:
+# the rotations t -> t + r and the reflections t -> r - t.
+SECTOR_SYMMETRIES = tuple(
+    tuple((sign * t + r) % 4 for t in range(4)) for r in range(4) for sign in (1, -1)
+)
+
+
+def counted_lanes(destinations: list[int]) -> list[int]:
+    """The lanes rule S counts: of the lanes writing one 16-byte destination, the lowest."""
+    lowest: dict[int, int] = {}
+    for lane, address in enumerate(destinations):
+        lowest.setdefault(address // CHUNK_BYTES, lane)
+    return sorted(lowest.values())
+
+
+def reads_each_chunk_once(destinations: list[int], sources: list[int]) -> bool:
+    """No two counted lanes read one 16-byte source chunk: where rule S is exact."""
+    chunks = [sources[lane] // CHUNK_BYTES for lane in counted_lanes(destinations)]
+    return len(set(chunks)) == len(chunks)
+
+
+def sector_units(copies: list[tuple[int, int]]) -> list[list[tuple[int, int, int]]]:
+    """One line pair's copies (source chunk p -> destination chunk q, 0-7) as units
+    (source sector, destination sector, half swap) in the three classes a wavefront
+    cannot mix: whole sectors (both halves of a source sector into one destination
+    sector), then single halves read from the sector's first and second 16 bytes."""
+    by_sector: dict[int, dict[int, int]] = defaultdict(dict)
+    for p, q in copies:
+        by_sector[p // 2][p % 2] = q
+    whole: list[tuple[int, int, int]] = []
+    halves: tuple[list[tuple[int, int, int]], ...] = ([], [])
+    for t, targets in sorted(by_sector.items()):
+        if len(targets) == 2 and targets[0] // 2 == targets[1] // 2:
+            whole.append((t, targets[0] // 2, targets[0] % 2))
+        else:
+            for half, q in sorted(targets.items()):
+                halves[half].append((t, q // 2, q % 2 ^ half))
+    return [whole, *halves]
+
+
+def fewest_symmetries(units: list[tuple[int, int, int]]) -> int:
+    """Wavefronts for one class of units: the fewest (sector symmetry, half swap)
+    pairs that between them map every unit's source sector to its destination."""
+    carried = {
+        frozenset(i for i, (t, u, swap) in enumerate(units) if sym[t] == u and swap == s)
+        for sym in SECTOR_SYMMETRIES
+        for s in (0, 1)
+    }
+    carried.discard(frozenset())
+    everything = frozenset(range(len(units)))
+    for count in range(len(units) + 1):
+        if any(frozenset().union(*pick) == everything for pick in combinations(carried, count)):
+            return count
+    raise AssertionError("every unit is carried by the symmetry that maps it")
+
+
+def cg_cost(instr: Instruction, destinations: list[int], sources: list[int]) -> CopyCost:
+    """Rule S, the H200's cost of one warp's cp.async.cg (exact on every measurement
+    where each counted lane reads its own 16-byte chunk; bound G, one wavefront per
+    distinct destination, where two read one chunk). Copies are grouped by (global
+    128-byte line, shared 128-byte line), groups never sharing a wavefront; each
+    group's units cost `fewest_symmetries`, class by class."""
+    destinations = check_addresses(instr, destinations)
+    sources = _checked_sources(instr, sources)
+    if not reads_each_chunk_once(destinations, sources):
+        return CopyCost(instr, len({d // CHUNK_BYTES for d in destinations}), ())
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for lane in counted_lanes(destinations):
+        src, dst = sources[lane], destinations[lane]
+        chunk = (src % LINE_BYTES // CHUNK_BYTES, dst % LINE_BYTES // CHUNK_BYTES)
+        groups[(src // LINE_BYTES, dst // LINE_BYTES)].append(chunk)
+    wavefronts = sum(
+        fewest_symmetries(units) for copies in groups.values() for units in sector_units(copies)
+    )
+    return CopyCost(instr, wavefronts, (), by_rule_s=True)

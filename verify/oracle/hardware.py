@@ -240,3 +240,72 @@ def copy_cost(instr: Instruction, destinations: np.ndarray, sources: np.ndarray)
         both = (same_src & same_dst).sum(axis=2)
         costs[lo : lo + step] = (out + into - both).max(axis=1)
     return costs.reshape(count, instr.phases).sum(axis=1)
+
+
+# The sixteen chunk moves one cp.async.cg wavefront can make inside a pair of
+# 128-byte lines (docs/hardware.md, rule S): chunk c sits in 32-byte sector c // 2,
+# half c % 2; the sectors are turned or mirrored as a square is (c // 2 -> r +- c // 2
+# mod 4) and the halves are all kept or all exchanged.
+CG_MOVES = tuple(
+    tuple(2 * ((r + turn * (c // 2)) % 4) + (c % 2 ^ flip) for c in range(8))
+    for r in range(4)
+    for turn in (1, -1)
+    for flip in (0, 1)
+)
+
+
+def _cg_batches(moves: dict[int, int]) -> list[dict[int, int]]:
+    """Split one line pair's chunk moves (source chunk -> destination chunk) into the
+    kinds no wavefront mixes: sectors moved in one piece (both chunks, landing in one
+    destination sector), lone first chunks, lone second chunks."""
+    kinds: list[dict[int, int]] = [{}, {}, {}]
+    for c, to in moves.items():
+        other = moves.get(c ^ 1)
+        in_one_piece = other is not None and other // 2 == to // 2
+        kinds[2 if in_one_piece else c % 2][c] = to
+    return [k for k in kinds if k]
+
+
+def _cg_batch_wavefronts(batch: dict[int, int]) -> int:
+    """Fewest of the sixteen moves that together put every chunk of `batch` in place."""
+    fits = [m for m in CG_MOVES if any(m[c] == to for c, to in batch.items())]
+    for n in range(1, len(batch) + 1):
+        for chosen in _choose(fits, n):
+            if all(any(m[c] == to for m in chosen) for c, to in batch.items()):
+                return n
+    raise AssertionError("a chunk's own move always puts it in place")
+
+
+def _choose(items: list, n: int):
+    if n == 0:
+        yield ()
+        return
+    for i, first in enumerate(items):
+        for rest in _choose(items[i + 1 :], n - 1):
+            yield (first, *rest)
+
+
+def cg_copy_costs(destinations: np.ndarray, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cp.async.cg's cost of every instance, and whether it is exact (rule S, from
+    the H200 measurements in benchmarks/results/hw_cg.md). `destinations`/`sources`:
+    (instances, 32) shared and full global byte addresses (16-byte aligned; the
+    128-byte lines of both matter, not only the banks). Of lanes writing one 16-byte
+    destination only the lowest is done; if two of those read one 16-byte source
+    chunk, the instance gets the bound (distinct destinations) and is not exact."""
+    costs = np.zeros(destinations.shape[0], dtype=np.int64)
+    exact = np.zeros(destinations.shape[0], dtype=bool)
+    for i, (dst, src) in enumerate(zip(destinations.tolist(), sources.tolist())):
+        done: dict[int, int] = {}
+        for d, s in zip(dst, src):
+            done.setdefault(d // 16, s // 16)
+        if len(set(done.values())) < len(done):
+            costs[i] = len(done)
+            continue
+        pairs: dict[tuple[int, int], dict[int, int]] = {}
+        for d, s in done.items():
+            pairs.setdefault((s // 8, d // 8), {})[s % 8] = d % 8
+        costs[i] = sum(
+            _cg_batch_wavefronts(b) for moves in pairs.values() for b in _cg_batches(moves)
+        )
+        exact[i] = True
+    return costs, exact
