@@ -54,10 +54,11 @@ class Form:
     rank: int
     coeffs: dict[int, list[Mono]] = field(default_factory=dict)
     wraps: list[int] = field(default_factory=list)
+    carried: int = 0  # times the iter_arg being traced through its loop is added in
 
     @property
     def uniform(self) -> bool:
-        return not any(self.coeffs.values()) and not self.wraps
+        return not any(self.coeffs.values()) and not self.wraps and not self.carried
 
 
 def _is_tensor(value) -> bool:
@@ -84,7 +85,7 @@ class Tracer:
             raise AssertionError("form() of a scalar")
         vid = value.id()
         if vid in self._self_ids:
-            return Form(_rank(value))
+            return Form(_rank(value), carried=1)
         if vid in self.loops:
             return self._loop_carried(value)
         op = self.defs.get(vid)
@@ -124,6 +125,8 @@ class Tracer:
         varying, factor = (fa, b) if fb.uniform else (fb, a)
         if varying.uniform:
             return varying
+        if varying.carried:
+            raise Untraced("the loop multiplies the pointer's offsets it carries")
         mono = self.uniform_mono(factor)
         if mono is None:
             raise Untraced(
@@ -142,6 +145,8 @@ class Tracer:
             raise Untraced("arith.remsi by a value that varies over the tensor")
         if fx.uniform:
             return fx
+        if fx.carried:
+            raise Untraced("the loop takes a remainder of the offsets it carries")
         mono = self.uniform_mono(modulus)
         divisor = self.divisor(mono) if mono is not None else 1
         return Form(fx.rank, fx.coeffs, fx.wraps + [divisor])
@@ -154,8 +159,11 @@ class Tracer:
             step = self.form(yielded)
         finally:
             self._self_ids.discard(value.id())
-        if not step.uniform:
-            raise Untraced("the loop advances the pointer by an amount that varies over the tensor")
+        if step.carried != 1 or any(step.coeffs.values()) or step.wraps:
+            raise Untraced(
+                "the loop does not advance the pointer it carries by a uniform amount "
+                "(the next value is not this one plus the same offset for every element)"
+            )
         return self.form(init)
 
     # -- uniform scalars ------------------------------------------------------------
@@ -275,20 +283,20 @@ TRACED = (
 
 def _expand(form: Form, axis: int) -> Form:
     moved = {(d + 1 if d >= axis else d): ms for d, ms in form.coeffs.items()}
-    return Form(form.rank + 1, moved, list(form.wraps))
+    return Form(form.rank + 1, moved, list(form.wraps), form.carried)
 
 
 def _broadcast(form: Form, shape: list[int]) -> Form:
     """A dimension of extent 1 broadcast: its coordinate was 0, its term nothing."""
     kept = {d: ms for d, ms in form.coeffs.items() if shape[d] != 1}
-    return Form(form.rank, kept, list(form.wraps))
+    return Form(form.rank, kept, list(form.wraps), form.carried)
 
 
 def _add(a: Form, b: Form) -> Form:
     coeffs = {d: list(ms) for d, ms in a.coeffs.items()}
     for d, ms in b.coeffs.items():
         coeffs.setdefault(d, []).extend(ms)
-    return Form(max(a.rank, b.rank), coeffs, a.wraps + b.wraps)
+    return Form(max(a.rank, b.rank), coeffs, a.wraps + b.wraps, a.carried + b.carried)
 
 
 def trace_copy(tracer: Tracer, op, vector_dim: int | None) -> dict:

@@ -1,0 +1,291 @@
+"""`verify ttgir` on cp.async (``ttg.async_copy_global_to_local``, issue 18 item 3):
+the copy's instruction as Triton 3.9 lowers it, its global source traced from the
+pointer tensor, runtime strides quantified over their divisibility, and pointers
+that cannot be traced listed not modelled with why."""
+
+import importlib.util
+import os
+import re
+
+import pytest
+
+pytest.importorskip("triton")
+
+from verify.runner import run_spec  # noqa: E402
+from verify.solve import Status  # noqa: E402
+from verify.spec.parser import parse_text  # noqa: E402
+from verify.ttgir import lowering, specgen  # noqa: E402
+from verify.ttgir.module import run_kernel  # noqa: E402
+
+KERNELS = "specs/triton_kernels"
+COPY = "async_copy_global_to_local"
+TILE_SUM = {
+    "x_ptr": "*fp16",
+    "out_ptr": "*fp32",
+    "stride_xm": "i32",
+    "n_tiles": "i32",
+    "BLOCK_M": "constexpr",
+    "BLOCK_N": "constexpr",
+}
+
+
+def compile_ttgir(path: str, name: str, signature: dict, constants: dict, hints: dict) -> str:
+    """A kernel's sm_80 TTGIR, compiled here on the CPU; `hints`: parameter ->
+    tt.divisibility (as Triton's launcher gives them)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    spec = importlib.util.spec_from_file_location(f"_copies_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    index = {p: i for i, p in enumerate(signature)}
+    attrs = {(index[p],): [["tt.divisibility", d]] for p, d in hints.items()}
+    source = triton.compiler.ASTSource(getattr(module, name), signature, constants, attrs)
+    compiled = triton.compile(source, target=GPUTarget("cuda", 80, 32), options={"num_warps": 4})
+    return compiled.asm["ttgir"]
+
+
+def by_property(checker) -> dict:
+    return {r.property: r for r in checker.results}
+
+
+# -- the catalog's tile_sum, end to end ------------------------------------------------
+
+
+def test_two_rows_per_quarter_warp_share_source_banks_for_some_strides():
+    """BLOCK_N = 32 fp16: a quarter-warp's 8 lanes copy two 64-byte rows; their
+    sources are stride_xm * 2 bytes apart, a multiple of 32 bytes (divisibility
+    16), so for strides that are multiples of 64 elements both rows read banks
+    0-15: 2 wavefronts a phase, 8 (ideal 4). Rule C: exact."""
+    checker = run_kernel(f"{KERNELS}/tile_sum_32.sm80.ttgir", 30)
+    found = by_property(checker)
+    copy = found[f"conflict_free {COPY} %acc_54"]
+    assert (copy.status, copy.wavefronts, copy.ideal_wavefronts) == (Status.REFUTED, 8, 4)
+    assert (copy.file, copy.line) == ("specs/triton_kernels/tile_sum.py", 18)
+    assert copy.fidelity is not None and copy.fidelity.startswith("exact (rule C")
+    assert copy.counterexample is not None
+    assert copy.counterexample.instance["stride_xm_div16"] == 0
+    assert found[f"in_bounds {COPY} %acc_54 from global"].status == Status.PROVED
+    assert found[f"aligned 16 {COPY} %acc_54 from global"].status == Status.PROVED
+    assert {(d["op"], d["instruction"], d["per_warp"]) for d in checker.copies} == {
+        (f"{COPY} %acc_{n}", "cp.async.ca.16", 1) for n in (21, 27, 54)
+    }
+
+
+def test_one_row_per_quarter_warp_is_conflict_free_for_every_stride():
+    checker = run_kernel(f"{KERNELS}/tile_sum_64.sm80.ttgir", 30)
+    copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
+    assert len(copies) == 3
+    for r in copies:
+        assert (r.status, r.wavefronts, r.ideal_wavefronts) == (Status.PROVED, 4, 4)
+        assert r.fidelity is not None and r.fidelity.startswith("exact (rule C")
+    assert {(d["instruction"], d["per_warp"]) for d in checker.copies} == {("cp.async.ca.16", 2)}
+
+
+def test_the_cli_reports_the_copy_at_the_kernels_line():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "verify.cli", "ttgir", f"{KERNELS}/tile_sum_32.sm80.ttgir"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 1
+    assert (
+        f"specs/triton_kernels/tile_sum.py:18: REFUTED  conflict_free {COPY} %acc_21  ["
+        in out.stdout
+    )
+    assert "model: exact (rule C: source-to-destination bank edges" in out.stdout
+
+
+# -- runtime strides: quantified over their divisibility --------------------------------
+
+
+def _copy_line(spec_text: str, access: str) -> str:
+    return next(line for line in spec_text.splitlines() if line.startswith(f"access {access} "))
+
+
+def test_the_stride_residue_loop_agrees_with_every_actual_stride():
+    """Differential: the spec quantifies stride_xm = 16 * v over v in 0..4 (bytes
+    modulo 128). Substituting every actual stride 0, 16, ..., 496 elements (no
+    reduction) into the same access gives the same worst case, and each stride
+    costs what its residue costs."""
+    checker = run_kernel(f"{KERNELS}/tile_sum_32.sm80.ttgir", 30)
+    copy = checker.copies[0]
+    text, access = copy["spec"].text, copy["access"]
+    line = _copy_line(text, access)
+    assert "stride_xm_div16 in 0..4" in line and "* 16 * stride_xm_div16" in line
+    per_residue = {v: _cost(text, access, line, f"{16 * v}", 1 << 16) for v in range(4)}
+    for stride in range(0, 512, 16):
+        assert _cost(text, access, line, str(stride), 1 << 16) == per_residue[(stride // 16) % 4]
+    quantified = next(r for r in checker.results if r.property == f"conflict_free {copy['op']}")
+    assert quantified.wavefronts == max(per_residue.values()) == 8
+    assert per_residue == {0: 8, 1: 8, 2: 4, 3: 8}
+
+
+def _cost(text: str, access: str, line: str, stride: str, size: int) -> int:
+    """The worst wavefronts of `access` with the residue loop replaced by one stride."""
+    fixed = line.replace("16 * stride_xm_div16", stride).replace(", stride_xm_div16 in 0..4", "")
+    layout = re.search(r"from (G\w+)\(", line)
+    assert layout is not None
+    body = [
+        (f"layout {layout[1]} = {size}:1" if ln.startswith(f"layout {layout[1]} ") else ln)
+        for ln in text.splitlines()
+        if not ln.startswith(("access ", "check conflict_free"))
+    ]
+    spec = "\n".join(body + [fixed, f"check conflict_free {access}"]) + "\n"
+    results = run_spec(parse_text(spec, "<stride>"), 30)
+    wavefronts = next(r for r in results if r.property == f"conflict_free {access}").wavefronts
+    assert wavefronts is not None, "a decided copy check has its figure"
+    return wavefronts
+
+
+@pytest.mark.parametrize(
+    ("stride", "status", "wavefronts"),
+    [(96, Status.PROVED, 4), (64, Status.REFUTED, 8), (80, Status.REFUTED, 8)],
+)
+def test_a_constant_stride_decides_the_verdict(stride, status, wavefronts):
+    """stride_xm as a constexpr: 96 elements = 192 bytes puts the second row 64
+    bytes (16 banks) past the first modulo 128 (disjoint); 64 puts it on the same
+    banks; 80 (160 bytes, 32 modulo 128) on half of them, which costs as much."""
+    ttgir = compile_ttgir(
+        f"{KERNELS}/tile_sum.py",
+        "tile_sum",
+        {**TILE_SUM, "stride_xm": "constexpr"},
+        {"stride_xm": stride, "BLOCK_M": 32, "BLOCK_N": 32},
+        {"x_ptr": 16, "out_ptr": 16},
+    )
+    checker = run_kernel(ttgir, 30)
+    copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
+    assert copies and all((r.status, r.wavefronts) == (status, wavefronts) for r in copies)
+    assert not any("_div" in _copy_line(d["spec"].text, d["access"]) for d in checker.copies)
+
+
+def test_a_weaker_divisibility_hint_quantifies_over_more_residues():
+    """tt.divisibility 8 on stride_xm: 16-byte steps, so 8 residues modulo 128
+    bytes; the copies still vectorise to 16 bytes (rows stay 16-byte aligned)."""
+    ttgir = compile_ttgir(
+        f"{KERNELS}/tile_sum.py",
+        "tile_sum",
+        TILE_SUM,
+        {"BLOCK_M": 32, "BLOCK_N": 32},
+        {"x_ptr": 16, "out_ptr": 16, "stride_xm": 8},
+    )
+    checker = run_kernel(ttgir, 30)
+    lines = [_copy_line(d["spec"].text, d["access"]) for d in checker.copies]
+    assert lines and all("stride_xm_div8 in 0..8" in line for line in lines)
+    assert {d["instruction"] for d in checker.copies} == {"cp.async.ca.16"}
+    copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
+    assert all((r.status, r.wavefronts) == (Status.REFUTED, 8) for r in copies)
+
+
+# -- what is not traced stays UNKNOWN, with why -----------------------------------------
+
+GATHER = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather_rows(x_ptr, idx_ptr, out_ptr, stride_xm, n_tiles, BLOCK_M: tl.constexpr,
+                BLOCK_N: tl.constexpr):
+    rows = tl.load(idx_ptr + tl.arange(0, BLOCK_M))
+    cols = tl.arange(0, BLOCK_N)
+    ptrs = x_ptr + rows[:, None] * stride_xm + cols[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in tl.range(0, n_tiles, num_stages=3):
+        acc += tl.load(ptrs, cache_modifier=".ca").to(tl.float32)
+        ptrs += BLOCK_M * stride_xm
+    tl.store(out_ptr + tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + cols[None, :], acc)
+"""
+
+
+def test_a_gathered_pointer_is_listed_not_modelled_with_the_reason(tmp_path):
+    path = tmp_path / "gather.py"
+    path.write_text(GATHER)
+    signature = {
+        "x_ptr": "*fp16",
+        "idx_ptr": "*i32",
+        "out_ptr": "*fp32",
+        "stride_xm": "i32",
+        "n_tiles": "i32",
+        "BLOCK_M": "constexpr",
+        "BLOCK_N": "constexpr",
+    }
+    ttgir = compile_ttgir(
+        str(path),
+        "gather_rows",
+        signature,
+        {"BLOCK_M": 32, "BLOCK_N": 64},
+        {"x_ptr": 16, "stride_xm": 16},
+    )
+    checker = run_kernel(ttgir, 30)
+    listed = [r for r in checker.results if r.property.startswith(f"not modelled: {COPY}")]
+    assert len(listed) == 3 and not checker.copies
+    for r in listed:
+        assert r.status == Status.UNKNOWN and r.line == 14
+        assert "cannot be traced: tt.load computes the pointer" in r.reason
+    assert not any(COPY in r.property and r.status != Status.UNKNOWN for r in checker.results)
+
+
+def test_offsets_that_wrap_by_less_than_128_bytes_are_not_modelled():
+    """The tutorial matmul's B: (pid_n * 128 + arange) % N with N a multiple of 16
+    and unit stride wraps by multiples of 32 bytes, so its banks depend on N; A's
+    (offs_am % M) * stride_am wraps by multiples of 16 * 16 * 2 bytes, nothing
+    modulo 128, and is modelled."""
+    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", 30)
+    found = by_property(checker)
+    b = found[f"not modelled: {COPY} %b_156"]
+    assert "wrap (arith.remsi) by multiples of 32 bytes" in b.reason
+    a = found[f"conflict_free {COPY} %a_148"]
+    assert a.status == Status.UNKNOWN and "bound G" in a.reason
+    assert a.fidelity is not None and a.fidelity.startswith("upper bound")
+
+
+# -- the lowering rule and the source's reduction, unit by unit ---------------------------
+
+
+def _row_cvt() -> lowering.Cvt:
+    """8 consecutive fp16 per thread, lanes 8 apart, warps 256 apart."""
+    return lowering.Cvt((1, 2, 4), (8, 16, 32, 64, 128), (256, 512), ((0, 1), (0, 2), (0, 4)))
+
+
+@pytest.mark.parametrize(
+    ("hint", "bound", "cache", "instruction"),
+    [
+        (8, 8, "", "cp.async.cg.16"),
+        (8, 8, "ca", "cp.async.ca.16"),
+        (4, 4, "cg", "cp.async.ca.8"),
+        (2, 2, "", "cp.async.ca.4"),
+        (16, 16, "", "cp.async.cg.16"),
+    ],
+)
+def test_copy_width_and_cache_operator(hint, bound, cache, instruction):
+    assert lowering.copy_lowering(_row_cvt(), 16, hint, bound, cache).instruction == instruction
+
+
+def test_copy_width_undecided_or_refused():
+    undecided = lowering.copy_lowering(_row_cvt(), 16, 1, 8, "")
+    assert undecided.instruction is None and "AxisInfo" in undecided.reason
+    narrow = lowering.copy_lowering(_row_cvt(), 16, 1, 1, "")
+    assert narrow.instruction is None and "4 bytes at least" in narrow.reason
+
+
+def test_source_terms_are_reduced_modulo_128_bytes():
+    copy = {
+        "dims": {"0": [[1, ["s"]]], "1": [[1, []]]},
+        "wraps": [64],
+        "params": {"s": 16},
+    }
+    address, size, loops = specgen.source_address(copy, ["r", "c"], [4, 8], 2)
+    assert (address, loops) == ("(r) * 16 * s_div16 + (c) * 1", [("s_div16", 4)])
+    assert size == 16 * 3 * 3 + 7 + 1
+    wide = {**copy, "params": {"s": 64}}
+    assert specgen.source_address(wide, ["r", "c"], [4, 8], 2)[0] == "(c) * 1"
+    with pytest.raises(ValueError, match="wrap"):
+        specgen.source_address({**copy, "wraps": [16]}, ["r", "c"], [4, 8], 2)
+    with pytest.raises(ValueError, match="product"):
+        specgen.source_address({**copy, "dims": {"0": [[1, ["s", "t"]]]}}, ["r"], [4], 2)
