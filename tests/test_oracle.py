@@ -376,6 +376,53 @@ def test_64_bit_phases_are_half_warps_and_bytes_of_a_word_share_it():
     assert b64 == (1, 2) and b8 == (1, 1)
 
 
+def rule_l_patterns(rng: random.Random, size: int) -> list[int]:
+    """Byte addresses of one warp: equal neighbours, alternating pairs, groups, one
+    address, random few, strided -- cases that merge and cases that do not."""
+    kind = rng.choice(["pairs", "alternate", "group", "one", "few", "stride"])
+    pick = [size * rng.randint(0, 63) for _ in range(32)]
+    if kind == "pairs":
+        return [pick[lane // 2] for lane in range(32)]
+    if kind == "alternate":
+        return [pick[lane % 2] for lane in range(32)]
+    if kind == "group":
+        group = rng.choice([2, 4, 8, 16])
+        return [pick[lane // group] for lane in range(32)]
+    if kind == "one":
+        return [pick[0]] * 32
+    if kind == "few":
+        return [rng.choice(pick[:3]) for _ in range(32)]
+    stride = size * rng.choice([1, 2, 3, 4, 8, 16])
+    return [stride * (lane // rng.choice([1, 2])) % 8192 for lane in range(32)]
+
+
+@pytest.mark.parametrize("name", ["ld.shared.b64", "ld.shared.v2.b32", "ld.shared.v4.b32"])
+def test_rule_l_wavefronts_are_verifys_hardware_wavefronts(name):
+    """The oracle's rule L (verify.oracle.merging, from docs/hardware.md) against
+    verify.bank.hardware_wavefronts, which is tested on every H200 measurement."""
+    from verify.bank import hardware_wavefronts
+    from verify.instructions import parse_instruction
+    from verify.oracle import merging
+
+    rng, instr = random.Random(name), hardware.instruction(name)
+    patterns = [rule_l_patterns(rng, instr.bytes_per_lane) for _ in range(300)]
+    mine = [merging.wavefronts(instr, np.array([p])) for p in patterns]
+    theirs = [hardware_wavefronts(parse_instruction(name), p) for p in patterns]
+    assert mine == theirs
+    phase_model = [hardware.bank_figures(instr, np.array([p]))[1] for p in patterns]
+    assert any(m < w for m, w in zip(mine, phase_model)), "some patterns merge"
+    # Over several instances at once: the worst one's figure.
+    assert merging.wavefronts(instr, np.array(patterns)) == max(theirs)
+
+
+def test_rule_l_is_for_loads_only():
+    spec = "dtype f32\nlayout A = 32:0\naccess {0} = {1}.shared.v4.b32 A(lane)\n"
+    spec += "check conflict_free {0}\n"
+    load, store = answers(spec.format("rd", "ld")), answers(spec.format("wr", "st"))
+    assert load["conflict_free rd"].wavefronts == 2  # one address: quarters merge in pairs
+    assert store["conflict_free wr"].wavefronts == 4
+
+
 SPELLINGS = [
     "ld.shared.b32",
     "ld.shared.v4",

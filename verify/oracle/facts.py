@@ -38,7 +38,7 @@ from math import prod
 
 import numpy as np
 
-from verify.oracle import hardware
+from verify.oracle import hardware, merging
 from verify.oracle.errors import OracleRefusal
 from verify.oracle.formulas import narrow, scaled
 from verify.oracle.layouts import LIMIT, Layout
@@ -288,7 +288,10 @@ class AccessFacts:
 
     @cached_property
     def bank_figures(self) -> tuple[int, int]:
-        """(max-ways, wavefronts) over every instance, stage and base."""
-        return hardware.bank_figures(
-            self.access.instruction, self._addresses(period([self.layout]))
-        )
+        """(max-ways, wavefronts) over every instance, stage and base; a 64/128-bit
+        load's wavefronts by rule L (`merging`)."""
+        instr, addresses = self.access.instruction, self._addresses(period([self.layout]))
+        ways, waves = hardware.bank_figures(instr, addresses)
+        if merging.applies(instr, self.access.load):
+            waves = merging.wavefronts(instr, addresses)
+        return ways, waves

@@ -54,6 +54,7 @@ class Access:
     # the compiled coordinates of each lane in it; None for any other access.
     source_layout: str | None = None
     source_coords: list = field(default_factory=list)
+    load: bool = False  # an ld.shared (rule L may merge its phases; `merging`)
 
 
 @dataclass
@@ -182,6 +183,7 @@ def _access_stmt(spec: Spec, tree: Tree, text: str):
         [compile_expr(c, scope) for c in rest],
         loops,
         where(name),
+        load=str(instr.children[0]).split(".")[0] == "ld",
     )
     if (source is None) != (not instruction.copy):
         raise OracleRefusal(
