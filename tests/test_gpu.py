@@ -98,3 +98,69 @@ def test_missing_nvcc_or_gpu_is_a_clear_error_not_a_crash(monkeypatch):
     assert result.exit_code == 2
     assert "error: nvcc not found on PATH" in result.output
     assert "Traceback" not in result.output
+
+
+CP_ASYNC_SPECS = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    "benchmarks",
+    "gpu_cp_async_specs",
+)
+
+
+def test_probe_op_names_tell_the_16_byte_copies_apart():
+    assert op_name(parse_instruction("cp.async.cg.16")) == "cpa16"  # the probe's .cg
+    assert op_name(parse_instruction("cp.async.ca.shared.global.16")) == "cpa16ca"
+    assert op_name(parse_instruction("cp.async.ca.4")) == "cpa4"
+
+
+def _copy_case(spec_name: str, values: dict):
+    from verify.gpu.spot import spot_case
+    from verify.program import Program
+    from verify.spec.parser import parse_file
+
+    program = Program(parse_file(os.path.join(CP_ASYNC_SPECS, spec_name)))
+    access = program.access(next(iter(program.spec.accesses)), None)
+    return access, spot_case(program, access, values, 1024)
+
+
+def test_a_copy_is_measured_from_the_specs_own_sources():
+    access, (case, env, note) = _copy_case(
+        "cutlass_sm80_a_kmajor_cg.spec", {"i": 1, "w": 2, "s": 0, "base": 0}
+    )
+    assert note == "" and case.op == "cpa16"
+    # G(32 i + 8 w + lane / 4, 8 (lane % 4)) with lda 256 halves: rows 48..55, at
+    # global base 0 moved down by whole 128-byte lines to the buffer's start.
+    assert access.source is not None
+    expected = access.source.lane_addresses(env)
+    shift = expected[0] - case.sources[0]
+    assert shift % 128 == 0 and [s - shift for s in expected] == case.sources
+    assert case.sources[:5] == [0, 16, 32, 48, 512]
+    assert case.dump_bytes > 0  # the copied bytes are checked, as a store's are
+
+
+def test_copies_are_compared_with_rule_s_and_bound_g():
+    from verify.gpu.compare import compare
+    from verify.gpu.probe import Outcome
+
+    access, (case, _, _) = _copy_case(
+        "cutlass_sm80_a_kmajor_cg.spec", {"i": 0, "w": 0, "s": 0, "base": 0}
+    )
+    instr = access.instruction
+    exact = compare(instr, case, Outcome(wavefronts=8), 1024)
+    assert (exact.predicted, exact.bound, exact.wavefronts_ok) == (8, False, True)
+    assert compare(instr, case, Outcome(wavefronts=9), 1024).wavefronts_ok is False
+    access, (case, _, _) = _copy_case("broadcast_row_cg.spec", {"r": 0, "base": 0})
+    bound = compare(access.instruction, case, Outcome(wavefronts=13), 1024)
+    assert (bound.predicted, bound.bound, bound.wavefronts_ok) == (32, True, True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "spec",
+    sorted(glob.glob(os.path.join(CP_ASYNC_SPECS, "*.spec"))),
+    ids=os.path.basename,
+)
+def test_cp_async_spot_check_agrees_with_the_gpu(spec):
+    result = CliRunner().invoke(main, ["gpu", spec])
+    assert result.exit_code == 0, result.output
+    assert "0 disagreements" in result.output

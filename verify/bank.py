@@ -229,7 +229,12 @@ def cp_async_cost(
         instr = parse_instruction(f"cp.async.{cache}.{size}")
     except SpecError as e:
         raise ValueError(e.message) from None
-    if cache == "cg":
+    return hardware_copy_cost(instr, destinations, sources)
+
+
+def hardware_copy_cost(instr: Instruction, destinations: list[int], sources: list[int]) -> CopyCost:
+    """The H200's cost of one warp's cp.async: rule C for .ca, rule S for .cg."""
+    if instr.cache == "cg":
         return cg_cost(instr, destinations, sources)
     return copy_cost(instr, destinations, sources)
 

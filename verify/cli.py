@@ -782,10 +782,18 @@ def gpu_cmd(spec, samples, limit, seed, no_ncu, timing):
             click.echo(f"{r.access:10} {inst:36} {'-':>9} {'-':>8}  {r.note}")
             continue
         wave = {True: "agree", False: "DISAGREE", None: "n/a"}[a.wavefronts_ok]
+        if a.bound and a.wavefronts_ok:
+            wave = "within"
         data = {True: "ok", False: f"WRONG: {a.detail}", None: "n/a"}[a.data_ok]
         measured = "-" if a.measured is None else str(a.measured) + ("~" if a.estimated else "")
-        click.echo(f"{r.access:10} {inst:36} {a.predicted:>9} {measured:>8}  {wave:10}  {data}")
+        predicted = f"<={a.predicted}" if a.bound else str(a.predicted)
+        click.echo(f"{r.access:10} {inst:36} {predicted:>9} {measured:>8}  {wave:10}  {data}")
     bad = sum(not r.ok for r in rows if r.agreement is not None)
+    if any(r.agreement and r.agreement.bound for r in rows):
+        click.echo(
+            "<=N: an upper bound (cp.async.cg where two lanes read one 16-byte source "
+            "chunk: bound G); 'within' = measured at most the bound"
+        )
     if any(r.agreement and r.agreement.estimated for r in rows):
         click.echo(
             "~ ncu not found: wavefronts estimated from clock64 timing, calibrated per "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verify.bank import bank_cost
+from verify.bank import bank_cost, hardware_copy_cost
 from verify.gpu import fragments
 from verify.gpu.probe import Case, Outcome, Probe, address_tag_fill, explicit_fill, op_name
 from verify.instructions import Instruction
@@ -23,6 +23,7 @@ class Agreement:
     data_ok: bool | None
     detail: str = ""
     estimated: bool = False  # measured by clock64 calibration, not ncu
+    bound: bool = False  # `predicted` is an upper bound (cp.async.cg's bound G), not exact
 
 
 def source_byte(j: int) -> int:
@@ -122,17 +123,25 @@ def estimate_by_timing(probe: Probe, items: list[tuple[Instruction, Case]]) -> l
 
 
 def compare(instr: Instruction, case: Case, outcome: Outcome, base: int) -> Agreement:
-    """`base` is the shared-window address of the probe's buffer (banks use absolute addresses)."""
-    predicted = bank_cost(instr, [base + a for a in case.addresses]).wavefronts
+    """`base` is the shared-window address of the probe's buffer (banks use absolute
+    addresses). Loads and stores: the phase model; cp.async: the H200's rules for
+    its destinations and the case's global sources (rule C, rule S or bound G)."""
+    shared = [base + a for a in case.addresses]
+    if instr.is_copy:
+        sources = case.sources or [16 * lane for lane in range(len(shared))]
+        cost = hardware_copy_cost(instr, shared, sources)
+        predicted, exact = cost.wavefronts, cost.exact
+    else:
+        predicted, exact = bank_cost(instr, shared).wavefronts, instr.exact
     data_ok, detail = None, ""
     if case.data:
-        check = _store_data if instr.is_store or instr.family == "cp.async" else _load_data
+        check = _store_data if instr.is_store or instr.is_copy else _load_data
         data_ok, detail = check(instr, case, outcome)
     measured = outcome.wavefronts
     ok = None
-    if measured is not None and instr.family != "cp.async":
-        ok = measured == predicted if instr.exact else measured <= predicted
-    return Agreement(predicted, measured, ok, data_ok, detail, outcome.estimated)
+    if measured is not None and not (instr.is_copy and outcome.estimated):
+        ok = measured == predicted if exact else measured <= predicted
+    return Agreement(predicted, measured, ok, data_ok, detail, outcome.estimated, not exact)
 
 
 def _cycles(outcome: Outcome) -> int:

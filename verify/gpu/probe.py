@@ -21,6 +21,7 @@ from importlib import resources
 from verify.instructions import Instruction
 
 SMEM_BYTES = 48 * 1024
+SOURCE_BYTES = 64 * 1024  # the probe's global buffer that cp.async copies from
 NCU_METRIC = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{}.sum"
 OPCODES = ("ld", "st", "ldsm", "stsm", "ldgsts")
 
@@ -31,8 +32,9 @@ class GpuError(Exception):
 
 def op_name(instr: Instruction) -> str:
     """The probe's name for an instruction, e.g. 'ldsm4t', 'ld128', 'cpa16'."""
-    if instr.family == "cp.async":
-        return f"cpa{instr.bytes_per_address}"
+    if instr.family == "cp.async":  # the probe's cpa16 is .cg, cpa16ca the 16-byte .ca
+        ca16 = instr.cache == "ca" and instr.bytes_per_address == 16
+        return f"cpa{instr.bytes_per_address}{'ca' if ca16 else ''}"
     if instr.family in ("ldmatrix", "stmatrix"):
         head = "ldsm" if instr.family == "ldmatrix" else "stsm"
         return f"{head}{instr.address_lanes // 8}{'t' if instr.trans else ''}"

@@ -15,13 +15,14 @@ probe's address tags are used and mapped back through the layout.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import dataclass
 
 from verify.expr import Var, evaluate
 from verify.gpu import fragments
 from verify.gpu.compare import Agreement, compare, dump_size, estimate_by_timing
-from verify.gpu.probe import SMEM_BYTES, Case, GpuError, Probe, op_name
+from verify.gpu.probe import SMEM_BYTES, SOURCE_BYTES, Case, GpuError, Probe, op_name
 from verify.layout import coordinate_vars
 from verify.program import BASE, STAGE, Access, Program, base_period
 from verify.properties import BankQuery
@@ -113,6 +114,21 @@ def _fill(program, access, base_units, buffer_start) -> dict[int, int] | None:
     return fill
 
 
+def copy_sources(program: Program, access: Access, env: dict) -> tuple[list[int] | None, str]:
+    """A cp.async's global byte addresses for the instance, as offsets into the probe's
+    source buffer: the spec's `from G(...)` at global base 0, moved down by a multiple
+    of 128 bytes and of `global align N` (which keeps every source's bank, its
+    128-byte line's neighbours and its alignment) to start in the buffer's first line."""
+    assert access.source is not None, f"{access.name}: a copy without its global source"
+    sources = access.source.lane_addresses(env)
+    step = math.lcm(128, program.spec.global_align)
+    shift = min(sources) // step * step
+    sources = [s - shift for s in sources]
+    if max(sources) + 16 > SOURCE_BYTES:
+        return None, "its global sources span more than the probe's 64 KB source buffer"
+    return sources, ""
+
+
 def spot_case(program: Program, access: Access, values: dict, probe_base: int):
     base_abs = absolute_base(program, access, probe_base, values.get(BASE, 0))
     env = {**values, BASE: base_abs // program.spec.buffer.align}
@@ -121,10 +137,18 @@ def spot_case(program: Program, access: Access, values: dict, probe_base: int):
         return None, env, "does not fit the probe's 48 KB buffer"
     if any((a + probe_base) % access.instruction.bytes_per_address for a in addrs):
         return None, env, "misaligned: the hardware would fault, nothing was run"
+    sources = None
+    if access.instruction.is_copy:
+        sources, note = copy_sources(program, access, env)
+        if sources is None:
+            return None, env, note
     case = Case(
-        op_name(access.instruction), addrs, fill=_fill(program, access, env[BASE], probe_base)
+        op_name(access.instruction),
+        addrs,
+        fill=_fill(program, access, env[BASE], probe_base),
+        sources=sources,
     )
-    if access.instruction.is_store:
+    if access.instruction.is_store or access.instruction.is_copy:
         case.dump_bytes = dump_size(case)
     return case, env, ""
 
