@@ -5,10 +5,9 @@ neighbouring lanes, alternation, periods, strides, XORs with a loop variable) ar
 decided by the solver (`verify.properties`) and by enumeration (`verify.enumerate`),
 and both are compared with a brute force written here: every instance evaluated with
 `Access.lane_addresses` and costed by `verify.bank.hardware_wavefronts` /
-`verify.bank.copy_cost`. Copies are also costed by the independent oracle's own rule
-C and bound G (`verify.oracle.hardware.copy_cost`, no code shared with verify). The
-oracle has no rule L (its loads follow the phase model), so loads are compared with
-`verify.bank` only, and the oracle with the phase model they share.
+`verify.bank.copy_cost`, and by the independent oracle, which shares no code with
+verify: its own rule L (`verify.oracle.merging`), rule C and bound G
+(`verify.oracle.hardware.copy_cost`).
 
 Beyond the maxima, the solver's counts are pinned at single instances and must equal
 the replay (an encoding that under-counted where the maximum does not look would
@@ -28,6 +27,7 @@ from verify import enumerate as enumeration
 from verify import properties
 from verify.bank import bank_cost, copy_cost, hardware_wavefronts
 from verify.oracle import hardware as oracle_hardware
+from verify.oracle import merging as oracle_merging
 from verify.program import Access, Program
 from verify.runner import run_spec
 from verify.solve import Budget, Status
@@ -114,6 +114,14 @@ def brute_copy(access: Access) -> int:
     )
 
 
+def oracle_load(access: Access) -> int:
+    """The oracle's rule L over every instance (its own instruction table)."""
+    addresses = np.array([access.lane_addresses(v) for v in instances(access)], dtype=np.int64)
+    instr = oracle_hardware.instruction(access.instruction.name)
+    assert oracle_merging.applies(instr, load=True)
+    return oracle_merging.wavefronts(instr, addresses)
+
+
 def oracle_copy(access: Access, instr: str) -> int:
     """The oracle's rule C / bound G on the same addresses (its own instruction table)."""
     assert access.source is not None
@@ -146,6 +154,7 @@ def drawn(kind, seed: int) -> tuple[str, Program, Access]:
 def test_rule_l_in_both_engines_equals_brute_force(seed):
     text, _, access = drawn(load_spec, seed)
     expected = brute_load(access)
+    assert oracle_load(access) == expected[1], text
     for engine in (properties, enumeration):
         figures = engine.bank_figures(access, Budget(60))
         got = (figures.ways.value, figures.wavefronts.value)
@@ -166,16 +175,6 @@ def test_rule_c_and_bound_g_in_both_engines_equal_brute_force_and_the_oracle(see
     for engine in (properties, enumeration):
         best = engine.copy_wavefronts(access, Budget(60))
         assert (best.value, best.exact) == (expected, True), (engine.__name__, text)
-
-
-def test_the_oracle_has_no_rule_l_and_agrees_with_the_phase_model():
-    """What the oracle can check of the loads: its phase model is verify's."""
-    for seed in range(CASES):
-        _, _, access = drawn(load_spec, seed)
-        addresses = np.array([access.lane_addresses(v) for v in instances(access)])
-        instr = oracle_hardware.instruction(access.instruction.name)
-        phase_model = max(bank_cost(access.instruction, list(a)).wavefronts for a in addresses)
-        assert oracle_hardware.bank_figures(instr, addresses)[1] == phase_model
 
 
 # -- the solver's counts at single instances ------------------------------------------
@@ -298,7 +297,7 @@ def test_rule_l_cases_in_both_engines(pattern, rule_l, phase_model):
     values = instances(access)[0]
     addresses = access.lane_addresses(values)
     instr = access.instruction
-    assert hardware_wavefronts(instr, addresses) == rule_l
+    assert hardware_wavefronts(instr, addresses) == rule_l == oracle_load(access)
     assert bank_cost(instr, addresses).wavefronts == phase_model
     assert pinned_wavefronts(properties.BankQuery(access), values) == rule_l
     for engine in (properties, enumeration):
@@ -326,7 +325,7 @@ def test_copy_cases_in_both_engines(instr, dst, src, cost):
     )
     _, access = access_of(text)
     values = instances(access)[0]
-    assert brute_copy_at(access, values) == cost
+    assert brute_copy_at(access, values) == cost == oracle_copy(access, instr)
     assert pinned_wavefronts(properties.CopyQuery(access), values) == cost
     for engine in (properties, enumeration):
         assert engine.copy_wavefronts(access, Budget(60)).value == cost, engine.__name__
