@@ -44,7 +44,11 @@ MODULES = {Z3: z3_engine, ENUMERATION: enumeration_engine}
 # (a wavefront maximum took 49 s on 2,048 points before its encoding changed).
 # Up to 2^22 points enumeration is thus never much slower than the solver and
 # always predictable; at 2^24 it takes 0.8-0.9 s while the solver still answers
-# these questions in 25-510 ms, so the line sits at 2^22.
+# these questions in 25-510 ms, so the line sits at 2^22. cp.async is dearer to
+# enumerate (rule C compares every pair of a phase's 32 edges): about 1.1 us per
+# lane evaluation, so 2-5 s near the line, against 0.1-0.4 s for the solver at any
+# size measured (benchmarks/results/hw_symbolic.md); it keeps the one line all the
+# same, as every other access does.
 ENUMERATION_LIMIT = 1 << 22
 
 
