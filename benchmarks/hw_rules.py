@@ -253,9 +253,11 @@ def _counted_lanes(shared) -> list[int]:
 
 
 def cg_reads_once(shared, sources) -> bool:
-    """No two counted lanes read the same 16-byte source chunk (rule S is exact there)."""
-    chunks = [sources[lane] // 16 for lane in _counted_lanes(shared)]
-    return len(set(chunks)) == len(chunks)
+    """No two counted lanes copy one 16-byte source chunk into one shared 128-byte
+    line (rule S is exact there; as first fixed, before the fresh set was scored, it
+    asked that no chunk be read twice at all)."""
+    copies = [(sources[lane] // 16, shared[lane] // 128) for lane in _counted_lanes(shared)]
+    return len(set(copies)) == len(copies)
 
 
 def _units(copies):
@@ -294,15 +296,15 @@ def _fewest_symmetries(units) -> int:
 
 
 def cg_sectors(op, shared, sources) -> int:
-    """Rule S (.cg, 16 bytes), exact when no two counted lanes read one source chunk;
-    bound G otherwise. Only the lowest lane writing a destination counts. Counted
-    copies in different (global 128-byte line, shared 128-byte line) pairs never share
-    a wavefront. Within a pair, a copy moves source chunk p (sector p // 2, half p % 2)
-    to destination chunk q; a source sector whose two halves both go to one
-    destination sector is moved whole, other copies move a half. One wavefront
-    carries whole sectors only, or halves from one source half only, mapped sector
-    t -> u by one symmetry of the four-sector cycle (rotation or reflection) with
-    one swap of the 16-byte halves."""
+    """Rule S (.cg, 16 bytes), exact when no two counted lanes copy one source chunk
+    into one shared line; bound G otherwise. Only the lowest lane writing a
+    destination counts. Counted copies in different (global 128-byte line, shared
+    128-byte line) pairs never share a wavefront. Within a pair, a copy moves source
+    chunk p (sector p // 2, half p % 2) to destination chunk q; a source sector whose
+    two halves both go to one destination sector is moved whole, other copies move a
+    half. One wavefront carries whole sectors only, or halves from one source half
+    only, mapped sector t -> u by one symmetry of the four-sector cycle (rotation or
+    reflection) with one swap of the 16-byte halves."""
     if not cg_reads_once(shared, sources):
         return cg_distinct_destinations(op, shared, sources)
     groups = defaultdict(list)
@@ -330,7 +332,7 @@ HYPOTHESES: dict[str, list[tuple[str, Hypothesis]]] = {
         ("bank model (phases)", phase_model),
         ("C: edge flow", cp_async_flow),
         ("G: distinct destinations (bound)", cg_distinct_destinations),
-        ("S: sector symmetries (G where a chunk is read twice)", cg_sectors),
+        ("S: sector symmetries (G where a chunk is copied twice into a line)", cg_sectors),
     ],
 }
 CLASS_OPS = {

@@ -150,6 +150,9 @@ def test_copies_are_compared_with_rule_s_and_bound_g():
     assert (exact.predicted, exact.bound, exact.wavefronts_ok) == (8, False, True)
     assert compare(instr, case, Outcome(wavefronts=9), 1024).wavefronts_ok is False
     access, (case, _, _) = _copy_case("broadcast_row_cg.spec", {"r": 0, "base": 0})
+    rows = compare(access.instruction, case, Outcome(wavefronts=4), 1024)
+    assert (rows.predicted, rows.bound, rows.wavefronts_ok) == (4, False, True)
+    access, (case, _, _) = _copy_case("repeat_chunks_cg.spec", {"r": 0, "base": 0})
     bound = compare(access.instruction, case, Outcome(wavefronts=13), 1024)
     assert (bound.predicted, bound.bound, bound.wavefronts_ok) == (32, True, True)
 

@@ -57,10 +57,10 @@ def test_cp_async_cg_follows_rule_s_where_each_chunk_is_read_once():
         if cost.exact:
             exact += 1
             assert cost.wavefronts == measured, (shared, sources)
-        else:  # two counted lanes read one chunk: bound G
+        else:  # two counted lanes copy one chunk into one line: bound G
             assert not hw_rules.cg_reads_once(shared, sources)
             assert measured <= cost.wavefronts == len(set(shared))
-    assert exact >= 5144
+    assert exact == 6991
 
 
 def test_the_oracles_rule_s_agrees_with_every_measurement():
@@ -68,7 +68,7 @@ def test_the_oracles_rule_s_agrees_with_every_measurement():
     sources = np.array([r[3] for r in CG_ROWS])
     measured = np.array([r[4] for r in CG_ROWS])
     costs, exact = oracle_hardware.cg_copy_costs(destinations, sources)
-    assert exact.sum() >= 5144
+    assert exact.sum() == 6991
     assert (costs[exact] == measured[exact]).all()
     assert (measured[~exact] <= costs[~exact]).all()
 
@@ -113,10 +113,13 @@ def test_rule_s_on_written_out_patterns(destinations, sources, wavefronts):
     assert cost.exact and cost.wavefronts == wavefronts
 
 
-def test_a_chunk_read_twice_gets_bound_g_and_the_engines_keep_it():
+def test_a_chunk_copied_twice_into_a_line_gets_bound_g_and_the_engines_keep_it():
     reused = [0] * 32  # every lane reads global chunk 0 into its own destination
     cost = cp_async_cost(16, CONTIGUOUS, reused, "cg")
     assert not cost.exact and cost.wavefronts == 32
+    # One source line copied into four shared lines, one per quarter-warp: exact, 4.
+    rows = [16 * (lane % 8) for lane in range(32)]
+    assert cp_async_cost(16, CONTIGUOUS, rows, "cg").wavefronts == 4
     instr = parse_instruction("cp.async.cg.16")
     engines = copy_cost(instr, CONTIGUOUS, CONTIGUOUS)
     assert not engines.exact and engines.wavefronts == 32  # bound G, not rule S's 4

@@ -193,7 +193,7 @@ def copy_cost(instr: Instruction, destinations: list[int], sources: list[int]) -
     out(a) + in(b) - both(a, b) over its edges (a, b).
     .cg (16 bytes only): bound G, one wavefront per distinct 16-byte destination,
     never exceeded on any measurement. The engines use this figure; `cp_async_cost`
-    gives rule S (`cg_cost`), exact where every counted lane reads its own chunk."""
+    gives rule S (`cg_cost`), exact where no chunk is copied twice into one line."""
     destinations = check_addresses(instr, destinations)
     sources = _checked_sources(instr, sources)
     if instr.cache == "cg":
@@ -259,9 +259,13 @@ def counted_lanes(destinations: list[int]) -> list[int]:
 
 
 def reads_each_chunk_once(destinations: list[int], sources: list[int]) -> bool:
-    """No two counted lanes read one 16-byte source chunk: where rule S is exact."""
-    chunks = [sources[lane] // CHUNK_BYTES for lane in counted_lanes(destinations)]
-    return len(set(chunks)) == len(chunks)
+    """No two counted lanes copy one 16-byte source chunk into one shared 128-byte
+    line: where rule S is exact (a chunk copied into several lines is fine)."""
+    copies = [
+        (sources[lane] // CHUNK_BYTES, destinations[lane] // LINE_BYTES)
+        for lane in counted_lanes(destinations)
+    ]
+    return len(set(copies)) == len(copies)
 
 
 def sector_units(copies: list[tuple[int, int]]) -> list[list[tuple[int, int, int]]]:
@@ -301,8 +305,8 @@ def fewest_symmetries(units: list[tuple[int, int, int]]) -> int:
 
 def cg_cost(instr: Instruction, destinations: list[int], sources: list[int]) -> CopyCost:
     """Rule S, the H200's cost of one warp's cp.async.cg (exact on every measurement
-    where each counted lane reads its own 16-byte chunk; bound G, one wavefront per
-    distinct destination, where two read one chunk). Copies are grouped by (global
+    where `reads_each_chunk_once`; bound G, one wavefront per distinct destination,
+    where two counted lanes copy one chunk into one line). Copies are grouped by (global
     128-byte line, shared 128-byte line), groups never sharing a wavefront; each
     group's units cost `fewest_symmetries`, class by class."""
     destinations = check_addresses(instr, destinations)

@@ -791,8 +791,8 @@ def gpu_cmd(spec, samples, limit, seed, no_ncu, timing):
     bad = sum(not r.ok for r in rows if r.agreement is not None)
     if any(r.agreement and r.agreement.bound for r in rows):
         click.echo(
-            "<=N: an upper bound (cp.async.cg where two lanes read one 16-byte source "
-            "chunk: bound G); 'within' = measured at most the bound"
+            "<=N: an upper bound (cp.async.cg where two lanes copy one 16-byte source "
+            "chunk into one line: bound G); 'within' = measured at most the bound"
         )
     if any(r.agreement and r.agreement.estimated for r in rows):
         click.echo(

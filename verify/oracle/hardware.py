@@ -290,15 +290,16 @@ def cg_copy_costs(destinations: np.ndarray, sources: np.ndarray) -> tuple[np.nda
     the H200 measurements in benchmarks/results/hw_cg.md). `destinations`/`sources`:
     (instances, 32) shared and full global byte addresses (16-byte aligned; the
     128-byte lines of both matter, not only the banks). Of lanes writing one 16-byte
-    destination only the lowest is done; if two of those read one 16-byte source
-    chunk, the instance gets the bound (distinct destinations) and is not exact."""
+    destination only the lowest is done; if two of those copy one 16-byte source
+    chunk into one 128-byte shared line, the instance gets the bound (distinct
+    destinations) and is not exact."""
     costs = np.zeros(destinations.shape[0], dtype=np.int64)
     exact = np.zeros(destinations.shape[0], dtype=bool)
     for i, (dst, src) in enumerate(zip(destinations.tolist(), sources.tolist())):
         done: dict[int, int] = {}
         for d, s in zip(dst, src):
             done.setdefault(d // 16, s // 16)
-        if len(set(done.values())) < len(done):
+        if len({(s, d // 8) for d, s in done.items()}) < len(done):
             costs[i] = len(done)
             continue
         pairs: dict[tuple[int, int], dict[int, int]] = {}
