@@ -194,6 +194,16 @@ CATALOG = (
         ("x_ptr", "y_ptr"),
         {"num_warps": 4},
     ),
+    Kernel(
+        "gluon_async_copy",
+        "gluon_async_copy",
+        "async_copy_rows",
+        {"x_ptr": "*fp16", "y_ptr": "*fp16", "stride": "i32"},
+        {},
+        ("x_ptr", "y_ptr", "stride"),
+        {"num_warps": 4},
+        h200=False,
+    ),
     *(
         Kernel(
             f"tile_sum_{columns}",

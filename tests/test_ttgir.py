@@ -400,6 +400,7 @@ CATALOG = {
         for t in ("sm80", "sm90")
     },
     **{f"tile_sum_64.{t}": ((), 19, {(20, "convert_layout"): 1}, {}) for t in ("sm80", "sm90")},
+    **{f"gluon_async_copy.{t}": ((), 8, {}, {(18, _CG): 1}) for t in ("sm80", "sm90")},
 }
 
 

@@ -182,6 +182,42 @@ def test_a_weaker_divisibility_hint_quantifies_over_more_residues():
     assert all((r.status, r.wavefronts) == (Status.REFUTED, 8) for r in copies)
 
 
+# -- the width of a copy without the pipeliner's hint: AxisInfo's, bounded both ways ------
+
+
+@pytest.mark.parametrize("hint", [16, 8, 4, 2])
+def test_a_gluon_copy_width_follows_the_stride_divisibility_as_in_the_ptx(hint):
+    """Gluon's async_load carries no contiguity hint: Triton's AxisInfo proves the
+    rows 2 * hint bytes aligned (up to 16), so 16, 16, 8 and 4-byte copies; verify's
+    lower bound of AxisInfo and its upper bound from the traced rows meet there,
+    and the instruction is the PTX's."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    spec = importlib.util.spec_from_file_location("_gluon_copy", f"{KERNELS}/gluon_async_copy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    attrs = {(i,): [["tt.divisibility", d]] for i, d in ((0, 16), (1, 16), (2, hint))}
+    source = GluonASTSource(
+        module.async_copy_rows, {"x_ptr": "*fp16", "y_ptr": "*fp16", "stride": "i32"}, {}, attrs
+    )
+    compiled = triton.compile(source, target=GPUTarget("cuda", 80, 32), options={"num_warps": 4})
+    emitted = {
+        f"cp.async.{kind}.{int(size, 0)}"
+        for kind, size in re.findall(
+            r"cp\.async\.(c[ag])\.shared\.global \[[^\]]*\], \[[^\]]*\], (0x[0-9a-f]+)",
+            compiled.asm["ptx"],
+        )
+    }
+    checker = run_kernel(compiled.asm["ttgir"], 30)
+    assert {d["instruction"] for d in checker.copies} == emitted
+    assert emitted == {
+        {16: "cp.async.cg.16", 8: "cp.async.cg.16", 4: "cp.async.ca.8", 2: "cp.async.ca.4"}[hint]
+    }
+
+
 # -- what is not traced stays UNKNOWN, with why -----------------------------------------
 
 GATHER = """

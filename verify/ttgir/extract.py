@@ -240,7 +240,10 @@ class Extractor:
             "tensor": self._tensor(tensor) if tensor is not None else None,
         }
         if name == "ttg.async_copy_global_to_local":
-            entry["copy"] = pointers.trace_copy(self.tracer, op, _vector_dim(entry["tensor"]))
+            dim = _vector_dim(entry["tensor"])
+            entry["copy"] = pointers.trace_copy(
+                self.tracer, op, dim, _per_thread(entry["tensor"], dim)
+            )
         return entry
 
     def _convert_layout(self, op):
@@ -418,6 +421,18 @@ def _vector_dim(tensor: dict) -> int | None:
             if step:
                 return dim
     return None
+
+
+def _per_thread(tensor: dict, dim: int | None) -> int:
+    """Consecutive elements a thread holds along `dim`: the leading register
+    bases 1, 2, 4, ... in that dimension alone (``getContigPerThread``)."""
+    count = 1
+    for basis in tensor.get("register", []):
+        wanted = [count if d == dim else 0 for d in range(len(basis))]
+        if list(basis) != wanted:
+            break
+        count *= 2
+    return count
 
 
 def _operands(op, name: str):

@@ -406,9 +406,8 @@ def _copy_lowering(cvt, bits: int, copy: dict, tensor: dict, capability: int):
             reason="lanes or warps that hold the same elements (Triton predicates "
             "the copies of all but one off), which is not modelled",
         )
-    return lowering.copy_lowering(
-        cvt, bits, copy["contiguity"], copy["vector_bound"], copy.get("cache", "")
-    )
+    least = max(copy["contiguity"], copy.get("contiguity_lower", 1))
+    return lowering.copy_lowering(cvt, bits, least, copy["vector_bound"], copy.get("cache", ""))
 
 
 def _add_source(spec, name: str, access, copy: dict, tensor: dict, cvt, low, bits: int):

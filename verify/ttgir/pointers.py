@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from verify.ttgir.lowering import element_bits
+
 INFINITE = 1 << 30
 
 
@@ -299,10 +301,15 @@ def _add(a: Form, b: Form) -> Form:
     return Form(max(a.rank, b.rank), coeffs, a.wraps + b.wraps, a.carried + b.carried)
 
 
-def trace_copy(tracer: Tracer, op, vector_dim: int | None) -> dict:
-    """The JSON the extractor reports for one async copy's global side."""
+def trace_copy(tracer: Tracer, op, vector_dim: int | None, per_thread: int) -> dict:
+    """The JSON the extractor reports for one async copy's global side; with
+    ``contiguity_lower`` for an unmasked copy (`contiguity_lower`)."""
     pointer = op.get_operand(0)
-    out: dict = {"contiguity": op.get_int_attr("contiguity") or 1}
+    out: dict = {"contiguity": op.get_int_attr("contiguity") or 1, "contiguity_lower": 1}
+    if op.get_num_operands() == 2 and vector_dim is not None:
+        out["contiguity_lower"] = contiguity_lower(
+            AxisLower(tracer), pointer, vector_dim, per_thread
+        )
     try:
         form = tracer.form(pointer)
     except Untraced as e:
@@ -317,11 +324,31 @@ def trace_copy(tracer: Tracer, op, vector_dim: int | None) -> dict:
     out["masked"] = mask is not None
     bound = INFINITE
     if vector_dim is not None:
-        bound = _contiguity_bound(form.coeffs.get(vector_dim, []))
+        bound = min(
+            _contiguity_bound(form.coeffs.get(vector_dim, [])),
+            _alignment_bound(tracer, form, vector_dim, _pointee_bytes(pointer)),
+        )
         if mask is not None:
             bound = min(bound, tracer.mask_alignment_bound(mask, vector_dim))
     out["vector_bound"] = bound
     return out
+
+
+def _alignment_bound(tracer: Tracer, form: Form, vector_dim: int, elem_bytes: int) -> int:
+    """An upper bound of AxisInfo's alignment (elements) along the vector
+    dimension: coordinate 1 of another dimension moves the address by its
+    coefficient k * p1 * ... elements from coordinate 0, and each parameter may
+    be exactly its divisibility, so no proof of more than the gcd of those steps
+    (in bytes) / element bytes exists. A dimension whose coefficient is a sum
+    of several terms is left out (fewer steps, a larger bound); no claim
+    (1 << 30) without steps."""
+    steps = [
+        elem_bytes * abs(tracer.divisor(monos[0]))
+        for d, monos in form.coeffs.items()
+        if d != vector_dim and len(monos) == 1 and monos[0].k
+    ]
+    divisor = _gcd(*steps)
+    return max(1, divisor // elem_bytes) if divisor else INFINITE
 
 
 def _contiguity_bound(monos: list[Mono]) -> int:
@@ -331,3 +358,193 @@ def _contiguity_bound(monos: list[Mono]) -> int:
     if any(m.params for m in monos):
         return INFINITE
     return INFINITE if sum(m.k for m in monos) == 1 else 1
+
+
+# -- a lower bound of Triton's AxisInfo, for the width of an unmasked copy ------------------
+
+MAX_DIVISOR = 1 << 62  # AxisInfo's kMaxDivisor: highestPowOf2Divisor(0)
+
+
+def _pow2_divisor(n: int) -> int:
+    return (abs(n) & -abs(n)) if n else MAX_DIVISOR
+
+
+def _gcd(*values: int) -> int:
+    """AxisInfo's gcd: 0 stands for no constraint."""
+    out = 0
+    for v in values:
+        a, b = out, v
+        while b:
+            a, b = b, a % b
+        out = a
+    return out
+
+
+@dataclass(frozen=True)
+class Axis:
+    """AxisInfo of one value: per dimension contiguity, divisibility, constancy,
+    and the constant value if known."""
+
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
+    value: int | None = None
+
+
+def _ones(rank: int) -> Axis:
+    """AxisInfo's pessimistic state: the least it ever claims."""
+    return Axis((1,) * rank, (1,) * rank, (1,) * rank)
+
+
+class AxisLower:
+    """At most what Triton's AxisInfo (lib/Analysis/AxisInfo.cpp) proves about a
+    value: the visitors of make_range, arith.constant, splat, expand_dims,
+    broadcast, addi/subi/addptr, muli and the casts are repeated exactly; every
+    other value, loop-carried ones included, takes AxisInfo's pessimistic state
+    (1 everywhere). Less knowledge never yields more here: a pessimistic operand
+    has divisibility 1, which every rule above carries into the result's
+    divisibility, and the two places where a larger contiguity lowers a
+    divisibility (expand_dims, muli) then see divisibility 1 either way.
+    tests/test_ttgir_copies.py compares the widths it gives with the PTX."""
+
+    def __init__(self, tracer: Tracer):
+        self.tracer = tracer
+        self.memo: dict[int, Axis] = {}
+
+    def info(self, value) -> Axis:
+        vid = value.id()
+        if vid not in self.memo:
+            self.memo[vid] = self._compute(value)
+        return self.memo[vid]
+
+    def _compute(self, value) -> Axis:
+        shape = value.get_shape() if _is_tensor(value) else [1]
+        rank = len(shape)
+        if value.id() in self.tracer.args:
+            hint = self.tracer.args[value.id()][1] or 1
+            return Axis((1,), (hint,), (1,))
+        op = self.tracer.defs.get(value.id())
+        if op is None:
+            return _ones(rank)
+        name = op.get_name()
+        if name == "tt.make_range":
+            start, end = op.get_int_attr("start"), op.get_int_attr("end")
+            return Axis((end - start,), (_pow2_divisor(start),), (1,))
+        if name == "arith.constant":
+            c = op.get_constant_value()
+            if not isinstance(c, int):
+                return _ones(rank)
+            constancy = tuple(shape) if _is_tensor(value) else (1,)
+            return Axis((1,) * rank, (_pow2_divisor(c),) * rank, constancy, c)
+        if name in ("arith.extsi", "arith.extui", "ttg.convert_layout"):
+            return self.info(op.get_operand(0))
+        if name == "tt.splat":
+            inner = self.info(op.get_operand(0))
+            return Axis((1,) * rank, (inner.divisibility[0],) * rank, tuple(shape), inner.value)
+        if name == "tt.expand_dims":
+            return _expand_axis(self.info(op.get_operand(0)), op.get_int_attr("axis"))
+        if name == "tt.broadcast":
+            return _broadcast_axis(
+                self.info(op.get_operand(0)), op.get_operand(0).get_shape(), shape
+            )
+        if name in ("arith.addi", "arith.subi", "tt.addptr", "arith.muli"):
+            lhs, rhs = self.info(op.get_operand(0)), self.info(op.get_operand(1))
+            scale = _pointee_bytes(op.get_operand(0)) if name == "tt.addptr" else 1
+            return _binary_axis(name, lhs, rhs, scale)
+        return _ones(rank)
+
+
+def _pointee_bytes(pointer) -> int:
+    text = str(pointer.get_type())
+    inner = text.split("!tt.ptr<", 1)[1].split(">", 1)[0] if "!tt.ptr<" in text else ""
+    return max(1, (element_bits(inner) or 8) // 8)
+
+
+def _expand_axis(inner: Axis, axis: int) -> Axis:
+    """ExpandDimsOpAxisInfoVisitor: the new dimension's divisibility is the
+    constant's own, else the gcd over dimensions of the divisibility, taking 1
+    for a contiguous one."""
+    if inner.value is not None:
+        new = _pow2_divisor(inner.value)
+    else:
+        new = _gcd(*(1 if c > 1 else d for c, d in zip(inner.contiguity, inner.divisibility)))
+    contiguity, divisibility, constancy = (
+        list(inner.contiguity),
+        list(inner.divisibility),
+        list(inner.constancy),
+    )
+    contiguity.insert(axis, 1)
+    divisibility.insert(axis, new)
+    constancy.insert(axis, 1)
+    return Axis(tuple(contiguity), tuple(divisibility), tuple(constancy), inner.value)
+
+
+def _broadcast_axis(inner: Axis, before: list[int], after: list[int]) -> Axis:
+    return Axis(
+        tuple(1 if n == 1 else c for n, c in zip(before, inner.contiguity)),
+        inner.divisibility,
+        tuple(m if n == 1 else k for n, m, k in zip(before, after, inner.constancy)),
+        inner.value,
+    )
+
+
+def _binary_axis(name: str, lhs: Axis, rhs: Axis, scale: int) -> Axis:
+    """BinaryOpVisitorImpl with AddSubOpAxisInfoVisitor / MulIOpAxisInfoVisitor."""
+    rank = len(lhs.contiguity)
+    value = _binary_value(name, lhs.value, rhs.value, scale)
+    if value is not None:
+        widest = tuple(max(a, b) for a, b in zip(lhs.constancy, rhs.constancy))
+        return Axis((1,) * rank, (_pow2_divisor(value),) * rank, widest, value)
+    contiguity: list[int] = []
+    divisibility: list[int] = []
+    constancy: list[int] = []
+    for d in range(rank):
+        constancy.append(_gcd(lhs.constancy[d], rhs.constancy[d]))
+        if name == "arith.muli":
+            contiguity.append(_mul_contiguity(lhs, rhs, d))
+            divisibility.append(_mul_divisibility(lhs, rhs, d))
+            continue
+        if name == "arith.subi":
+            contiguity.append(_gcd(lhs.contiguity[d], rhs.constancy[d]))
+        else:
+            contiguity.append(
+                max(
+                    _gcd(lhs.constancy[d], rhs.contiguity[d]),
+                    _gcd(lhs.contiguity[d], rhs.constancy[d]),
+                )
+            )
+        divisibility.append(
+            _gcd(lhs.divisibility[d], min(MAX_DIVISOR, rhs.divisibility[d] * scale))
+        )
+    return Axis(tuple(contiguity), tuple(divisibility), tuple(constancy))
+
+
+def _binary_value(name: str, a: int | None, b: int | None, scale: int) -> int | None:
+    if a is None or b is None:
+        return None
+    if name == "arith.muli":
+        return a * b
+    if name == "arith.subi":
+        return a - b
+    return a + b * scale
+
+
+def _mul_contiguity(lhs: Axis, rhs: Axis, d: int) -> int:
+    left = lhs.contiguity[d] if rhs.value == 1 else 1
+    right = rhs.contiguity[d] if lhs.value == 1 else 1
+    return max(left, right)
+
+
+def _mul_divisibility(lhs: Axis, rhs: Axis, d: int) -> int:
+    left = 1 if lhs.contiguity[d] > 1 and rhs.value != 1 else lhs.divisibility[d]
+    right = 1 if rhs.contiguity[d] > 1 and lhs.value != 1 else rhs.divisibility[d]
+    return min(MAX_DIVISOR, left * right)
+
+
+def contiguity_lower(lower: AxisLower, pointer, dim: int, per_thread: int) -> int:
+    """At most ``ModuleAxisInfoAnalysis::getContiguity`` of a pointer tensor: the
+    unique contiguous elements per thread along ``order[0]`` (`dim`), capped by
+    the alignment min(divisibility / element bytes, contiguity) there."""
+    info = lower.info(pointer)
+    multiple = max(info.divisibility[dim] // _pointee_bytes(pointer), 1)
+    return max(1, min(per_thread, multiple, info.contiguity[dim]))
