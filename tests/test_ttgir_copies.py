@@ -446,3 +446,22 @@ def test_the_traced_source_is_the_pointer_tensor_modulo_128_bytes(name):
             wraps = [g for g in copy["wraps"] if (g * elem) % 128]
             modulus = min(wraps) if wraps else 128 // elem
             assert (moved % modulus == 0).all(), (name, entry["name"], params)
+
+
+def test_parameter_hints_are_read_with_or_without_locations():
+    from verify.ttgir.extract import _signatures
+
+    with open(f"{KERNELS}/softmax.sm80.ttgir") as f:
+        with_locs = _signatures(f.read())[0]
+    assert with_locs[2:] == [
+        ("input_row_stride", 16),
+        ("output_row_stride", 16),
+        ("n_rows", None),
+        ("n_cols", None),
+    ]
+    bare = (
+        "  tt.func public @f(%arg0: !tt.ptr<f16> {tt.divisibility = 16 : i32}, "
+        "%arg1: !tt.ptr<f16, 1>, %arg2: i32 {tt.divisibility = 8 : i32}) "
+        "attributes {noinline = false} {"
+    )
+    assert _signatures(bare) == [[("arg0", 16), ("arg1", None), ("arg2", 8)]]

@@ -74,10 +74,8 @@ _ENCODING = re.compile(r"#ttg\.\w+<\{[^}]*\}>")
 _FOR_LINE = re.compile(r"^\s*(?:%[\w$.-]+(?::\d+)?\s*=\s*)?scf\.for\b")
 _CLOSE_LOC = re.compile(r"^\s*\}(.*)$")
 # ``%stride_am: i32 {tt.divisibility = 16 : i32} loc(...)``: one function parameter.
-_PARAM = re.compile(
-    r"%(?P<name>[\w$.-]+): [^\s{]+(?: \{[^}]*?(?:tt\.divisibility = (?P<div>\d+))?[^}]*\})?"
-    r" loc\("
-)
+_PARAM = re.compile(r"%(?P<name>[\w$.-]+): (?:[^\s{,()<]|<[^>]*>)+(?: \{(?P<attrs>[^}]*)\})?")
+_DIVISIBILITY = re.compile(r"\btt\.divisibility = (\d+)")
 
 
 def main(path: str) -> int:
@@ -136,9 +134,11 @@ def _signatures(text: str) -> list[list[tuple[str, int | None]]]:
     out = []
     for line in text.splitlines():
         if re.match(r"^\s*tt\.func\b", line):
-            out.append(
-                [(m["name"], int(m["div"]) if m["div"] else None) for m in _PARAM.finditer(line)]
-            )
+            params = []
+            for m in _PARAM.finditer(line.split("(", 1)[-1]):
+                hint = _DIVISIBILITY.search(m["attrs"] or "")
+                params.append((m["name"], int(hint[1]) if hint else None))
+            out.append(params)
     return out
 
 

@@ -456,7 +456,8 @@ class AxisLower:
 
 def _pointee_bytes(pointer) -> int:
     text = str(pointer.get_type())
-    inner = text.split("!tt.ptr<", 1)[1].split(">", 1)[0] if "!tt.ptr<" in text else ""
+    inner = text.split("!tt.ptr<", 1)[1] if "!tt.ptr<" in text else ""
+    inner = inner.split(">", 1)[0].split(",", 1)[0].strip()  # !tt.ptr<f16, 1>: address space
     return max(1, (element_bits(inner) or 8) // 8)
 
 
