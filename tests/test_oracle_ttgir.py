@@ -176,18 +176,33 @@ def compiled_ptx(tmp_path, shared, shape) -> str:
     return compiled.asm["ptx"]
 
 
-_OPS = {
-    "and.b32": lambda a, b: a & b,
-    "or.b32": lambda a, b: a | b,
-    "xor.b32": lambda a, b: a ^ b,
-    "shl.b32": lambda a, b: a << b,
-    "shr.u32": lambda a, b: a >> b,
-    "add.s32": lambda a, b: a + b,
-    "sub.s32": lambda a, b: a - b,
-    "mul.lo.s32": lambda a, b: a * b,
+_OPS = {  # integer PTX operations by name, the width from the type suffix
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "shl": lambda a, b: a << b,
+    "shr": lambda a, b: a >> b,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul.lo": lambda a, b: a * b,
 }
 _LINE = re.compile(r"(?P<op>[a-z][a-z0-9.]*)\s+(?P<args>[^;]*);")
 _STORE = re.compile(r"\[(?P<reg>%r\d+)(?:\+(?P<off>-?\d+))?\],\s*\{?(?P<vals>[^}]*)\}?")
+
+
+def byte_permute(a: np.ndarray, b: np.ndarray, selector: int) -> np.ndarray:
+    """PTX prmt.b32 (default mode): byte i of the result is byte (selector's nibble
+    i & 7) of the 8 bytes b:a (a lowest), or that byte's sign replicated when the
+    nibble's bit 3 is set."""
+    both = (b.astype(np.int64) << 32) | a
+    out = np.zeros_like(a)
+    for i in range(4):
+        nibble = selector >> (4 * i) & 0xF
+        byte = both >> (8 * (nibble & 7)) & 0xFF
+        if nibble & 8:
+            byte = np.where(byte & 0x80, 0xFF, 0)
+        out |= byte << (8 * i)
+    return out
 
 
 def stored_offsets(ptx: str) -> dict[int, int]:
@@ -217,14 +232,32 @@ def stored_offsets(ptx: str) -> dict[int, int]:
                     stored[int(element)] = int(address) // 4
             continue
         dst, *srcs = [a.strip() for a in args.split(",")]
-        if op in ("mov.u32", "mov.b32"):
-            regs[dst] = value(srcs[0])
+        name, kind = op.split(".")[0], op.split(".")[1]
+        mask = (1 << int(kind[1:])) - 1 if kind[1:].isdigit() else 0xFFFFFFFF
+        if name in ("mov", "cvt"):  # cvt.uN.uM: to N bits
+            regs[dst] = value(srcs[0]) & mask
         elif op == "mad.lo.s32":
-            regs[dst] = (value(srcs[0]) * value(srcs[1]) + value(srcs[2])) & 0xFFFFFFFF
+            regs[dst] = (value(srcs[0]) * value(srcs[1]) + value(srcs[2])) & mask
+        elif op == "prmt.b32":
+            regs[dst] = byte_permute(value(srcs[0]), value(srcs[1]), int(srcs[2].rstrip("U"), 0))
         else:
-            assert op in _OPS, f"PTX instruction {op} is not evaluated here"
-            regs[dst] = _OPS[op](value(srcs[0]), value(srcs[1])) & 0xFFFFFFFF
+            base, width = op.rsplit(".", 1)
+            assert base in _OPS, f"PTX instruction {op} is not evaluated here"
+            regs[dst] = _OPS[base](value(srcs[0]), value(srcs[1])) & ((1 << int(width[1:])) - 1)
     return stored
+
+
+def random_padded_cases(count: int) -> list:
+    """(pairs, shape, order or 'shuffled') of random padded layouts: one or two
+    pairs with intervals 2..2048 and paddings 1..16, an identity of either order
+    or one-bit bases shuffled."""
+    rng, cases = random.Random("padded lowering"), []
+    for _ in range(count):
+        shape = rng.choice([(8, 8), (16, 32), (32, 64), (64, 64), (4, 128), (128, 8)])
+        intervals = rng.sample([1 << k for k in range(1, 12)], rng.choice([1, 2]))
+        pairs = [[i, rng.choice([1, 2, 4, 8, 16])] for i in intervals]
+        cases.append((pairs, shape, rng.choice([[1, 0], [0, 1], "shuffled"])))
+    return cases
 
 
 PADDED_CASES = [
@@ -234,11 +267,12 @@ PADDED_CASES = [
     ([[4, 2]], (16, 16), "shuffled"),
     ([[128, 16], [8, 1]], (64, 32), "shuffled"),
     ([[2, 1], [4, 2]], (8, 8), [1, 0]),
-]
+] + random_padded_cases(12)
 
 
 @pytest.mark.parametrize("pairs,shape,order", PADDED_CASES)
 def test_padded_offsets_are_where_tritons_lowering_stores(triton, tmp_path, pairs, shape, order):
+    """Read as pasted (the identity as {order, shape}, other bases as {offset, block})."""
     from triton.experimental.gluon import language as gl
 
     if order is None:  # Gluon's docstring example
@@ -250,7 +284,12 @@ def test_padded_offsets_are_where_tritons_lowering_stores(triton, tmp_path, pair
         bases = gl.PaddedSharedLayout.with_identity_for(pairs, list(shape), order).offset_bases
     shared = gl.PaddedSharedLayout(pairs, bases, [], list(shape))
     stored = stored_offsets(compiled_ptx(tmp_path, shared, shape))
-    text = padded_shared([tuple(p) for p in pairs], f"offset = {bases}, block = []")
+    body = (
+        f"order = {order}, shape = {list(shape)}"
+        if isinstance(order, list)
+        else f"offset = {bases}, block = []"
+    )
+    text = padded_shared([tuple(p) for p in pairs], body)
     table = read(f"dtype i32\nlayout L = {text} shape {shape}").layouts["L"]
     rows, cols = shape
     assert len(stored) == rows * cols
