@@ -241,9 +241,10 @@ def stored_offsets(ptx: str) -> dict[int, int]:
         elif op == "prmt.b32":
             regs[dst] = byte_permute(value(srcs[0]), value(srcs[1]), int(srcs[2].rstrip("U"), 0))
         else:
-            base, width = op.rsplit(".", 1)
-            assert base in _OPS, f"PTX instruction {op} is not evaluated here"
-            regs[dst] = _OPS[base](value(srcs[0]), value(srcs[1])) & ((1 << int(width[1:])) - 1)
+            operation, width = op.rsplit(".", 1)
+            assert operation in _OPS, f"PTX instruction {op} is not evaluated here"
+            bits = (1 << int(width[1:])) - 1
+            regs[dst] = _OPS[operation](value(srcs[0]), value(srcs[1])) & bits
     return stored
 
 
