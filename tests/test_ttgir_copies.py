@@ -465,3 +465,18 @@ def test_parameter_hints_are_read_with_or_without_locations():
         "attributes {noinline = false} {"
     )
     assert _signatures(bare) == [[("arg0", 16), ("arg1", None), ("arg2", 8)]]
+
+
+@pytest.mark.parametrize("name", ["tile_sum_32.sm80", "tile_sum_64.sm80", "softmax.sm80"])
+def test_the_solver_and_enumeration_agree_on_the_generated_copy_checks(name):
+    """The copy checks a kernel generates, decided by z3's encoding of rule C and
+    by enumerating it: the same verdicts and figures."""
+    figures = {}
+    for engine in ("z3", "enumeration"):
+        checker = run_kernel(f"{KERNELS}/{name}.ttgir", 60, engine)
+        figures[engine] = {
+            r.property: (r.status, r.wavefronts)
+            for r in checker.results
+            if r.property.startswith(f"conflict_free {COPY}")
+        }
+    assert figures["z3"] and figures["z3"] == figures["enumeration"]

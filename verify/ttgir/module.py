@@ -18,10 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-from verify import decide
 from verify.decide import AUTO
 from verify.errors import Pos, SpecError
-from verify.program import Program
 from verify.results import CheckResult
 from verify.runner import run_spec
 from verify.solve import Status
@@ -362,17 +360,6 @@ class KernelChecker:
                 _add_source(spec, name, access, op["copy"], tensor, cvt, low, bits)
             except ValueError as e:
                 return [not_modelled(where, label, f"its global source: {e}")]
-            points = _copy_points(spec, name, access, layout)
-            if points > decide.ENUMERATION_LIMIT:
-                return [
-                    not_modelled(
-                        where,
-                        label,
-                        f"{points} lane evaluations, above the {decide.ENUMERATION_LIMIT} "
-                        "that enumeration decides, and cp.async is decided by enumeration "
-                        "only (verify.copies)",
-                    )
-                ]
         specgen.add_access(spec, name, access, layout)
         (self.copies if op["op"] == COPY else self.decisions).append(
             {
@@ -422,15 +409,6 @@ def _add_source(spec, name: str, access, copy: dict, tensor: dict, cvt, low, bit
     spec.add(f"layout {layout} = {size}:1", access.where, {layout: "global"})
     access.source = f"{layout}({address})"
     access.loops += loops
-
-
-def _copy_points(spec, name: str, access, layout: str) -> int:
-    """Lane evaluations enumerating the copy costs (`decide.access_points`): the
-    spec so far plus this access, parsed as the runner will."""
-    trial = specgen.BufferSpec(spec.name, list(spec.lines))
-    specgen.add_access(trial, name, access, layout)
-    program = Program(parse_text(trial.text, f"{spec.name} (size)"))
-    return decide.access_points(program, program.access(name))
 
 
 def _layout(md: dict, stage_shape: list[int]) -> str:
