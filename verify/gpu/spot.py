@@ -117,8 +117,8 @@ def _fill(program, access, base_units, buffer_start) -> dict[int, int] | None:
 def copy_sources(program: Program, access: Access, env: dict) -> tuple[list[int] | None, str]:
     """A cp.async's global byte addresses for the instance, as offsets into the probe's
     source buffer: the spec's `from G(...)` at global base 0, moved down by a multiple
-    of 128 bytes and of `global align N` (which keeps every source's bank, its
-    128-byte line's neighbours and its alignment) to start in the buffer's first line."""
+    of 128 bytes and of `global align N` to start in the buffer's first line (which
+    keeps every source's bank, alignment and which sources share a 128-byte line)."""
     assert access.source is not None, f"{access.name}: a copy without its global source"
     sources = access.source.lane_addresses(env)
     step = math.lcm(128, program.spec.global_align)
