@@ -83,18 +83,30 @@ def test_wavefronts_command_with_sources():
     assert "exact (rule C" in lines[1]
 
 
-def test_cp_async_cg_is_labelled_a_bound():
-    chunks = [16 * lane for lane in range(32)]
+def cg_wavefronts(destinations: list[int], sources: list[int]) -> dict:
     code, out = run(
         "wavefronts",
         "--json",
         "cp.async.cg.shared.global.16",
-        *map(str, chunks),
+        *map(str, destinations),
         "--sources",
-        ",".join(map(str, chunks)),
+        ",".join(map(str, sources)),
     )
-    doc = json.loads(out)
-    assert (code, doc["wavefronts"], doc["exact"]) == (0, 32, False)
+    assert code == 0
+    return json.loads(out)
+
+
+def test_cp_async_cg_is_exact_by_rule_s_where_it_applies():
+    chunks = [16 * lane for lane in range(32)]
+    doc = cg_wavefronts(chunks, chunks)  # four lines, each copied to a line: 1 each
+    assert (doc["wavefronts"], doc["exact"]) == (4, True)
+    assert doc["model_fidelity"].startswith("exact (rule S")
+
+
+def test_cp_async_cg_is_labelled_a_bound_where_rule_s_does_not_apply():
+    # Every lane copies global chunk 0, so lanes copy one chunk into one shared line.
+    doc = cg_wavefronts([16 * lane for lane in range(32)], [0] * 32)
+    assert (doc["wavefronts"], doc["exact"]) == (32, False)
     assert doc["model_fidelity"].startswith("upper bound (bound G")
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from verify import suggest
-from verify.bank import BankCost, CopyCost, bank_cost, copy_cost, hardware_wavefronts
+from verify.bank import BankCost, CopyCost, bank_cost, hardware_copy_cost, hardware_wavefronts
 from verify.dtypes import canonical_dtype
 from verify.errors import Pos, SpecError
 from verify.expr import Var, compiled
@@ -134,15 +134,16 @@ def wavefront_cost(instr: str, addresses: list[int]) -> BankCost:
 
 
 def copy_wavefront_cost(instr: str, addresses: list[int], sources: list[int]) -> CopyCost:
-    """A cp.async's cost from its shared destinations and global sources (rule C, or
-    bound G for .cg: `CopyCost.exact` says which)."""
+    """A cp.async's cost from its shared destinations and global sources: rule C for
+    .ca; rule S for .cg where it applies, else bound G (`CopyCost.exact` and
+    `CopyCost.fidelity` say which)."""
     instruction = parse_instruction(instr)
     if not instruction.is_copy:
         raise SpecError(
             f"{instruction.name} has no global sources: sources are given only for cp.async"
         )
     try:
-        return copy_cost(instruction, list(addresses), list(sources))
+        return hardware_copy_cost(instruction, list(addresses), list(sources))
     except ValueError as e:
         raise SpecError(str(e)) from None
 
@@ -151,7 +152,8 @@ def wavefronts(instr: str, addresses: list[int], sources: list[int] | None = Non
     """Wavefronts of one warp instruction whose lane i uses byte `addresses[i]`, by the
     H200's measured rules: the phase model, rule L for 64/128-bit loads (exact), and
     for cp.async (whose lane i copies from global byte `sources[i]`) rule C for .ca
-    (exact) or bound G for .cg (an upper bound).
+    (exact) and rule S for .cg (exact where no two lanes copy one 16-byte source chunk
+    into one 128-byte shared line; bound G, an upper bound, there).
 
     Raises SpecError unless there is one address per address lane of the
     instruction (32 for ld/st.shared and cp.async, 8 per matrix for

@@ -495,8 +495,8 @@ def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_jso
 @click.option("--json", "as_json", is_flag=True)
 def wavefronts_cmd(instr, addresses, sources, as_json):
     """Predicted wavefronts of one warp instruction, from each lane's byte offset, by
-    the H200's measured rules (the phase model; rule L for 64/128-bit loads; rule C or
-    bound G for cp.async, which needs --sources)."""
+    the H200's measured rules (the phase model; rule L for 64/128-bit loads; rule C
+    for cp.async.ca, rule S or bound G for .cg; cp.async needs --sources)."""
     try:
         shared = [_parse_int(a) for a in addresses]
         source_list = None if sources is None else [_parse_int(a) for a in sources.split(",")]
@@ -560,7 +560,7 @@ def _print_copy(cost, as_json: bool):
                     "wavefronts": cost.wavefronts,
                     "ideal": cost.ideal,
                     "exact": cost.exact,
-                    "model_fidelity": instruction.hardware_fidelity,
+                    "model_fidelity": cost.fidelity,
                     "phases": [
                         {
                             "lanes": [p.lanes.start, p.lanes.stop - 1],
@@ -579,7 +579,7 @@ def _print_copy(cost, as_json: bool):
             f"lanes {p.lanes.start:2}-{p.lanes.stop - 1:2}: {p.cost} (source bank "
             f"{p.edge[0]} -> shared bank {p.edge[1]})"
         )
-    click.echo(f"{instruction.name}: ideal {cost.ideal}; model {instruction.hardware_fidelity}")
+    click.echo(f"{instruction.name}: ideal {cost.ideal}; model {cost.fidelity}")
     click.echo(str(cost.wavefronts))
 
 

@@ -103,7 +103,9 @@ class Instruction:
     @property
     def hardware_exact(self) -> bool:
         """The measured rules (`verify.bank.hardware_wavefronts`, `cp_async_cost`) give
-        the H200's figure: everything except cp.async.cg, which has only a bound."""
+        the H200's figure for every pattern: everything except cp.async.cg, exact by
+        rule S only on some patterns (`CopyCost.exact` says which) and bound G on
+        the rest."""
         return self.cache != "cg"
 
     @property
@@ -113,7 +115,8 @@ class Instruction:
         if self.cache == "cg":
             return (
                 "upper bound (bound G: one wavefront per distinct 16-byte destination; "
-                "the H200's exact cost for cp.async.cg is not known)"
+                "rule S, exact, applies where no two lanes copy one 16-byte source chunk "
+                "into one 128-byte shared line)"
             )
         if self.is_copy:
             return "exact (rule C: source-to-destination bank edges, matches H200 measurements)"
