@@ -119,8 +119,9 @@ def test_wavefronts_command_refuses_a_cp_async_without_sources():
 
 import numpy as np  # noqa: E402
 
+from verify import decide  # noqa: E402
 from verify import enumerate as enumeration  # noqa: E402
-from verify.bank import copy_cost  # noqa: E402
+from verify.bank import hardware_copy_cost  # noqa: E402
 from verify.program import Program  # noqa: E402
 from verify.runner import run_spec  # noqa: E402
 from verify.solve import Status  # noqa: E402
@@ -168,17 +169,115 @@ def test_the_global_side_is_checked_like_an_access():
     assert got["wavefronts <= 2 cp"].status == Status.REFUTED  # figures undefined
 
 
-def test_cp_async_cg_is_a_bound_that_never_refutes():
+# One shared line per r, filled from one global row: at global base 0 the line is
+# copied to a line (1 wavefront); a base 16 bytes on splits it over two global lines.
+LINE_COPY = (
+    "access cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8)) for r in 0..32\n"
+)
+
+
+@pytest.mark.parametrize(
+    "align,worst,base",
+    [(16, 4, 48), (32, 2, 32), (64, 2, 64), (128, 1, 0), (256, 1, 0), (48, 4, 48)],
+)
+def test_rule_s_quantifies_the_global_base_modulo_128(align, worst, base):
+    """Rule S reads which 128-byte global line each source lies in, so every base
+    residue that `global align N` allows is evaluated (0, gcd(N, 128), ... < 128);
+    the worst instance is shown with its base. Costs per base 0..112 by 16:
+    1, 3, 2, 4, 2, 4, 2, 3 (verify.bank.cg_cost)."""
     got = results(
-        "access cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8)) "
+        f"buffer align 128\nglobal align {align}\n"
+        + LINE_COPY
+        + f"check wavefronts <= 1 cg\ncheck wavefronts == {worst} cg\n"
+    )
+    one, equal = got["wavefronts <= 1 cg"], got[f"wavefronts == {worst} cg"]
+    assert (equal.status, equal.wavefronts) == (Status.PROVED, worst)
+    assert equal.fidelity.startswith("exact (rule S")
+    if worst == 1:
+        assert one.status == Status.PROVED
+        return
+    assert one.status == Status.REFUTED and one.engine == "enumeration"
+    assert one.counterexample.instance["gbase"] == base
+    assert f"{worst} wavefronts by rule S" in one.counterexample.summary
+    sources = [row.address for row in one.counterexample.rows if row.lane is None]
+    assert sources and all(a % 128 // 16 == (base // 16 + i) % 8 for i, a in enumerate(sources))
+
+
+def test_cp_async_cg_is_bound_g_where_rule_s_is_not_exact():
+    """Every lane copies global chunk 0 into one shared line: rule S is not exact, so
+    bound G (8 distinct destinations) proves what it can and refutes only an '=='
+    above it."""
+    got = results(
+        "buffer align 128\naccess cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 0) "
         "for r in 0..32\ncheck wavefronts <= 4 cg\ncheck wavefronts <= 8 cg\n"
-        "check wavefronts == 9 cg\n"
+        "check wavefronts == 9 cg\ncheck wavefronts == 8 cg\n"
     )
     assert got["wavefronts <= 4 cg"].status == Status.UNKNOWN
-    assert "bound G gives 8" in got["wavefronts <= 4 cg"].reason
+    assert "bound G gives 8, above 4, on 256 of 256 instances" in got["wavefronts <= 4 cg"].reason
     assert got["wavefronts <= 8 cg"].status == Status.PROVED
     assert got["wavefronts == 9 cg"].status == Status.REFUTED  # at most 8
+    assert got["wavefronts == 8 cg"].status == Status.UNKNOWN  # perhaps fewer
     assert got["wavefronts <= 8 cg"].fidelity.startswith("upper bound (bound G")
+
+
+def test_a_cg_copy_with_some_instances_bound_g_is_labelled_so():
+    """Odd rows copy a line into a line (rule S: 1), even rows copy one chunk into
+    eight destinations (bound G: 8): '<= 1' is unknown, not refuted; '<= 8' proved."""
+    got = results(
+        "buffer align 128\nglobal align 128\naccess cg = cp.async.cg.16 S(r, 4 * (lane % 8)) "
+        "from G(r, 4 * (lane % 8) * (r % 2)) for r in 0..32\n"
+        "check wavefronts <= 1 cg\ncheck wavefronts <= 8 cg\ncheck wavefronts == 1 cg\n"
+    )
+    one = got["wavefronts <= 1 cg"]
+    assert one.status == Status.UNKNOWN and "rule S gives at most 1 elsewhere" in one.reason
+    assert one.fidelity == (
+        "rule S (exact) on 16 of 32 instances, bound G (an upper bound) on 16, where two "
+        "lanes copy one source chunk into one shared line"
+    )
+    assert got["wavefronts <= 8 cg"].status == Status.PROVED
+    assert got["wavefronts == 1 cg"].status == Status.UNKNOWN
+
+
+@pytest.mark.parametrize("align", [16, 128])
+def test_the_solver_keeps_bound_g_for_cg_and_is_never_less_sound(align):
+    """The solver encodes bound G only: it proves what bound G allows and leaves the
+    rest UNKNOWN where enumeration evaluates rule S and refutes."""
+    body = f"buffer align 128\nglobal align {align}\n" + LINE_COPY
+    body += "check wavefronts <= 1 cg\ncheck wavefronts <= 8 cg\ncheck wavefronts == 9 cg\n"
+    solver, enumerated = results(body, "z3"), results(body, "enumeration")
+    assert solver["wavefronts <= 1 cg"].status == Status.UNKNOWN
+    assert "the solver does not encode rule S" in solver["wavefronts <= 1 cg"].reason
+    expected = Status.PROVED if align == 128 else Status.REFUTED
+    assert enumerated["wavefronts <= 1 cg"].status == expected
+    for check in ("wavefronts <= 8 cg", "wavefronts == 9 cg"):
+        assert solver[check].status == enumerated[check].status != Status.UNKNOWN
+
+
+def test_sources_known_modulo_128_bytes_keep_bound_g():
+    """verify ttgir writes each source term modulo 128 bytes (enough for banks):
+    the lines rule S reads are then unknown, so a .cg copy gets bound G, one base."""
+    spec = parse_text(TILES + "buffer align 128\n" + LINE_COPY + "check wavefronts <= 1 cg\n", "t")
+    spec.sources_modulo_128 = True
+    (got,) = [r for r in run_spec(spec, engine="enumeration") if not r.implicit]
+    assert got.status == Status.UNKNOWN and "bound G gives 8" in got.reason
+    assert Program(spec).global_bases(Program(spec).access("cg", None)) == range(0, 1)
+
+
+def test_auto_enumerates_cg_copies_on_larger_domains():
+    """Only enumeration evaluates rule S, so `auto` enumerates a .cg copy's figure up
+    to CG_ENUMERATION_LIMIT lane evaluations (global bases counted), rule C up to the
+    common line."""
+    program = Program(parse_text(TILES + LINE_COPY, "t.spec"))
+    cg = program.access("cg", None)
+    assert decide.copy_points(program, cg) == 8 * decide.access_points(program, cg)
+    points = decide.ENUMERATION_LIMIT * 2
+    assert decide.engine_for("auto", points, decide.copy_limit(cg)) == "enumeration"
+    assert decide.engine_for("auto", 8 * points, decide.copy_limit(cg)) == "z3"
+    ca = Program(parse_text(TILES + LINE_COPY.replace("cg.16", "ca.16"), "t.spec")).access(
+        "cg", None
+    )
+    assert decide.engine_for("auto", points, decide.copy_limit(ca)) == "z3"
+    assert len(program.global_bases(ca)) == 1  # rule C: base 0 stands for every base
 
 
 @pytest.mark.parametrize(
@@ -234,21 +333,27 @@ def test_a_copy_above_the_enumeration_limit_goes_to_the_solver():
 @pytest.mark.parametrize(
     "instr", ["cp.async.ca.4", "cp.async.ca.8", "cp.async.ca.16", "cp.async.cg.16"]
 )
-def test_vectorised_rule_c_equals_verify_bank(instr):
-    """The enumeration engine's numpy rule C / bound G against `copy_cost`, on random
-    destinations and sources with many repeats (broadcasts, collisions)."""
+def test_vectorised_copy_costs_equal_verify_bank(instr):
+    """The enumeration engine's numpy rule C / rule S against
+    `verify.bank.hardware_copy_cost` (figure and exactness), on random destinations
+    and sources with many repeats (broadcasts, collisions) and on permutations."""
     access = Program(parse_text(TILES + f"access cp = {instr} S(0, 0) from G(0, 0)\n")).access(
         "cp", None
     )
     size = access.instruction.bytes_per_address
     rng = np.random.default_rng(18)
-    dst = rng.integers(0, 64, size=(300, 32)) * size
-    src = rng.integers(0, 64, size=(300, 32)) * size
+    dst = rng.integers(0, 64, size=(400, 32)) * size
+    src = rng.integers(0, 64, size=(400, 32)) * size
     dst[:100] %= 4 * size
     src[100:200] %= 8 * size
-    got = enumeration.copy_costs(access.instruction, dst, src)
-    for d, s, cost in zip(dst, src, got):
-        assert cost == copy_cost(access.instruction, list(d), list(s)).wavefronts
+    dst[200:300] = rng.permuted(np.tile(np.arange(64), (100, 1)), axis=1)[:, :32] * size
+    src[300:] = rng.permuted(np.tile(np.arange(32), (100, 1)), axis=1) * size
+    costs, exact = enumeration.copy_costs(access.instruction, dst, src)
+    for d, s, cost, is_exact in zip(dst, src, costs, exact):
+        want = hardware_copy_cost(access.instruction, list(d), list(s))
+        assert (cost, is_exact) == (want.wavefronts, want.exact)
+    if instr.endswith("cg.16"):
+        assert 50 < exact.sum() < 350  # both kinds of figure were compared
 
 
 def test_the_oracle_answers_copies_as_verify_does():

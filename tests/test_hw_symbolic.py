@@ -1,19 +1,21 @@
-"""Rule L, rule C and bound G in both engines (issue 18), against brute force.
+"""Rule L, rule C, rule S and bound G in both engines (issue 18), against brute force.
 
 Random small specs whose lanes follow regular and irregular patterns (groups of
 neighbouring lanes, alternation, periods, strides, XORs with a loop variable) are
 decided by the solver (`verify.properties`) and by enumeration (`verify.enumerate`),
 and both are compared with a brute force written here: every instance evaluated with
 `Access.lane_addresses` and costed by `verify.bank.hardware_wavefronts` /
-`verify.bank.copy_cost`, and by the independent oracle, which shares no code with
+`verify.bank.hardware_copy_cost` (a .cg copy at every global base of
+`Program.global_bases`), and by the independent oracle, which shares no code with
 verify: its own rule L (`verify.oracle.merging`), rule C and bound G
-(`verify.oracle.hardware.copy_cost`).
+(`verify.oracle.hardware.copy_cost`) and rule S (`cg_copy_costs`).
 
 Beyond the maxima, the solver's counts are pinned at single instances and must equal
 the replay (an encoding that under-counted where the maximum does not look would
 prove a wrong bound), and every verdict class is reached through `run_spec`:
-PROVED and REFUTED for loads and .ca copies, and PROVED, UNKNOWN and REFUTED (an
-``==`` above the bound) for .cg, which bound G never refutes otherwise.
+PROVED and REFUTED for loads and copies, and UNKNOWN for .cg copies where an
+instance's figure is bound G (rule S not exact there) or the engine is the solver,
+which encodes bound G only and so may never refute a .cg ``<=``.
 """
 
 import itertools
@@ -25,10 +27,10 @@ import z3
 
 from verify import enumerate as enumeration
 from verify import properties
-from verify.bank import bank_cost, copy_cost, hardware_wavefronts
+from verify.bank import bank_cost, copy_cost, hardware_copy_cost, hardware_wavefronts
 from verify.oracle import hardware as oracle_hardware
 from verify.oracle import merging as oracle_merging
-from verify.program import Access, Program
+from verify.program import GBASE, Access, Program
 from verify.runner import run_spec
 from verify.solve import Budget, Status
 from verify.spec.parser import parse_text
@@ -75,10 +77,11 @@ def load_spec(rng: random.Random) -> str:
 
 
 def copy_spec(rng: random.Random) -> str:
-    instr = rng.choice(COPIES)
+    instr = rng.choice(COPIES + ["cp.async.cg.16"] * 2)  # .cg has three kinds of figures
     loops = rng.choice([1, 2, 4])
+    align = rng.choice([16, 32, 64, 128])  # .cg: the global base matters modulo 128
     return (
-        "dtype f32\nlayout S = (_4096):(_1)\nlayout G = (_16384):(_1)\n"
+        f"dtype f32\nglobal align {align}\nlayout S = (_4096):(_1)\nlayout G = (_16384):(_1)\n"
         f"access a = {instr} S({units(instr, lane_pattern(rng), 256)}) "
         f"from G({units(instr, lane_pattern(rng), 1024)}) for k in 0..{loops}\n"
     )
@@ -104,14 +107,30 @@ def brute_load(access: Access) -> tuple[int, int]:
     )
 
 
-def brute_copy(access: Access) -> int:
+def copy_instances(program: Program, access: Access):
+    """Every instance at every global base the figure quantifies."""
+    bases = program.global_bases(access)
+    return [{**v, GBASE: g} for v in instances(access) for g in bases]
+
+
+def split_maxima(costs) -> tuple[int | None, int | None]:
+    """(largest exact figure, largest bound-G figure) of (cost, exact) pairs."""
+    costs = list(costs)
+    exact = [c for c, e in costs if e]
+    bound = [c for c, e in costs if not e]
+    return max(exact, default=None), max(bound, default=None)
+
+
+def brute_copy(program: Program, access: Access) -> tuple[int | None, int | None]:
+    """(largest rule C / rule S figure, largest bound G figure where rule S is not
+    exact) over every instance and global base, by `verify.bank.hardware_copy_cost`."""
     assert access.source is not None
-    return max(
-        copy_cost(
-            access.instruction, access.lane_addresses(v), access.source.lane_addresses(v)
-        ).wavefronts
-        for v in instances(access)
-    )
+    every = []
+    for v in copy_instances(program, access):
+        sources = [v[GBASE] + a for a in access.source.lane_addresses(v)]
+        cost = hardware_copy_cost(access.instruction, access.lane_addresses(v), sources)
+        every.append((cost.wavefronts, cost.exact))
+    return split_maxima(every)
 
 
 def oracle_load(access: Access) -> int:
@@ -122,13 +141,24 @@ def oracle_load(access: Access) -> int:
     return oracle_merging.wavefronts(instr, addresses)
 
 
-def oracle_copy(access: Access, instr: str) -> int:
-    """The oracle's rule C / bound G on the same addresses (its own instruction table)."""
+def oracle_copy(program: Program, access: Access, instr: str) -> tuple[int | None, int | None]:
+    """The same from the oracle's own rule C and rule S (its own instruction table)."""
     assert access.source is not None
-    every = instances(access)
+    every = copy_instances(program, access)
     dst = np.array([access.lane_addresses(v) for v in every], dtype=np.int64)
-    src = np.array([access.source.lane_addresses(v) for v in every], dtype=np.int64)
-    return int(oracle_hardware.copy_cost(oracle_hardware.instruction(instr), dst, src).max())
+    src = np.array(
+        [[v[GBASE] + a for a in access.source.lane_addresses(v)] for v in every], dtype=np.int64
+    )
+    if access.instruction.cache == "cg":
+        costs, exact = oracle_hardware.cg_copy_costs(dst, src)
+        return split_maxima(zip(costs.tolist(), exact.tolist()))
+    costs = oracle_hardware.copy_cost(oracle_hardware.instruction(instr), dst, src)
+    return int(costs.max()), None
+
+
+def bound_g(access: Access) -> int:
+    """Bound G over every instance (global base 0: it does not read the sources)."""
+    return max(brute_copy_at(access, v) for v in instances(access))
 
 
 def naturally_aligned(program: Program, access: Access) -> bool:
@@ -168,13 +198,23 @@ def test_rule_l_in_both_engines_equals_brute_force(seed):
 
 
 @pytest.mark.parametrize("seed", range(CASES))
-def test_rule_c_and_bound_g_in_both_engines_equal_brute_force_and_the_oracle(seed):
-    text, _, access = drawn(copy_spec, seed)
-    expected = brute_copy(access)
-    assert oracle_copy(access, access.instruction.name) == expected, text
-    for engine in (properties, enumeration):
-        best = engine.copy_wavefronts(access, Budget(60))
-        assert (best.value, best.exact) == (expected, True), (engine.__name__, text)
+def test_copy_figures_in_both_engines_equal_brute_force_and_the_oracle(seed):
+    """Enumeration: rule C, or rule S and bound G kept apart, as brute force and the
+    oracle give them. The solver: rule C, or bound G over every instance, which is
+    at least every rule S figure (so its proofs stay sound)."""
+    text, program, access = drawn(copy_spec, seed)
+    expected = brute_copy(program, access)
+    assert oracle_copy(program, access, access.instruction.name) == expected, text
+    figures = enumeration.copy_wavefronts(program, access, Budget(60))
+    got = tuple(m.value if m is not None else None for m in (figures.exact, figures.bound))
+    assert got == expected and figures.complete, text
+    solver = properties.copy_wavefronts(program, access, Budget(60))
+    assert solver.complete, text
+    if access.instruction.cache == "ca":
+        assert solver.exact is not None and solver.exact.value == expected[0], text
+    else:
+        assert solver.bound is not None and solver.bound.value == bound_g(access), text
+        assert all(solver.bound.value >= m for m in expected if m is not None), text
 
 
 # -- the solver's counts at single instances ------------------------------------------
@@ -213,6 +253,7 @@ def brute_load_at(access: Access, values: dict[str, int]) -> int:
 
 
 def brute_copy_at(access: Access, values: dict[str, int]) -> int:
+    """Rule C, or bound G for .cg: the figure the solver encodes."""
     assert access.source is not None
     return copy_cost(
         access.instruction, access.lane_addresses(values), access.source.lane_addresses(values)
@@ -244,30 +285,51 @@ def test_load_verdicts_follow_brute_force(seed):
         assert {w for _, w in got.values()} == {top}, (engine, text)
 
 
+def copy_expectation(exact: int | None, bound: int | None, n: int, equal: bool) -> Status:
+    """The verdict the figures allow: an exact figure above n refutes; PROVED when
+    every figure (exact or an upper bound) allows the check; "== n" is also refuted
+    when every figure stays below n. Anything else is UNKNOWN."""
+    top = max(m for m in (exact, bound) if m is not None)
+    if exact is not None and exact > n:
+        return Status.REFUTED
+    if not equal:
+        return Status.PROVED if top <= n else Status.UNKNOWN
+    if top < n:
+        return Status.REFUTED
+    return Status.PROVED if exact == n and top <= n else Status.UNKNOWN
+
+
 @pytest.mark.parametrize("seed", range(0, CASES, 2))
 def test_copy_verdicts_follow_brute_force(seed):
-    text, _, access = drawn(copy_spec, seed)
-    top = brute_copy(access)
-    exact = access.instruction.cache == "ca"
-    expected = {
-        f"wavefronts <= {top} a": Status.PROVED,
-        f"wavefronts == {top + 1} a": Status.REFUTED,  # no instance reaches it, even for .cg
-    }
-    if top > 1:  # bound G may overestimate: never a refutation
-        expected[f"wavefronts <= {top - 1} a"] = Status.REFUTED if exact else Status.UNKNOWN
-    for engine, got in verdicts(text, [c[: -len(" a")] for c in expected]).items():
-        assert {c: s for c, (s, _) in got.items()} == expected, (engine, text)
+    text, program, access = drawn(copy_spec, seed)
+    exact, bound = brute_copy(program, access)
+    solver = (exact, None) if access.instruction.cache == "ca" else (None, bound_g(access))
+    top = max(m for m in (exact, bound) if m is not None)
+    checks = [(top, False), (top, True), (top - 1, False), (top + 1, True)]
+    checks += [(exact, False), (exact, True)] if exact is not None else []
+    names = {f"wavefronts {'==' if eq else '<='} {n} a": (n, eq) for n, eq in checks if n > 0}
+    got = verdicts(text, [c[: -len(" a")] for c in names])
+    for engine, figures in (("enumeration", (exact, bound)), ("z3", solver)):
+        want = {c: copy_expectation(*figures, n, eq) for c, (n, eq) in names.items()}
+        assert {c: s for c, (s, _) in got[engine].items()} == want, (engine, text)
 
 
 def test_every_verdict_class_is_reached():
-    """The random cases above reach each class (else the comparison proves little)."""
+    """The random cases above reach each class (else the comparison proves little):
+    loads above 1, .ca and .cg copies above 1, .cg copies with rule S exact on every
+    instance, with bound G on some, and whose largest figure is bound G's."""
     load_classes, copy_classes = set(), set()
     for seed in range(0, CASES, 2):
         load_classes.add(brute_load(drawn(load_spec, seed)[2])[1] > 1)
-        _, _, copy = drawn(copy_spec, seed)
-        copy_classes.add((copy.instruction.cache, brute_copy(copy) > 1))
+        _, program, copy = drawn(copy_spec, seed)
+        exact, bound = brute_copy(program, copy)
+        top = max(m for m in (exact, bound) if m is not None)
+        copy_classes.add((copy.instruction.cache, top > 1))
+        if copy.instruction.cache == "cg":
+            copy_classes.add("all exact" if bound is None else "some bound G")
+            copy_classes.add("bound above" if bound is not None and bound > (exact or 0) else "")
     assert load_classes == {True, False}
-    assert {("ca", True), ("cg", True)} <= copy_classes
+    assert {("ca", True), ("cg", True), "all exact", "some bound G", "bound above"} <= copy_classes
 
 
 # -- rule L's cases, written out ------------------------------------------------------
@@ -305,30 +367,41 @@ def test_rule_l_cases_in_both_engines(pattern, rule_l, phase_model):
 
 
 COPY_CASES = [
-    # (instruction, destination and source patterns in copy units, rule C / bound G)
-    ("cp.async.ca.4", "lane", "lane", 1),  # contiguous both sides
-    ("cp.async.ca.4", "lane", "4 * lane", 4),  # 16-byte-strided source
-    ("cp.async.ca.4", "lane", "0", 32),  # every lane reads one global word
-    ("cp.async.ca.16", "lane", "lane / 2", 8),  # two lanes per source chunk
-    ("cp.async.cg.16", "lane % 16", "lane", 16),  # destinations repeat 16 lanes apart
-    ("cp.async.cg.16", "lane / 4", "0", 8),
-    ("cp.async.cg.16", "0", "lane", 1),  # 32 lanes writing one destination
+    # (instruction, destination and source patterns in copy units, rule C or rule S
+    # (None where rule S is not exact), bound G, the solver's .cg figure)
+    ("cp.async.ca.4", "lane", "lane", 1, None),  # contiguous both sides
+    ("cp.async.ca.4", "lane", "4 * lane", 4, None),  # 16-byte-strided source
+    ("cp.async.ca.4", "lane", "0", 32, None),  # every lane reads one global word
+    ("cp.async.ca.16", "lane", "lane / 2", 8, None),  # two lanes per source chunk
+    # Destinations repeat 16 lanes apart: two line-to-line copies.
+    ("cp.async.cg.16", "lane % 16", "lane", 2, 16),
+    ("cp.async.cg.16", "lane / 4", "0", None, 8),  # one chunk into eight: bound G
+    ("cp.async.cg.16", "0", "lane", 1, 1),  # 32 lanes writing one destination
+    ("cp.async.cg.16", "lane", "lane + 1", 12, 32),  # shifted by 16 bytes: 3 per line
+    ("cp.async.cg.16", "lane", "lane / 8 * 8 + 7 - lane % 8", 4, 32),  # reversed lines: 1 each
 ]
 
 
-@pytest.mark.parametrize("instr,dst,src,cost", COPY_CASES)
-def test_copy_cases_in_both_engines(instr, dst, src, cost):
+@pytest.mark.parametrize("instr,dst,src,figure,bound", COPY_CASES)
+def test_copy_cases_in_both_engines(instr, dst, src, figure, bound):
+    """The figures, and the solver's count pinned at the instance (global base 0,
+    `global align 128`)."""
     text = (
-        "dtype f32\nlayout S = (_4096):(_1)\nlayout G = (_16384):(_1)\n"
+        "dtype f32\nbuffer align 128\nglobal align 128\nlayout S = (_4096):(_1)\n"
+        "layout G = (_16384):(_1)\n"
         f"access a = {instr} S({units(instr, dst, 256)}) from G({units(instr, src, 1024)}) "
         "for k in 0..1\n"
     )
-    _, access = access_of(text)
+    program, access = access_of(text)
     values = instances(access)[0]
-    assert brute_copy_at(access, values) == cost == oracle_copy(access, instr)
-    assert pinned_wavefronts(properties.CopyQuery(access), values) == cost
-    for engine in (properties, enumeration):
-        assert engine.copy_wavefronts(access, Budget(60)).value == cost, engine.__name__
+    split = (figure, None) if figure is not None else (None, bound)
+    assert brute_copy(program, access) == split == oracle_copy(program, access, instr)
+    solver_figure = bound if instr.endswith("cg.16") else figure
+    assert brute_copy_at(access, values) == solver_figure
+    assert pinned_wavefronts(properties.CopyQuery(access), values) == solver_figure
+    assert properties.copy_wavefronts(program, access, Budget(60)).value == solver_figure
+    figures = enumeration.copy_wavefronts(program, access, Budget(60))
+    assert (figures.exact and figures.exact.value, figures.bound and figures.bound.value) == split
 
 
 def test_a_refuted_merged_load_says_which_figure_it_is():

@@ -1,29 +1,64 @@
 """cp.async in specs: its shared-side wavefronts, from destinations and global sources.
 
 An access ``cp.async.ca.16 S(r, c) from G(r, c) ...`` writes S and reads the global
-tile G; `Program.copy_source` builds the global side (and says why base 0 stands
-for every global base). Its cost is rule C for .ca (exact) and bound G for .cg (an
-upper bound), `verify.bank.copy_cost`, evaluated here over every instance.
+tile G; `Program.copy_source` builds the global side. Its cost
+(`verify.bank.hardware_copy_cost`) is rule C for .ca, exact, and rule S for .cg,
+exact where no two counted lanes copy one 16-byte source chunk into one 128-byte
+shared line, bound G (one wavefront per distinct 16-byte destination, an upper bound)
+where they do.
+
+Global bases. Rule C and bound G read a source only through its bank, so global
+base 0 stands for every aligned base; rule S reads which 128-byte global line each
+source lies in, so a .cg copy is evaluated at every base residue modulo 128 that
+``global align N`` allows (`Program.global_bases`), and a counterexample shows its
+``gbase``. Sources known only modulo 128 bytes (verify ttgir's, `Spec.sources_modulo_128`)
+keep bound G.
+
+Figures. An engine returns `CopyFigures`: the largest exact figure and the largest
+bound-G figure, kept apart. Verdicts (`decide_copy`): REFUTED only from an exact
+figure above the bound (the instance is replayed by `hardware_copy_cost`), or for
+``== n`` when even the bounds stay below n; PROVED when every figure, exact or
+bound, is within the bound (for ``== n``: an exact figure reaches n and nothing
+exceeds it); UNKNOWN otherwise. The fidelity label says which rule gave the figure,
+and on how many instances rule S was exact.
 
 Checks. ``wavefronts <= n`` and ``wavefronts == n`` as for any access;
 ``conflict_free`` means the copy costs no more than its ideal, one wavefront per
 phase (for .ca no instance costs less, so it is ``wavefronts == ideal``).
-``max_ways`` is refused: a copy's cost is not a count of words in one bank. A .cg
-figure is a bound: above the check's bound it is UNKNOWN (the hardware may do
-better), never REFUTED, unless an ``==`` bound lies above it.
+``max_ways`` is refused: a copy's cost is not a count of words in one bank.
 
-Engines. Both decide these checks, chosen as for any access (`verify.decide`):
-`verify.enumerate.copy_wavefronts` evaluates every instance,
-`verify.properties.copy_wavefronts` encodes rule C and bound G for the solver.
+Engines. The enumeration engine (`verify.enumerate.copy_wavefronts`) evaluates rule C
+and rule S at every instance and global base, vectorised (rule S's fewest symmetries
+are a minimum vertex cover, `verify.enumerate.cg_costs`). The solver
+(`verify.properties.copy_wavefronts`) encodes rule C and, for .cg, bound G only:
+rule S is a set cover over sector symmetries per (global line, shared line) group,
+with its exactness condition on top, and is not encoded. Bound G is at least rule S
+on every instance (each counted lane adds at most one wavefront to rule S), so the
+solver's .cg figure can prove a bound and never refute one: it is never less sound
+than enumeration, only less complete. So `auto` enumerates a .cg copy's figure up to
+`decide.CG_ENUMERATION_LIMIT` lane evaluations (four times the common line) and asks
+the solver, bound G, above it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from verify.bank import BANKS, WORD_BYTES, copy_cost, copy_edges
+from verify.bank import (
+    BANKS,
+    CHUNK_BYTES,
+    LINE_BYTES,
+    WORD_BYTES,
+    copy_cost,
+    copy_edges,
+    counted_lanes,
+    fewest_symmetries,
+    hardware_copy_cost,
+    sector_units,
+)
 from verify.errors import SpecError
-from verify.program import Access, Program
+from verify.instructions import Instruction
+from verify.program import GBASE, Access, Program
 from verify.results import Counterexample, LaneRow
 from verify.solve import Maximum, Status
 from verify.spec.ast import CheckDef
@@ -31,13 +66,46 @@ from verify.witness import shown_instance
 
 
 @dataclass(frozen=True)
+class CopyFigures:
+    """A copy's largest cost over every instance (and global base), as an engine found
+    it, split by how the figure is known: `exact` over the instances whose rule is
+    exact (rule C; rule S where no two counted lanes copy one source chunk into one
+    shared line), `bound` over the others, by bound G (an upper bound). Either is
+    None when no instance falls in it; `bounded` counts the instances in `bound`
+    (None where the engine cannot tell, the solver's bound G for every .cg)."""
+
+    exact: Maximum | None
+    bound: Maximum | None
+    instances: int = 0
+    bounded: int | None = None
+
+    @property
+    def value(self) -> int:
+        return max(m.value for m in self._present)
+
+    @property
+    def complete(self) -> bool:
+        """Every instance was looked at (no timeout)."""
+        return all(m.exact for m in self._present)
+
+    @property
+    def reason(self) -> str:
+        return next((m.reason for m in self._present if m.reason), "")
+
+    @property
+    def _present(self) -> list[Maximum]:
+        return [m for m in (self.exact, self.bound) if m is not None]
+
+
+@dataclass(frozen=True)
 class CopyAnswer:
-    """A copy check's verdict and the figure behind it."""
+    """A copy check's verdict, the figure behind it and how it is known."""
 
     status: Status
     counterexample: Counterexample | None = None
     reason: str = ""
     wavefronts: int | None = None
+    fidelity: str = ""
 
 
 def refuse_undefined(access: Access, check: CheckDef):
@@ -51,32 +119,87 @@ def refuse_undefined(access: Access, check: CheckDef):
         )
 
 
-def decide_copy(program: Program, access: Access, check: CheckDef, best: Maximum) -> CopyAnswer:
+def decide_copy(
+    program: Program, access: Access, check: CheckDef, figures: CopyFigures
+) -> CopyAnswer:
     """A ``wavefronts`` or ``conflict_free`` check of an aligned cp.async (after
-    `refuse_undefined`), given the copy's largest cost as either engine found it
+    `refuse_undefined`), given the copy's figures as either engine found them
     (`copy_wavefronts` of `verify.enumerate` or `verify.properties`)."""
     instr = access.instruction
     bound = check.bound if check.kind == "wavefronts" else instr.ideal_wavefronts
-    status = _status(best, bound, check.exact, instr.hardware_exact)
-    reason = best.reason
-    if status == Status.UNKNOWN and not reason:
-        reason = (
-            f"bound G gives {best.value}, above {bound}; the H200's exact cost for "
-            f"{instr.name} is not known"
+    status, shown = _status(figures, bound, check.exact)
+    reason = ""
+    if status == Status.UNKNOWN:
+        reason = figures.reason or _unknown_reason(access, figures, bound)
+    cex = None
+    if status == Status.REFUTED:
+        cex = copy_counterexample(program, access, shown.witness)
+        if shown.value <= bound:  # "== bound" that no instance reaches
+            cex = replace(
+                cex,
+                summary=f"no instance reaches {bound}; the worst gives {shown.value}: "
+                + cex.summary,
+            )
+    return CopyAnswer(status, cex, reason, figures.value, fidelity(instr, figures))
+
+
+def _status(figures: CopyFigures, bound: int, equal: bool) -> tuple[Status, Maximum]:
+    """The verdict, and for REFUTED the instance shown. Only an exact figure above the
+    bound refutes "<=" (a bound G figure may lie above the hardware's); "==" is also
+    refuted when even the bounds stay below it, and proved when an exact figure
+    reaches it and nothing may exceed it."""
+    exact, top = figures.exact, max(figures._present, key=lambda m: m.value)
+    if exact is not None and exact.value > bound:
+        return Status.REFUTED, exact
+    if not figures.complete:
+        return Status.UNKNOWN, top
+    if top.value <= bound and not equal:
+        return Status.PROVED, top
+    if equal and top.value < bound:
+        return Status.REFUTED, top
+    if equal and exact is not None and exact.value == bound and top.value <= bound:
+        return Status.PROVED, top
+    return Status.UNKNOWN, top
+
+
+def _unknown_reason(access: Access, figures: CopyFigures, bound: int) -> str:
+    instr = access.instruction
+    assert figures.bound is not None, "only bound G leaves a complete search undecided"
+    if figures.bounded is None:
+        return (
+            f"bound G gives {figures.bound.value}, above {bound}; the solver does not "
+            f"encode rule S, the H200's exact cost for {instr.name} (--engine "
+            "enumeration evaluates it)"
         )
-    cex = copy_counterexample(program, access, best.witness) if status == Status.REFUTED else None
-    return CopyAnswer(status, cex, reason if status == Status.UNKNOWN else "", best.value)
+    return (
+        f"bound G gives {figures.bound.value}, above {bound}, on {figures.bounded} of "
+        f"{figures.instances} instances, where two lanes copy one global 16-byte chunk "
+        "into one shared 128-byte line and rule S is not exact; "
+        + (
+            f"rule S gives at most {figures.exact.value} elsewhere"
+            if figures.exact is not None
+            else "no instance has rule S exact"
+        )
+    )
 
 
-def _status(best: Maximum, bound: int, equal: bool, exact_rule: bool) -> Status:
-    """As `solve.bound_status`, where an inexact rule (bound G) can only prove."""
-    if not best.exact:
-        return Status.REFUTED if exact_rule and best.value > bound else Status.UNKNOWN
-    if best.value <= bound and not equal:
-        return Status.PROVED
-    if exact_rule:
-        return Status.PROVED if best.value == bound else Status.REFUTED
-    return Status.REFUTED if equal and best.value < bound else Status.UNKNOWN
+def fidelity(instr: Instruction, figures: CopyFigures) -> str:
+    """The label of a copy check's figure: how exact it is over the instances."""
+    if instr.cache != "cg":
+        return instr.fidelity
+    if figures.bound is None:
+        return "exact (rule S: line pairs and sector symmetries, matches H200 measurements)"
+    if figures.exact is None or figures.bounded is None:
+        return (
+            "upper bound (bound G: one wavefront per distinct 16-byte destination"
+            + ("" if figures.bounded is not None else "; the solver does not encode rule S")
+            + ")"
+        )
+    return (
+        f"rule S (exact) on {figures.instances - figures.bounded} of {figures.instances} "
+        f"instances, bound G (an upper bound) on {figures.bounded}, where two lanes copy "
+        "one source chunk into one shared line"
+    )
 
 
 # -- the figure's pieces ------------------------------------------------------------
@@ -88,44 +211,67 @@ def _source(access: Access) -> Access:
     return access.source
 
 
-def _replayed_cost(access: Access, values: dict[str, int]):
-    return copy_cost(
-        access.instruction, access.lane_addresses(values), _source(access).lane_addresses(values)
-    )
+def global_addresses(access: Access, values: dict[str, int]) -> list[int]:
+    """Each lane's global source at an instance, at its global base (`GBASE`, bytes;
+    0 where the instance names none: `Program.global_bases`)."""
+    base = values.get(GBASE, 0)
+    return [base + a for a in _source(access).lane_addresses(values)]
+
+
+def replayed_cost(program: Program, access: Access, values: dict[str, int]):
+    """The H200's cost at an instance (`verify.bank.hardware_copy_cost`): rule C, or
+    rule S with bound G where it is not exact; bound G (`copy_cost`) for a .cg copy
+    whose sources are known only modulo 128 bytes (`Program.copy_rule_s`)."""
+    instr = access.instruction
+    cost = hardware_copy_cost if program.copy_rule_s(access) else copy_cost
+    return cost(instr, access.lane_addresses(values), global_addresses(access, values))
+
+
+def _shown(program: Program, access: Access, values: dict[str, int]) -> dict[str, int]:
+    shown = shown_instance(program, {k: v for k, v in values.items() if k != GBASE})
+    if len(program.global_bases(access)) > 1:
+        shown["gbase"] = values.get(GBASE, 0)
+    return shown
 
 
 # -- the counterexample -------------------------------------------------------------
 
 
 def copy_counterexample(program: Program, access: Access, values: dict[str, int]):
-    """The costliest phase's edge (a, b): the lanes reading source bank a or writing
-    destination bank b, each with its global source beneath it."""
-    cost = _replayed_cost(access, values)
-    instr, source = access.instruction, _source(access)
+    """Rule C: the costliest phase's edge (a, b), the lanes reading source bank a or
+    writing destination bank b. Rule S: the costliest (global line, shared line)
+    group's lanes. Bound G: the count. Each lane with its global source beneath it."""
+    cost = replayed_cost(program, access, values)
+    instr = access.instruction
+    if cost.by_rule_s:
+        lanes, group_cost, groups = _costliest_group(access, values)
+        summary = (
+            f"{instr.name}: {cost.wavefronts} wavefronts by rule S (ideal {cost.ideal}): "
+            f"{groups} (global 128-byte line, shared 128-byte line) pairs, which never "
+            f"share a wavefront; the costliest, shown, takes {group_cost}"
+        )
+        return Counterexample(
+            summary, _shown(program, access, values), _rows(access, lanes, values)
+        )
     if not cost.phases:  # bound G: distinct destinations
         summary = (
             f"{instr.name}: {cost.wavefronts} distinct 16-byte destinations, so bound G "
             f"allows {cost.wavefronts} wavefronts (ideal {cost.ideal})"
         )
-        return Counterexample(summary, shown_instance(program, values))
+        return Counterexample(summary, _shown(program, access, values))
     worst = max(cost.phases, key=lambda p: p.cost)
     a, b = worst.edge
-    rows = []
-    for lane in worst.lanes:
-        dst, src = _lane_row(access, lane, values), _lane_row(source, lane, values)
-        edges = copy_edges(instr.bytes_per_address, dst.address, src.address)
-        if any(ea == a or eb == b for ea, eb in edges):
-            rows += [
-                dst,
-                LaneRow(
-                    None,
-                    src.coord,
-                    src.address,
-                    src.words,
-                    src.banks,
-                    label=f"{source.layout.name} <-",
-                ),
-            ]
+    sources = global_addresses(access, values)
+    lanes = [
+        lane
+        for lane in worst.lanes
+        if any(
+            ea == a or eb == b
+            for ea, eb in copy_edges(
+                instr.bytes_per_address, access.lane_addresses(values)[lane], sources[lane]
+            )
+        )
+    ]
     per_phase = ", ".join(
         f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.cost}" for p in cost.phases
     )
@@ -134,12 +280,51 @@ def copy_counterexample(program: Program, access: Access, values: dict[str, int]
         f"{per_phase}; lanes {worst.lanes.start}-{worst.lanes.stop - 1} read source "
         f"bank {a} and write shared bank {b} with {worst.cost} words between them"
     )
-    return Counterexample(summary, shown_instance(program, values), tuple(rows))
+    return Counterexample(summary, _shown(program, access, values), _rows(access, lanes, values))
+
+
+def _costliest_group(access: Access, values: dict[str, int]) -> tuple[list[int], int, int]:
+    """Rule S's costliest (global line, shared line) group: its counted lanes and
+    cost, and how many groups there are."""
+    destinations = access.lane_addresses(values)
+    sources = global_addresses(access, values)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for lane in counted_lanes(destinations):
+        key = (sources[lane] // LINE_BYTES, destinations[lane] // LINE_BYTES)
+        groups.setdefault(key, []).append(lane)
+
+    def cost(lanes: list[int]) -> int:
+        copies = [
+            (sources[i] % LINE_BYTES // CHUNK_BYTES, destinations[i] % LINE_BYTES // CHUNK_BYTES)
+            for i in lanes
+        ]
+        return sum(fewest_symmetries(units) for units in sector_units(copies))
+
+    worst = max(groups.values(), key=cost)
+    return worst, cost(worst), len(groups)
+
+
+def _rows(access: Access, lanes: list[int], values: dict[str, int]) -> tuple[LaneRow, ...]:
+    """Each lane's destination row, its global source row beneath it."""
+    source, rows = _source(access), []
+    sources = global_addresses(access, values)
+    coords = source.lane_coordinates(values)
+    for lane in lanes:
+        rows += [
+            _lane_row(access, lane, values),
+            _row(None, coords[lane], sources[lane], access.instruction, f"{source.layout.name} <-"),
+        ]
+    return tuple(rows)
 
 
 def _lane_row(access: Access, lane: int, values: dict[str, int]) -> LaneRow:
     address = access.lane_addresses(values)[lane]
-    coord = tuple(int(c) for c in access.lane_coordinates(values)[lane])
+    return _row(lane, access.lane_coordinates(values)[lane], address, access.instruction)
+
+
+def _row(lane, coord, address: int, instr: Instruction, label: str = "") -> LaneRow:
     first = address // WORD_BYTES
-    words = tuple(range(first, first + access.instruction.words_per_address))
-    return LaneRow(lane, coord, address, words, tuple(w % BANKS for w in words))
+    words = tuple(range(first, first + instr.words_per_address))
+    return LaneRow(
+        lane, tuple(int(c) for c in coord), address, words, tuple(w % BANKS for w in words), label
+    )

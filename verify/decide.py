@@ -50,15 +50,22 @@ MODULES = {Z3: z3_engine, ENUMERATION: enumeration_engine}
 # size measured (benchmarks/results/hw_symbolic.md); it keeps the one line all the
 # same, as every other access does.
 ENUMERATION_LIMIT = 1 << 22
+# cp.async.cg's figure: only enumeration evaluates rule S (the solver encodes bound G,
+# which can prove a bound but never refute one, `verify.copies`), so `auto` enumerates
+# a .cg copy's figure on four times larger domains: rule S costs 0.4-1 us per lane
+# evaluation vectorised, about 20x less than `bank.cg_cost` per instance, and an SM80
+# producer of 2^24 lane evaluations took 7 s (benchmarks/results/cg_enumeration.md).
+CG_ENUMERATION_LIMIT = 1 << 24
 
 
-def engine_for(requested: str, points: int) -> str:
-    """The engine that decides a check over `points` domain points."""
+def engine_for(requested: str, points: int, limit: int = ENUMERATION_LIMIT) -> str:
+    """The engine that decides a check over `points` domain points, enumerating up to
+    `limit` of them under `auto`."""
     if requested not in ENGINE_NAMES:
         raise ValueError(f"engine: expected one of {', '.join(ENGINE_NAMES)}, found {requested!r}")
     if requested != AUTO:
         return requested
-    return ENUMERATION if points <= ENUMERATION_LIMIT else Z3
+    return ENUMERATION if points <= limit else Z3
 
 
 def _points(ranges) -> int:
@@ -69,6 +76,16 @@ def access_points(program: Program, access: Access, modulus: int = 1) -> int:
     """Lanes x instances, with the bases an `aligned modulus` question needs."""
     ranges = {**access.ranges, BASE: program.base_range(access.layout, modulus)}
     return _points(ranges.values())
+
+
+def copy_points(program: Program, access: Access) -> int:
+    """A copy figure's domain: lanes x instances x global bases (`Program.global_bases`)."""
+    return access_points(program, access) * len(program.global_bases(access))
+
+
+def copy_limit(access: Access) -> int:
+    """How far `auto` enumerates a copy's figure: further for .cg (rule S)."""
+    return CG_ENUMERATION_LIMIT if access.instruction.cache == "cg" else ENUMERATION_LIMIT
 
 
 def layout_points(program: Program, ldef: LayoutDef) -> int:

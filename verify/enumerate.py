@@ -43,12 +43,20 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from math import prod
 
 import numpy as np
 
-from verify import bv, witness
-from verify.bank import BANKS, WORD_BYTES, bank_cost, copy_cost, hardware_wavefronts
+from verify import bv, copies, witness
+from verify.bank import (
+    BANKS,
+    CHUNK_BYTES,
+    LINE_BYTES,
+    WORD_BYTES,
+    bank_cost,
+    hardware_wavefronts,
+)
 from verify.errors import InternalError, SpecError
 from verify.expr import (
     CONCRETE_OPS,
@@ -62,7 +70,7 @@ from verify.expr import (
 )
 from verify.instructions import WARP, Instruction
 from verify.layout import coordinate_vars
-from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.program import BASE, GBASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
 from verify.solve import Budget, Maximum, Status
 from verify.spec.ast import LayoutDef
@@ -391,21 +399,40 @@ def _replayed(access: Access, instance: Domain, best: _Best, metric: str, reason
     return Maximum(replay, values, exact=not reason, reason=reason)
 
 
-# -- cp.async: rule C and bound G -----------------------------------------------------
+# -- cp.async: rule C, rule S and bound G ---------------------------------------------
 
 
-def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
-    """A cp.async's largest cost over every instance (rule C, or bound G for .cg),
-    with the first instance attaining it, replayed by `verify.bank.copy_cost`.
+class _CopyBest:
+    """The largest exact and bound-G costs seen, each with the first (instance,
+    global base) reaching it, and how many instances got bound G."""
+
+    def __init__(self):
+        self.exact, self.bound, self.bounded, self.instances = _Best(), _Best(), 0, 0
+
+    def offer(self, costs: np.ndarray, exact: np.ndarray, start: int, base: int):
+        self.instances += costs.size
+        self.bounded += int(np.count_nonzero(~exact))
+        for best, mask in ((self.exact, exact), (self.bound, ~exact)):
+            values = np.where(mask, costs, -1)
+            i = int(np.argmax(values))
+            if values[i] > best.value:
+                best.value, best.flat = int(values[i]), (start + i, base)
+
+
+def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.CopyFigures:
+    """A cp.async's largest cost over every instance and global base
+    (`Program.global_bases`): rule C for .ca; for .cg rule S where it is exact and
+    bound G elsewhere, kept apart. Each maximum's first instance is replayed by
+    `verify.bank.hardware_copy_cost`.
 
     Requires: destinations and sources naturally aligned (checked before)."""
     source = access.source
     assert source is not None, f"{access.name}: a copy without its global source"
-    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
     domain, _ = _access_domain(access, access.ranges[BASE])
     evaluate = Vectorised([access.address, source.address], dict(access.ranges))
-    instr = access.instruction
-    best, reason = _Best(), ""
+    instr, bases = access.instruction, program.global_bases(access)
+    rule_s = program.copy_rule_s(access)
+    best, reason = _CopyBest(), ""
     with _Clock(budget) as clock:
         for start, env in domain.chunks():
             if clock.out_of_time():
@@ -414,26 +441,47 @@ def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
             shape = domain.shape_of(env)
             dst = evaluate(access.address, env, shape).reshape(-1, instr.address_lanes)
             src = evaluate(source.address, env, shape).reshape(-1, instr.address_lanes)
-            best.offer(
-                copy_costs(instr, dst.astype(np.int64), src.astype(np.int64)),
-                start // instr.address_lanes,
-            )
-    values = instance.values_at(best.flat or 0)
-    replay = copy_cost(
-        instr, access.lane_addresses(values), source.lane_addresses(values)
-    ).wavefronts
-    if best.flat is not None and replay != best.value:
+            dst, src = dst.astype(np.int64), src.astype(np.int64)
+            for base in bases:
+                costs, exact = copy_costs(instr, dst, src + base, rule_s)
+                best.offer(costs, exact, start // instr.address_lanes, base)
+    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
+    return copies.CopyFigures(
+        _replayed_copy(program, access, instance, best.exact, True, reason),
+        _replayed_copy(program, access, instance, best.bound, False, reason),
+        best.instances,
+        best.bounded,
+    )
+
+
+def _replayed_copy(
+    program: Program, access: Access, instance: Domain, best: _Best, exact: bool, reason: str
+) -> Maximum | None:
+    """The maximum with its witness, confirmed by `verify.bank.hardware_copy_cost`
+    (its figure and whether it is exact); None where no instance was of this kind."""
+    if best.flat is None:
+        return None
+    flat, base = best.flat
+    values = {**instance.values_at(flat), GBASE: base}
+    replay = copies.replayed_cost(program, access, values)
+    if (replay.wavefronts, replay.exact) != (best.value, exact):
         raise InternalError(
-            f"enumerated cp.async wavefronts {best.value} replay as {replay}: {values}"
+            f"enumerated cp.async wavefronts {best.value} (exact {exact}) replay as "
+            f"{replay.wavefronts} (exact {replay.exact}): {values}"
         )
-    return Maximum(replay, values, exact=not reason, reason=reason)
+    return Maximum(replay.wavefronts, values, exact=not reason, reason=reason)
 
 
-def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """(instances, lanes) destinations and sources -> each instance's cost."""
+def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray, rule_s: bool = True):
+    """(instances, lanes) destinations and full global sources -> each instance's
+    cost and whether it is exact: rule C (.ca, always exact), rule S (.cg), or bound
+    G for every .cg instance without `rule_s` (`Program.copy_rule_s`)."""
+    if instr.cache == "cg" and rule_s:
+        return cg_costs(dst, src)
     if instr.cache == "cg":
-        ordered = np.sort(dst, axis=1)
-        return 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+        ordered = np.sort(dst // CHUNK_BYTES, axis=1)
+        distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+        return distinct, np.zeros(dst.shape[0], dtype=bool)
     words = np.arange(instr.words_per_address)
     src_banks = (src[:, :, None] // WORD_BYTES + words) % BANKS
     dst_banks = (dst[:, :, None] // WORD_BYTES + words) % BANKS
@@ -446,7 +494,82 @@ def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarr
         same_b = b[:, :, None] == b[:, None, :]
         per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
         total += per_edge.max(axis=1)
-    return total
+    return total, np.ones(dst.shape[0], dtype=bool)
+
+
+# Instances whose rule S is evaluated at once: a few (block, 32, 32) masks stay small.
+CG_BLOCK = 4096
+
+
+def cg_costs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rule S (`verify.bank.cg_cost`) per instance, vectorised: (instances, 32)
+    16-byte-aligned destinations and sources -> costs, and whether rule S is exact
+    (where not, the cost is bound G, the distinct destinations)."""
+    parts = [
+        _cg_block(dst[i : i + CG_BLOCK], src[i : i + CG_BLOCK])
+        for i in range(0, len(dst), CG_BLOCK)
+    ]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    return np.concatenate([c for c, _ in parts]), np.concatenate([e for _, e in parts])
+
+
+def _pairs(values: np.ndarray) -> np.ndarray:
+    """(n, lanes) -> (n, lanes, lanes): lanes i and j have equal values."""
+    return values[:, :, None] == values[:, None, :]
+
+
+EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
+
+
+def _cg_block(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rule S on one block. Counted lanes: the lowest writing each 16-byte
+    destination. Each unit (a whole sector, or a half) is carried by exactly two
+    (symmetry, half swap) pairs: the rotation by u - t and the reflection u + t (mod
+    4) with its swap, so a class's fewest symmetries is the minimum vertex cover
+    of a graph whose edges are its units (`_COVER`); units are summed per set of
+    (global line, shared line, class, swap)."""
+    counted = ~(_pairs(dst // CHUNK_BYTES) & EARLIER).any(axis=2)
+    both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
+    source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
+    exact = ~(both & _pairs(source_chunk) & _pairs(shared_line)).any(axis=(1, 2))
+    p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
+    # A source sector moved whole: its other half copied into the same shared sector.
+    partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
+    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES))).any(axis=2)
+    kind = np.where(whole, 2, p % 2)
+    unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
+    t, u, swap = p // 2, q // 2, (p ^ q) & 1
+    edge = np.left_shift(1, (u - t) % 4 * 4 + (u + t) % 4)
+    same_set = (
+        unit[:, :, None]
+        & unit[:, None, :]
+        & _pairs(src // LINE_BYTES)
+        & _pairs(shared_line)
+        & _pairs(kind)
+        & _pairs(swap)
+    )
+    graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
+    first = unit & ~(same_set & EARLIER).any(axis=2)
+    rule_s = np.where(first, _cover_table()[graph], 0).sum(axis=1)
+    return np.where(exact, rule_s, counted.sum(axis=1)), exact
+
+
+@cache
+def _cover_table() -> np.ndarray:
+    """For every graph between 4 rotations and 4 reflections (16 edge bits, edge r*4
+    + r' joining rotation r and reflection r'), the fewest vertices touching every
+    edge: try each of the 256 vertex sets."""
+    graphs = np.arange(1 << 16)
+    best = np.full(graphs.size, 8, dtype=np.int64)
+    edges = [(r, r2) for r in range(4) for r2 in range(4)]
+    for chosen in range(1 << 8):
+        touched = sum(
+            1 << (4 * r + r2) for r, r2 in edges if chosen >> r & 1 or chosen >> (4 + r2) & 1
+        )
+        fits = graphs & ~touched == 0
+        best[fits] = np.minimum(best[fits], chosen.bit_count())
+    return best
 
 
 # -- layouts -----------------------------------------------------------------

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
+from math import gcd
 
-from verify.bank import BANKS, SHARED_WINDOW, WORD_BYTES
+from verify.bank import BANKS, LINE_BYTES, SHARED_WINDOW, WORD_BYTES
 from verify.dtypes import DTYPE_BYTES
 from verify.errors import Pos, SpecError
 from verify.expr import Const, Expr, Range, Var, add, bounds, compiled, mul
@@ -39,6 +40,8 @@ from verify.notation.threads import MappedAccessDef
 from verify.spec.ast import AccessDef, LayoutDef, Spec
 
 BASE, STAGE, LANE = "$base", "$stage", "lane"
+# A cp.async.cg's global base, in bytes, in a copy figure's witness (`Program.global_bases`).
+GBASE = "$gbase"
 
 
 def base_period(ldef: LayoutDef) -> int:
@@ -228,17 +231,13 @@ class Program:
         return access
 
     def copy_source(self, access: Access) -> Access:
-        """A cp.async's global side, as an access of the global tile at base 0.
+        """A cp.async's global side, as an access of the global tile at base 0; the
+        bases that stand for every aligned global base are `global_bases`.
 
-        Global base: bank = (address / 4) mod 32 for global addresses too, and every
-        figure of a cp.async depends on a source only through its alignment and its
-        banks. Moving every source by the same number of words (any base that keeps
-        the copy aligned) relabels the source banks by one rotation, which leaves
-        rule C's out(a) + in(b) - both(a, b) and bound G unchanged; a base that is a
-        multiple of `global align N` keeps each source's alignment modulo the copy
-        size when N is a multiple of that size. So with N a multiple of the copy size
-        base 0 stands for every base (the one-period argument of the module doc, with
-        the period down to one word), and a smaller N is refused.
+        Alignment: a base that is a multiple of `global align N` keeps each source's
+        alignment modulo the copy size when N is a multiple of that size, so base 0
+        decides the implicit ``aligned`` and ``in_bounds`` checks of the source, and a
+        smaller N is refused.
         """
         adef, instr = access.definition, access.instruction
         if adef.source is None:
@@ -276,3 +275,27 @@ class Program:
             adef, layout=gdef.name, coords=tuple(coords), source=None, layout_pos=adef.source.pos
         )
         return Access(definition, instr, gdef, address, access.ranges)
+
+    def global_bases(self, access: Access) -> range:
+        """The global bases (bytes) a copy's cost is evaluated at, standing for every
+        multiple of `global align N`.
+
+        .ca (rule C) and bound G: a figure depends on a source only through its bank,
+        (address / 4) mod 32, for global addresses too. Moving every source by the
+        same number of words rotates the source banks, which leaves rule C's
+        out(a) + in(b) - both(a, b) and bound G unchanged: base 0 stands for all.
+        .cg (rule S, `copy_rule_s`): the cost also depends on which sources share a 128-byte global
+        line and on each source's 16-byte chunk in its line, both unchanged when every
+        source moves by a multiple of 128 bytes but not by less. So the base matters
+        modulo 128: the multiples of N reach the residues that are multiples of
+        gcd(N, 128), and each of those is a base here (8 for the default N = 16,
+        only 0 when N is a multiple of 128).
+        """
+        if not self.copy_rule_s(access):
+            return range(0, 1)
+        return range(0, LINE_BYTES, gcd(self.spec.global_align, LINE_BYTES))
+
+    def copy_rule_s(self, access: Access) -> bool:
+        """A .cg copy gets rule S, unless its sources are known only modulo 128 bytes
+        (`Spec.sources_modulo_128`): then bound G, which reads no source."""
+        return access.instruction.cache == "cg" and not self.spec.sources_modulo_128

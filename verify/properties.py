@@ -45,6 +45,7 @@ import z3
 
 from verify import bv, witness
 from verify.bank import WORD_BYTES, bank_cost, copy_cost, hardware_wavefronts
+from verify.copies import CopyFigures
 from verify.errors import SpecError
 from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
@@ -457,11 +458,16 @@ class CopyQuery(PhaseQuery):
         return self.cost(values).wavefronts
 
 
-def copy_wavefronts(access: Access, budget: Budget) -> Maximum:
-    """A cp.async's largest cost over every instance (rule C, or bound G for .cg),
-    with an instance attaining it. Requires: destinations and sources naturally
+def copy_wavefronts(program: Program, access: Access, budget: Budget) -> CopyFigures:
+    """A cp.async's largest cost over every instance, with an instance attaining it:
+    rule C for .ca, exact; bound G for .cg, an upper bound only (the solver does not
+    encode rule S; `verify.copies` says why). Bound G does not read the sources, so
+    global base 0 stands for every one. Requires: destinations and sources naturally
     aligned (checked before)."""
-    return CopyQuery(access).wavefronts(budget)
+    best = CopyQuery(access).wavefronts(budget)
+    if access.instruction.cache == "cg":
+        return CopyFigures(None, best)
+    return CopyFigures(best, None)
 
 
 # -- layouts -----------------------------------------------------------------

@@ -21,7 +21,7 @@ from verify.errors import Pos, SpecError
 from verify.expr import Range, Var, evaluate
 from verify.program import BASE, STAGE, Access, Program
 from verify.results import BankFigures, CheckResult, Counterexample, Verdict
-from verify.solve import Budget, Maximum, Status, bound_status
+from verify.solve import Budget, Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
 
@@ -56,9 +56,9 @@ class Runner:
                 results.append(self._explicit(item))
         return results
 
-    def _decide(self, points: int, ask) -> Decided:
+    def _decide(self, points: int, ask, limit: int = decide.ENUMERATION_LIMIT) -> Decided:
         """ask(engine module, budget) under a fresh budget, by the engine for `points`."""
-        engine = decide.engine_for(self.engine, points)
+        engine = decide.engine_for(self.engine, points, limit)
         budget = Budget(self.timeout)
         answer = ask(decide.MODULES[engine], budget)
         return Decided(answer, engine, budget.solver_seconds)
@@ -252,23 +252,29 @@ class Runner:
         return verdict
 
     def _copy_check(self, check: CheckDef, result: CheckResult, access: Access) -> Verdict:
-        """cp.async: rule C or bound G (`verify.copies`), by either engine."""
-        best = self._charged(result, self._bank_figures(access))
-        answer = copies.decide_copy(self.program, access, check, best)
-        result.wavefronts = answer.wavefronts
+        """cp.async: rule C, rule S or bound G (`verify.copies`), by either engine."""
+        figures = self._charged(result, self._bank_figures(access))
+        answer = copies.decide_copy(self.program, access, check, figures)
+        result.wavefronts, result.fidelity = answer.wavefronts, answer.fidelity
         return Verdict(answer.status, answer.counterexample, answer.reason)
 
     def _bank_figures(self, access: Access) -> Decided:
         """Max-ways and wavefronts of an access (`BankFigures`), or a cp.async's
-        largest cost (a `Maximum`), searched once under one timeout that both
+        figures (`copies.CopyFigures`), searched once under one timeout that both
         share; every bank check of the access reads them. A search that timed out
         is not repeated per check: it would get the same allowance again. The
         search's time is charged to the first check that reads it."""
+        if access.name not in self._figures and access.instruction.is_copy:
+            self._figures[access.name] = self._decide(
+                decide.copy_points(self.program, access),
+                lambda engine, b: engine.copy_wavefronts(self.program, access, b),
+                decide.copy_limit(access),
+            )
+            return self._figures[access.name]
         if access.name not in self._figures:
-            figure = "copy_wavefronts" if access.instruction.is_copy else "bank_figures"
             self._figures[access.name] = self._decide(
                 decide.access_points(self.program, access),
-                lambda engine, b: getattr(engine, figure)(access, b),
+                lambda engine, b: engine.bank_figures(access, b),
             )
             return self._figures[access.name]
         return replace(self._figures[access.name], solver_seconds=0.0)
@@ -363,10 +369,10 @@ def _record(result: CheckResult, verdict: Verdict):
 
 @dataclass(frozen=True)
 class Decided:
-    """What one engine answered (a `Verdict`, `BankFigures`, or a cp.async's largest
-    cost as a `Maximum`), which engine, and the time spent inside it."""
+    """What one engine answered (a `Verdict`, `BankFigures`, or a cp.async's
+    figures, `copies.CopyFigures`), which engine, and the time spent inside it."""
 
-    answer: Verdict | BankFigures | Maximum
+    answer: Verdict | BankFigures | copies.CopyFigures
     engine: str
     solver_seconds: float
 

@@ -113,6 +113,10 @@ class Spec:
     buffer: Buffer = field(default_factory=Buffer)
     global_align: int = 16  # ``global align N``: the base of cp.async's global tile
     global_pos: Pos = Pos()
+    # The 'from G(...)' addresses are known only modulo 128 bytes, term by term (verify
+    # ttgir's traced sources): right for banks (rule C, bound G), not for the 128-byte
+    # lines rule S reads, so a .cg copy then gets bound G (`Program.copy_rule_s`).
+    sources_modulo_128: bool = False
     layouts: dict[str, LayoutDef] = field(default_factory=dict)
     accesses: dict[str, AccessDef] = field(default_factory=dict)
     checks: list[CheckDef] = field(default_factory=list)
