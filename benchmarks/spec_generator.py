@@ -956,8 +956,10 @@ def copy_family(rng: random.Random) -> str:
     row = f"(lane / {k}{step['q'] if 'q' in loops else ''}) % {rows}"
     col_lane = rng.choice(["lane", "lane", f"(lane ^ (lane / {k}))"])
     col = f"({per} * ({col_lane} % {k}){step['w'] if 'w' in loops else ''}) % {cols}"
-    g_row = rng.choice([row, row, f"({row} + 1) % {rows}", f"({row} * 3) % {rows}"])
-    g_col = rng.choice([col, col, f"({col} + {per}) % {cols}"])
+    # Halved rows or columns: two lanes read one source chunk (for .cg, where rule S
+    # is not exact when both write one shared line; bound G there).
+    g_row = rng.choice([row, row, f"({row} + 1) % {rows}", f"({row} * 3) % {rows}", f"{row} / 2"])
+    g_col = rng.choice([col, col, f"({col} + {per}) % {cols}", f"{per} * ({col} / {2 * per})"])
     loop_text = ", ".join(f"{v} in 0..{rng.randint(1, 4)}" for v in loops)
     galign = rng.choice([None, None, 16, 32, 128, 256] + ([size] if size < 16 else []))
     if galign is not None:

@@ -28,6 +28,7 @@ import z3
 from verify import enumerate as enumeration
 from verify import properties
 from verify.bank import bank_cost, copy_cost, hardware_copy_cost, hardware_wavefronts
+from verify.oracle import answers as oracle_answers
 from verify.oracle import hardware as oracle_hardware
 from verify.oracle import merging as oracle_merging
 from verify.program import GBASE, Access, Program
@@ -312,6 +313,13 @@ def test_copy_verdicts_follow_brute_force(seed):
     for engine, figures in (("enumeration", (exact, bound)), ("z3", solver)):
         want = {c: copy_expectation(*figures, n, eq) for c, (n, eq) in names.items()}
         assert {c: s for c, (s, _) in got[engine].items()} == want, (engine, text)
+    # The oracle reads the same spec text on its own: True/False where verify's
+    # enumeration proves/refutes, the check left out where it is UNKNOWN.
+    theirs = oracle_answers(text + "".join(f"check {c}\n" for c in names))
+    for check, (status, _) in got["enumeration"].items():
+        answer = theirs.get(check)
+        held = None if answer is None else answer.holds
+        assert held == {Status.PROVED: True, Status.REFUTED: False}.get(status), (check, text)
 
 
 def test_every_verdict_class_is_reached():

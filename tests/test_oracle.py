@@ -548,17 +548,42 @@ def test_copy_answers_read_both_sides():
 
 
 def test_bound_g_leaves_out_what_it_cannot_decide():
-    """Bound G: 32 distinct 16-byte destinations, an upper bound: it proves <= 32 and
-    refutes == 40, and leaves <= 4, == 32 and conflict_free out (verify: UNKNOWN)."""
+    """Every lane copies global chunk 0, eight lanes into each of four shared lines:
+    rule S is not exact, so bound G (32 distinct 16-byte destinations, an upper bound)
+    proves <= 32 and refutes == 40, and leaves <= 4, == 32 and conflict_free out
+    (verify: UNKNOWN)."""
     got = answers(
-        "dtype f32\nlayout S = (32,32):(32,1)\n"
-        "access cp = cp.async.cg.16 S(lane, 0) from S(lane, 0)\n"
+        "dtype f32\nbuffer align 128\nlayout S = (32,32):(32,1)\n"
+        "access cp = cp.async.cg.16 S(lane / 8, 4 * (lane % 8)) from S(0, 0)\n"
         "check wavefronts <= 32 cp\ncheck wavefronts == 40 cp\ncheck wavefronts <= 4 cp\n"
         "check wavefronts == 32 cp\ncheck conflict_free cp\n"
     )
     assert got["wavefronts <= 32 cp"] == Answer(True, wavefronts=32)
     assert got["wavefronts == 40 cp"] == Answer(False, wavefronts=32)
     assert not {"wavefronts <= 4 cp", "wavefronts == 32 cp", "conflict_free cp"} & set(got)
+
+
+def test_rule_s_answers_cg_copies_at_every_global_base():
+    """One line copied to a line per row: 1 wavefront at a global base on a line, up
+    to 4 at a base 48 bytes past one (docs/hardware.md, rule S), so `global align`
+    decides; every lane in its own line pair costs one each (32: conflict_free false)."""
+    text = (
+        "dtype f32\nbuffer align 128\nglobal align {align}\nlayout S = (32,32):(32,1)\n"
+        "layout G = (32,32):(1024,1)\n"
+        "access cp = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 4 * (lane % 8)) "
+        "for r in 0..32\ncheck wavefronts <= 1 cp\ncheck wavefronts == 4 cp\n"
+    )
+    lined = answers(text.format(align=128))
+    assert lined["wavefronts <= 1 cp"] == Answer(True, wavefronts=1)
+    assert lined["wavefronts == 4 cp"] == Answer(False, wavefronts=1)
+    shifted = answers(text.format(align=16))
+    assert shifted["wavefronts <= 1 cp"] == Answer(False, wavefronts=4)
+    assert shifted["wavefronts == 4 cp"] == Answer(True, wavefronts=4)
+    own_lines = answers(
+        "dtype f32\nlayout S = (32,32):(32,1)\n"
+        "access cp = cp.async.cg.16 S(lane, 0) from S(lane, 0)\ncheck conflict_free cp\n"
+    )
+    assert own_lines["conflict_free cp"] == Answer(False, wavefronts=32)
 
 
 # -- bases, keys, refusals -------------------------------------------------------------

@@ -124,9 +124,9 @@ def _explicit(facts: Facts, check: Check) -> Answer | None:
 
 def _copy_check(access: AccessFacts, check: Check) -> Answer | None:
     """A cp.async's ``wavefronts`` or ``conflict_free`` check (README: conflict_free
-    is wavefronts at most the ideal, one per phase). Rule C (.ca) is exact; bound G
-    (.cg) is an upper bound, so a check it cannot decide is left out (verify reports
-    it UNKNOWN): it proves ``<= n`` at or below n and refutes ``== n`` below n."""
+    is wavefronts at most the ideal, one per phase). Rule C (.ca) is exact. For .cg,
+    rule S is exact where it applies and bound G, an upper bound, elsewhere, so a
+    check the figures cannot decide is left out (verify reports it UNKNOWN)."""
     if check.kind == "max_ways":
         raise OracleRefusal(f"{check.at}: max_ways of a cp.async is not defined")
     if not access.source_in_bounds:
@@ -134,13 +134,25 @@ def _copy_check(access: AccessFacts, check: Check) -> Answer | None:
     if not (access.naturally_aligned and access.source_aligned):
         return Answer(False)
     instr = access.access.instruction
-    waves = access.copy_wavefronts()
     bound = instr.phases if check.kind == "conflict_free" else check.bound
     exact = check.exact and check.kind == "wavefronts"
     if instr.copy == "ca":
+        waves = access.copy_wavefronts()
         return Answer(waves == bound if exact else waves <= bound, wavefronts=waves)
-    if not exact and waves <= bound:
-        return Answer(True, wavefronts=waves)
-    if exact and waves < bound:
-        return Answer(False, wavefronts=waves)
+    return _cg_check(*access.cg_figures, bound, exact)
+
+
+def _cg_check(known: int | None, at_most: int | None, bound: int, exact: bool) -> Answer | None:
+    """`known`: the largest rule S cost where rule S is exact; `at_most`: the largest
+    bound G cost elsewhere (each None if no instance is of that kind). The true
+    largest cost is at least `known` and at most the larger of the two."""
+    top = max(v for v in (known, at_most) if v is not None)
+    if known is not None and known > bound:
+        return Answer(False, wavefronts=top)
+    if top < bound and exact:
+        return Answer(False, wavefronts=top)
+    if top <= bound and not exact:
+        return Answer(True, wavefronts=top)
+    if exact and known == bound and top <= bound:
+        return Answer(True, wavefronts=top)
     return None

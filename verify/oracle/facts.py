@@ -237,6 +237,15 @@ class AccessFacts:
         or more."""
         return np.arange(0, max(128, self.facts.spec.global_align), self.facts.spec.global_align)
 
+    def line_residues(self) -> np.ndarray:
+        """Where an aligned global base can fall inside a 128-byte line: the distinct
+        values of (k * global align) mod 128 (k = 0..127 reaches all of them). Rule S
+        reads a source's 128-byte line and its 16-byte chunk in it, which a whole
+        number of lines added to every source leaves alone, so these bases stand for
+        every aligned base of a .cg copy (README, "The spec language")."""
+        multiples = np.arange(128, dtype=np.int64) * self.facts.spec.global_align
+        return np.unique(multiples % 128)
+
     def source_addresses(self, bases: np.ndarray) -> np.ndarray:
         """Global byte addresses, shape (bases, instances, lanes)."""
         assert self.source is not None, "only copies have a source"
@@ -251,11 +260,11 @@ class AccessFacts:
         return bool(np.all(self.source_addresses(self.global_bases()) % n == 0))
 
     def copy_wavefronts(self, every_global_base: bool = False) -> int:
-        """The largest cp.async cost (rule C / bound G, `hardware.copy_cost`) over every
-        instance, stage and shared base of the period. The README's argument: moving
-        every source by the same number of words rotates the source banks, which
-        changes neither rule C nor bound G, so global base 0 stands for every aligned
-        one; `every_global_base` enumerates the bases of one period instead."""
+        """The largest rule C / bound G cost (`hardware.copy_cost`) over every instance,
+        stage and shared base of the period. The README's argument: moving every
+        source by the same number of words rotates the source banks, which changes
+        neither rule C nor bound G, so global base 0 stands for every aligned one;
+        `every_global_base` enumerates the bases of one period instead."""
         instr = self.access.instruction
         destinations = self._addresses(period([self.layout]))
         bases = self.global_bases() if every_global_base else np.zeros(1, dtype=np.int64)
@@ -267,6 +276,25 @@ class AccessFacts:
             costs = hardware.copy_cost(instr, destinations, np.tile(low, (repeat, 1)))
             best = max(best, int(costs.max()))
         return best
+
+    @cached_property
+    def cg_figures(self) -> tuple[int | None, int | None]:
+        """A .cg copy's (largest rule S cost where rule S is exact, largest bound G
+        cost where it is not), over every instance, stage, shared base of the period
+        and global base in `line_residues`; None where no instance is of that kind
+        (`hardware.cg_copy_costs`, which reads full addresses: lines matter)."""
+        destinations = self._addresses(period([self.layout]))
+        repeat = destinations.shape[0] // self._source_index.shape[0]
+        exact_top: int | None = None
+        bound_top: int | None = None
+        for sources in self.source_addresses(self.line_residues()):
+            every = np.tile(np.asarray(sources, dtype=np.int64), (repeat, 1))
+            costs, exact = hardware.cg_copy_costs(destinations, every)
+            if exact.any():
+                exact_top = max(exact_top or 0, int(costs[exact].max()))
+            if not exact.all():
+                bound_top = max(bound_top or 0, int(costs[~exact].max()))
+        return exact_top, bound_top
 
     @cached_property
     def elements(self) -> np.ndarray:
