@@ -326,7 +326,8 @@ def test_every_verdict_class_is_reached():
     """The random cases above reach each class (else the comparison proves little):
     loads above 1, .ca and .cg copies above 1, .cg copies with rule S exact on every
     instance, with bound G on some, and whose largest figure is bound G's."""
-    load_classes, copy_classes = set(), set()
+    load_classes: set[bool] = set()
+    copy_classes: set[object] = set()
     for seed in range(0, CASES, 2):
         load_classes.add(brute_load(drawn(load_spec, seed)[2])[1] > 1)
         _, program, copy = drawn(copy_spec, seed)
