@@ -281,6 +281,18 @@ def test_offsets_that_wrap_by_less_than_128_bytes_are_not_modelled():
     assert a.fidelity is not None and a.fidelity.startswith("upper bound")
 
 
+def test_a_cg_copy_of_a_kernel_gets_bound_g_never_rule_s():
+    """The traced sources are exact modulo 128 bytes only, so they cannot say which
+    128-byte global line a source lies in, which rule S reads: every .cg copy is
+    answered by bound G (it proves or is UNKNOWN, never REFUTED)."""
+    checker = run_kernel(f"{KERNELS}/matmul.sm90.ttgir", 30)
+    copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
+    assert copies
+    for r in copies:
+        assert r.status != Status.REFUTED and r.fidelity is not None, r.property
+        assert r.fidelity.startswith("upper bound (bound G"), r.fidelity
+
+
 # -- the lowering rule and the source's reduction, unit by unit ---------------------------
 
 
