@@ -119,12 +119,12 @@ def test_wavefronts_command_refuses_a_cp_async_without_sources():
 
 import numpy as np  # noqa: E402
 
-from verify import decide  # noqa: E402
+from verify import copies, decide  # noqa: E402
 from verify import enumerate as enumeration  # noqa: E402
 from verify.bank import hardware_copy_cost  # noqa: E402
 from verify.program import Program  # noqa: E402
 from verify.runner import run_spec  # noqa: E402
-from verify.solve import Status  # noqa: E402
+from verify.solve import Budget, Status  # noqa: E402
 from verify.spec.parser import parse_text  # noqa: E402
 
 TILES = """\
@@ -371,3 +371,14 @@ def test_the_oracle_answers_copies_as_verify_does():
     assert {"wavefronts <= 1 cp", "conflict_free cp"} <= theirs.keys()
     for prop, answer in theirs.items():
         assert answer.holds == (mine[prop].status.value == "proved"), prop
+
+
+def test_a_copy_search_out_of_time_is_unknown():
+    """No instance evaluated before the budget ran out: UNKNOWN with the reason."""
+    program = Program(parse_text(TILES + LINE_COPY, "t.spec"))
+    access = program.access("cg", None)
+    figures = enumeration.copy_wavefronts(program, access, Budget(0))
+    assert (figures.exact, figures.bound, figures.complete) == (None, None, False)
+    check = parse_text(TILES + LINE_COPY + "check wavefronts <= 1 cg\n", "t.spec").checks[0]
+    answer = copies.decide_copy(program, access, check, figures)
+    assert answer.status == Status.UNKNOWN and answer.reason.startswith("timeout after 0 s")

@@ -78,19 +78,20 @@ class CopyFigures:
     bound: Maximum | None
     instances: int = 0
     bounded: int | None = None
+    stopped: str = ""  # why the search stopped early (a timeout), if it did
 
     @property
-    def value(self) -> int:
-        return max(m.value for m in self._present)
+    def value(self) -> int | None:
+        return max((m.value for m in self._present), default=None)
 
     @property
     def complete(self) -> bool:
         """Every instance was looked at (no timeout)."""
-        return all(m.exact for m in self._present)
+        return bool(self._present) and all(m.exact for m in self._present)
 
     @property
     def reason(self) -> str:
-        return next((m.reason for m in self._present if m.reason), "")
+        return self.stopped or next((m.reason for m in self._present if m.reason), "")
 
     @property
     def _present(self) -> list[Maximum]:
@@ -133,6 +134,7 @@ def decide_copy(
         reason = figures.reason or _unknown_reason(access, figures, bound)
     cex = None
     if status == Status.REFUTED:
+        assert shown is not None, "a refutation shows an instance"
         cex = copy_counterexample(program, access, shown.witness)
         if shown.value <= bound:  # "== bound" that no instance reaches
             cex = replace(
@@ -143,11 +145,14 @@ def decide_copy(
     return CopyAnswer(status, cex, reason, figures.value, fidelity(instr, figures))
 
 
-def _status(figures: CopyFigures, bound: int, equal: bool) -> tuple[Status, Maximum]:
+def _status(figures: CopyFigures, bound: int, equal: bool) -> tuple[Status, Maximum | None]:
     """The verdict, and for REFUTED the instance shown. Only an exact figure above the
     bound refutes "<=" (a bound G figure may lie above the hardware's); "==" is also
     refuted when even the bounds stay below it, and proved when an exact figure
-    reaches it and nothing may exceed it."""
+    reaches it and nothing may exceed it. No figure at all (a timeout before the
+    first instance) is UNKNOWN."""
+    if not figures._present:
+        return Status.UNKNOWN, None
     exact, top = figures.exact, max(figures._present, key=lambda m: m.value)
     if exact is not None and exact.value > bound:
         return Status.REFUTED, exact

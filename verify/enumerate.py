@@ -451,6 +451,7 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
         _replayed_copy(program, access, instance, best.bound, False, reason),
         best.instances,
         best.bounded,
+        reason,
     )
 
 
