@@ -148,8 +148,9 @@ class SpecCollectError(Exception):
 def planned_checks(spec) -> list[tuple[int, str]]:
     """(line, property) of every check `verify.runner` runs for `spec`, in its
     order: each access's in_bounds and natural alignment (unless an explicit
-    'aligned N' covers it), each aligned-buffer layout's base alignment (unless
-    checked explicitly), and the explicit checks."""
+    'aligned N' covers it), a cp.async's in_bounds and alignment of its global
+    source, each aligned-buffer layout's base alignment (unless checked
+    explicitly), and the explicit checks."""
     from verify.instructions import parse_instruction
 
     items = []
@@ -158,6 +159,9 @@ def planned_checks(spec) -> list[tuple[int, str]]:
         implicit = [f"in_bounds {access.name}"]
         if not _explicitly_aligned(spec, access.name, n):
             implicit.append(f"aligned {n} {access.name}")
+        if access.source is not None:
+            where = f"{access.name} from {access.source.layout}"
+            implicit += [f"in_bounds {where}", f"aligned {n} {where}"]
         items += [(access.pos.line, 0, prop) for prop in implicit]
     explicit = {c.target for c in spec.checks if c.kind == "base_aligned"}
     items += [
