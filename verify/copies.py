@@ -131,7 +131,7 @@ def decide_copy(
     status, shown = _status(figures, bound, check.exact)
     reason = ""
     if status == Status.UNKNOWN:
-        reason = figures.reason or _unknown_reason(access, figures, bound)
+        reason = figures.reason or _unknown_reason(program, access, figures, bound)
     cex = None
     if status == Status.REFUTED:
         assert shown is not None, "a refutation shows an instance"
@@ -167,9 +167,14 @@ def _status(figures: CopyFigures, bound: int, equal: bool) -> tuple[Status, Maxi
     return Status.UNKNOWN, top
 
 
-def _unknown_reason(access: Access, figures: CopyFigures, bound: int) -> str:
+def _unknown_reason(program: Program, access: Access, figures: CopyFigures, bound: int) -> str:
     instr = access.instruction
     assert figures.bound is not None, "only bound G leaves a complete search undecided"
+    if not program.copy_rule_s(access):
+        return (
+            f"bound G gives {figures.bound.value}, above {bound}; the sources are known "
+            "modulo 128 bytes only, not the 128-byte global lines rule S reads"
+        )
     if figures.bounded is None:
         return (
             f"bound G gives {figures.bound.value}, above {bound}; the solver does not "
