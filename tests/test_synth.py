@@ -363,3 +363,52 @@ def test_triton_chooses_these_tf32_and_i8_operand_encodings():
         "#ttg.swizzled_shared<{vec = 16, perPhase = 2, maxPhase = 4, order = [1, 0]}> "
         "shape (64, 64)"
     )
+
+
+@pytest.mark.parametrize("name", ["ldmatrix_x1_8x64", "f32_transpose_32x32"])
+def test_padded_swizzles_by_the_solver_match_the_listing(name):
+    """pad+sw: the pitch and B, M, S as the solver's unknowns reach the optimum of
+    listing every (pitch, swizzle) member."""
+    from verify.synth.search import synthesize
+
+    problem = _problem(name)
+    solved = synthesize(problem, "pad+sw", 60.0, "solver")
+    listed = synthesize(problem, "pad+sw", 60.0, "list")
+    assert solved.method == "solver" and solved.optimal and listed.optimal
+    assert solved.objective is not None and listed.objective is not None
+    assert solved.objective.key() == listed.objective.key()
+    assert solved.steps[-1].query.startswith("footprint <= ") and solved.steps[-1].answer == "unsat"
+
+
+def test_padded_certificate_bounds_every_other_pitch():
+    """two_consumers in pad+sw: the 4-way lemma holds at every pitch (slot counts,
+    enumerated), the pitches it does not reach are ruled out by their alignment,
+    and no other pitch has the footprint: every step an UNSAT or a replayed SAT."""
+    code, doc = _synth("two_consumers_64x64", "--family", "pad+sw")
+    assert code == 0 and doc["optimal"] and doc["layout"] == "Sw<3,3,3> o (64,64):(64,1)"
+    queries = doc["proof"]["queries"]
+    assert {q["answer"] for q in queries} <= {"sat", "unsat"}
+    texts = [q["query"] for q in queries if q["answer"] == "unsat"]
+    assert any(t.startswith("lemma (slot counts, enumerated): 32 lanes of copy") for t in texts)
+    assert any(t.startswith("a member at pitch 65") or "pitch 67" in t for t in texts)
+    assert texts[-1] == "footprint <= 4096 at a pitch above 64"
+
+
+def test_slot_count_enumeration_refutes_a_wrong_bound():
+    from verify.synth import gf2
+
+    _, _, lemma = _copy_lemma()
+    assert gf2.prove_by_slot_counts(lemma, 4).answer == "unsat"  # 32 lanes, 8 slots
+    assert gf2.prove_by_slot_counts(lemma, 5).answer == "sat"  # 4 a slot fits them
+
+
+def test_padded_search_encodes_the_pitches_its_bounds_do_not_reach(monkeypatch):
+    """Where a pitch's lower bounds fall short of the unpadded optimum, its phases
+    are encoded and searched (the pitch an unknown among them): same optimum."""
+    from verify.synth import gf2
+    from verify.synth.search import synthesize
+
+    monkeypatch.setattr(gf2, "view_lower_bounds", lambda *args: (0, 0))
+    answer = synthesize(_problem("ldmatrix_x1_8x64"), "pad+sw", 120.0, "solver")
+    assert answer.optimal and answer.notation == "Sw<3,3,3> o (8,64):(64,1)"
+    assert not any(s.query.startswith("footprint <= 512 at a pitch") for s in answer.steps)

@@ -66,7 +66,7 @@ def _log2(value: int) -> int:
     return value.bit_length() - 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Phase:
     """A phase's lanes as offsets translated to start at 0 (distinct, sorted)."""
 
@@ -98,6 +98,24 @@ class Lemma:
     forced: int
     cause: str
     access: str
+    slots: int  # the slot values the phase's lanes can take
+
+
+@dataclass(frozen=True)
+class View:
+    """The offsets M acts on: o = pitch * r + c (the row-major offset when the pitch
+    is the tile's width), in force when `guard` holds (None: always). A padded
+    family (`verify.synth.params.PaddedSw`) has one view per row pitch, its guard
+    the pitch's flag; every other family has the one row-major view."""
+
+    guard: z3.BoolRef | None
+    pitch: int
+
+    def offsets(self, access: SynthAccess) -> np.ndarray:
+        return access.coords[..., 0] * self.pitch + access.coords[..., 1]
+
+    def when(self, constraint: z3.BoolRef) -> z3.BoolRef:
+        return constraint if self.guard is None else z3.Implies(self.guard, constraint)
 
 
 @dataclass
@@ -108,16 +126,19 @@ class Encoding:
     n: int
     ctx: z3.Context
     m: list
+    views: list
     hard: list = field(default_factory=list)
     tracked: dict = field(default_factory=dict)  # name -> constraint (unsat cores)
     phase_steps: dict = field(default_factory=dict)  # phase id -> ladder Booleans
-    access_phases: dict = field(default_factory=dict)  # access -> its phase ids
     access_extra: dict = field(default_factory=dict)  # access -> wavefront ladder
-    access_instances: dict = field(default_factory=dict)  # access -> phase ids per instance
+    # (access, view index) -> phase ids per instance
+    access_instances: dict = field(default_factory=dict)
     pairs: dict = field(default_factory=dict)  # phase id -> (slot-eq, unit-eq) pairs
-    phase_low: dict = field(default_factory=dict)  # phase id -> proved lower bound (1: none)
-    lemmas: dict = field(default_factory=dict)  # phase id -> Lemma (a bound above 1, unproved)
-    aligned_spans: list = field(default_factory=list)  # (basis, low bits forced zero on it)
+    # (phase id, view index) -> proved lower bound (1: none) and candidate Lemma
+    phase_low: dict = field(default_factory=dict)
+    lemmas: dict = field(default_factory=dict)
+    # (view index, basis, low bits forced zero on its span, the alignment's name)
+    aligned_spans: list = field(default_factory=list)
     _parity: dict = field(default_factory=dict)
 
     # -- terms ----------------------------------------------------------------
@@ -134,20 +155,34 @@ class Encoding:
             )
         return self._parity[key]
 
+    def low_zero(self, basis: list[int], low: int) -> z3.BoolRef:
+        """The low `low` bits of L vanish on the span of `basis`."""
+        terms = [z3.Not(self.parity(i, o)) for o in basis for i in range(low)]
+        return z3.And(terms + [z3.BoolVal(True, self.ctx)])
+
     def zero(self, bits: range, d: int) -> z3.BoolRef:
         """Bits `bits` of L(d) are all 0 (two offsets d apart agree there)."""
         return z3.And([z3.Not(self.parity(i, d)) for i in bits] or [z3.BoolVal(True, self.ctx)])
 
-    def table(self, model: z3.ModelRef) -> tuple[np.ndarray, np.ndarray]:
-        """The layout of a model: M as 0/1 array and the offset table T[r, c]."""
-        bits = np.array(
+    def bits(self, model: z3.ModelRef) -> np.ndarray:
+        """M of a model as a 0/1 array."""
+        return np.array(
             [
                 [z3.is_true(model.eval(self.m[i][j], model_completion=True)) for j in range(self.n)]
                 for i in range(self.n)
             ],
             dtype=np.int64,
         )
-        return bits, table_of(bits, self.problem.shape)
+
+    def phases_of(self, accesses) -> set[tuple[int, int]]:
+        """(phase id, view index) of every phase of the accesses, in every view."""
+        return {
+            (p, v)
+            for a in accesses
+            for v in range(len(self.views))
+            for inst in self.access_instances[a, v]
+            for p in inst
+        }
 
     # -- queries --------------------------------------------------------------
 
@@ -160,14 +195,21 @@ class Encoding:
         return solver
 
     def ways_at_most(self, k: int, accesses=None) -> list:
-        """Every phase of the accesses (default: all) costs at most k."""
-        names = accesses or list(self.access_phases)
-        phases = {p for a in names for p in self.access_phases[a]}
+        """Every phase of the accesses (default: all) costs at most k, in the view in
+        force (a phase of another pitch's view is not bound)."""
+        names = accesses or [a.name for a in self.problem.accesses]
+        phases = self.phases_of(names)
         out = [
-            z3.Not(self.phase_steps[p][k - 1]) for p in phases if k - 1 < len(self.phase_steps[p])
+            self.views[v].when(z3.Not(self.phase_steps[p][k - 1]))
+            for p, v in phases
+            if k - 1 < len(self.phase_steps[p])
         ]
         if k == 1:  # the pairwise form: same slot implies same unit
-            out += [z3.Implies(slot, unit) for p in phases for slot, unit in self.pairs[p]]
+            out += [
+                self.views[v].when(z3.Implies(slot, unit))
+                for p, v in phases
+                for slot, unit in self.pairs[p]
+            ]
         return out
 
     def extra_at_most(self, total: int) -> list:
@@ -205,6 +247,12 @@ class AnyLinear:
         """(notation, XOR terms) of a model: the formula is written by the caller."""
         return None, differing(bits)
 
+    def views(self, problem: Problem, ctx: z3.Context) -> list[View]:
+        return [View(None, problem.shape[1])]
+
+    def table(self, enc: Encoding, model: z3.ModelRef, bits: np.ndarray) -> np.ndarray:
+        return table_of(bits, enc.problem.shape)
+
 
 def differing(bits: np.ndarray) -> int:
     return int((bits != np.eye(bits.shape[0], dtype=np.int64)).sum())
@@ -213,12 +261,16 @@ def differing(bits: np.ndarray) -> int:
 def table_of(bits: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """T[r, c] = M (C r + c) over GF(2)."""
     rows, cols = shape
-    o = np.arange(rows * cols, dtype=np.int64)
+    return applied(bits, np.arange(rows * cols, dtype=np.int64)).reshape(rows, cols)
+
+
+def applied(bits: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """M o over GF(2) for every offset o of an integer array."""
     columns = (bits << np.arange(bits.shape[0], dtype=np.int64)[:, None]).sum(axis=0)
-    out = np.zeros_like(o)
+    out = np.zeros_like(offsets)
     for j, column in enumerate(columns):
-        out ^= ((o >> j) & 1) * int(column)
-    return out.reshape(rows, cols)
+        out ^= ((offsets >> j) & 1) * int(column)
+    return out
 
 
 def bits_of(table: np.ndarray) -> np.ndarray | None:
@@ -234,9 +286,14 @@ def bits_of(table: np.ndarray) -> np.ndarray | None:
     return bits if np.array_equal(table_of(bits, table.shape), table) else None
 
 
-def encode(problem: Problem, invertible: bool = True) -> Encoding:
+def encode(
+    problem: Problem, invertible: bool = True, views: list | None = None, ctx=None
+) -> Encoding:
     """The bank and hard constraints over M; `invertible` adds M W = I (a family whose
-    members are invertible by construction, `verify.synth.params`, leaves it out)."""
+    members are invertible by construction, `verify.synth.params`, leaves it out).
+    `views`: the offsets M acts on (default: the row-major offset alone); M has as
+    many bits as the widest view's largest offset; `ctx` is the z3 context their
+    guards live in."""
     rows, cols = problem.shape
     if rows & (rows - 1) or cols & (cols - 1):
         raise SpecError(
@@ -244,10 +301,11 @@ def encode(problem: Problem, invertible: bool = True) -> Encoding:
             problem.unknown.pos,
             problem.spec.file,
         )
-    n = _log2(rows * cols)
-    ctx = z3.Context()
+    views = views or [View(None, cols)]
+    n = max((v.pitch * (rows - 1) + cols - 1).bit_length() for v in views)
+    ctx = ctx or z3.Context()
     m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
-    enc = Encoding(problem, n, ctx, m)
+    enc = Encoding(problem, n, ctx, m, views)
     if invertible:
         _invertible(enc)
     phase_ids: dict = {}
@@ -255,6 +313,16 @@ def encode(problem: Problem, invertible: bool = True) -> Encoding:
         _access_hard(enc, access)
     for access in problem.accesses:
         _access_banks(enc, access, phase_ids)
+    return enc
+
+
+def hard_only(problem: Problem, views: list, ctx: z3.Context, n: int) -> Encoding:
+    """An encoding with the per-access hard constraints (aligned, vectors whole)
+    and no phase: whether any member meets them at all is a small query."""
+    m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
+    enc = Encoding(problem, n, ctx, m, views)
+    for access in problem.accesses:
+        _access_hard(enc, access)
     return enc
 
 
@@ -268,10 +336,6 @@ def _invertible(enc: Encoding):
             enc.hard.append(
                 reduce(lambda a, b: z3.Xor(a, b, ctx), products) == z3.BoolVal(i == k, ctx)
             )
-
-
-def _offsets(problem: Problem, access: SynthAccess) -> np.ndarray:
-    return access.coords[..., 0] * problem.shape[1] + access.coords[..., 1]
 
 
 def _basis(values) -> list[int]:
@@ -288,12 +352,14 @@ def _basis(values) -> list[int]:
 def _access_hard(enc: Encoding, access: SynthAccess):
     eb = enc.problem.elem_bytes
     width = access.instruction.bytes_per_address
-    low = _log2(width // eb) if width > eb else 0
-    offsets = sorted(set(int(o) for o in _offsets(enc.problem, access).ravel()))
-    basis = _basis(offsets)
-    enc.aligned_spans.append((basis, min(low, enc.n), hard_name("aligned", access, eb)))
-    aligned = [z3.Not(enc.parity(i, o)) for o in basis for i in range(min(low, enc.n))]
-    enc.tracked[hard_name("aligned", access, eb)] = z3.And(aligned + [z3.BoolVal(True, enc.ctx)])
+    low = min(_log2(width // eb) if width > eb else 0, enc.n)
+    name = hard_name("aligned", access, eb)
+    aligned = []
+    for index, view in enumerate(enc.views):
+        basis = _basis(sorted(set(int(o) for o in view.offsets(access).ravel())))
+        enc.aligned_spans.append((index, basis, low, name))
+        aligned.append(view.when(enc.low_zero(basis, low)))
+    enc.tracked[name] = z3.And(aligned)
     vector = _log2(access.vector(eb))
     if vector:
         fixed = [
@@ -316,38 +382,55 @@ def _unit(enc: Encoding, access: SynthAccess) -> tuple[int, int]:
 
 
 def _access_banks(enc: Encoding, access: SynthAccess, phase_ids: dict):
-    """Phase ladders (shared between equal phases) and the access's wavefront ladder."""
+    """Phase ladders (shared between equal phases, of any view) and the access's
+    wavefront ladder, bound by the instances of the view in force."""
     shift, slot_bits = _unit(enc, access)
-    offsets = _offsets(enc.problem, access)
-    instances = set()
-    for row in offsets:
-        ids = []
-        for lanes in access.instruction.phases:
-            first = int(row[lanes.start])
-            key = (
-                shift,
-                slot_bits,
-                tuple(sorted({int(o) ^ first for o in row[lanes.start : lanes.stop]})),
-            )
-            if key not in phase_ids:
-                phase_ids[key] = len(phase_ids)
-                _phase(enc, phase_ids[key], Phase(key[2], shift, slot_bits))
-                enc.phase_low[phase_ids[key]] = 1
-                lemma = phase_lower_bound(enc, Phase(key[2], shift, slot_bits), access.name)
-                if lemma is not None:
-                    enc.lemmas[phase_ids[key]] = lemma
-            ids.append(phase_ids[key])
-        instances.add(tuple(sorted(ids)))
-    enc.access_phases[access.name] = sorted({p for inst in instances for p in inst})
-    enc.access_instances[access.name] = sorted(instances)
-    length = max(sum(len(enc.phase_steps[p]) for p in inst) for inst in instances)
+    for index, view in enumerate(enc.views):
+        instances = set()
+        for row in view.offsets(access):
+            ids = []
+            for lanes in access.instruction.phases:
+                first = int(row[lanes.start])
+                phase = Phase(
+                    tuple(sorted({int(o) ^ first for o in row[lanes.start : lanes.stop]})),
+                    shift,
+                    slot_bits,
+                )
+                ids.append(_phase_id(enc, phase, phase_ids))
+                _note_lemma(enc, phase, ids[-1], index, access.name)
+            instances.add(tuple(sorted(ids)))
+        enc.access_instances[access.name, index] = sorted(instances)
+    length = max(
+        sum(len(enc.phase_steps[p]) for p in inst)
+        for index in range(len(enc.views))
+        for inst in enc.access_instances[access.name, index]
+    )
     ladder = [z3.Bool(f"{access.name}_extra_{j}", enc.ctx) for j in range(1, length + 1)]
     enc.hard += [z3.Implies(b, a) for a, b in zip(ladder, ladder[1:])]
-    for inst in instances:
-        steps = [s for p in inst for s in enc.phase_steps[p]]
-        if steps:
-            enc.hard.append(z3.AtMost(*steps, *[z3.Not(t) for t in ladder], length))
+    for index, view in enumerate(enc.views):
+        for inst in enc.access_instances[access.name, index]:
+            steps = [s for p in inst for s in enc.phase_steps[p]]
+            if steps:
+                enc.hard.append(view.when(z3.AtMost(*steps, *[z3.Not(t) for t in ladder], length)))
     enc.access_extra[access.name] = ladder
+
+
+def _phase_id(enc: Encoding, phase: Phase, phase_ids: dict) -> int:
+    key = (phase.unit_shift, phase.slot_bits, phase.offsets)
+    if key not in phase_ids:
+        phase_ids[key] = len(phase_ids)
+        _phase(enc, phase_ids[key], phase)
+    return phase_ids[key]
+
+
+def _note_lemma(enc: Encoding, phase: Phase, pid: int, view: int, access: str):
+    """The phase's lower bound in this view: 1 until a lemma is proved."""
+    if (pid, view) in enc.phase_low:
+        return
+    enc.phase_low[pid, view] = 1
+    lemma = phase_lower_bound(enc, phase, access, view)
+    if lemma is not None:
+        enc.lemmas[pid, view] = lemma
 
 
 def _in_span(value: int, basis: list[int]) -> bool:
@@ -356,7 +439,7 @@ def _in_span(value: int, basis: list[int]) -> bool:
     return value == 0
 
 
-def phase_lower_bound(enc: Encoding, phase: Phase, access: str) -> Lemma | None:
+def phase_lower_bound(enc: Encoding, phase: Phase, access: str, view: int = 0) -> Lemma | None:
     """A candidate bound on the phase's cost for every member (a pigeonhole count),
     or None when the count gives nothing above 1. A candidate is not a proof:
     `prove_phase_bound` asks z3 for it, and the search uses only proved ones.
@@ -372,8 +455,8 @@ def phase_lower_bound(enc: Encoding, phase: Phase, access: str) -> Lemma | None:
     forced, cause = max(
         [
             (low, name)
-            for span, low, name in enc.aligned_spans
-            if all(_in_span(b, span) for b in basis)
+            for index, span, low, name in enc.aligned_spans
+            if index == view and all(_in_span(b, span) for b in basis)
         ],
         default=(0, None),
     )
@@ -381,8 +464,9 @@ def phase_lower_bound(enc: Encoding, phase: Phase, access: str) -> Lemma | None:
         return None
     top = min(enc.n, phase.unit_shift + phase.slot_bits)
     free = max(0, top - max(forced, phase.unit_shift))
-    bound = -(-len(phase.offsets) // (1 << min(free, len(basis))))
-    return Lemma(phase, bound, forced, cause, access) if bound > 1 else None
+    slots = 1 << min(free, len(basis))
+    bound = -(-len(phase.offsets) // slots)
+    return Lemma(phase, bound, forced, cause, access, slots) if bound > 1 else None
 
 
 # A lemma's query states "L is one-to-one on the phase's span" as one constraint per
@@ -404,7 +488,7 @@ def prove_phase_bound(problem: Problem, n: int, lemma: Lemma, bound: int, budget
     120 s."""
     ctx = z3.Context()
     m = [[z3.Bool(f"M_{i}_{j}", ctx) for j in range(n)] for i in range(n)]
-    small = Encoding(problem, n, ctx, m)
+    small = Encoding(problem, n, ctx, m, [])
     basis = _basis(lemma.phase.offsets)
     for pick in range(1, 1 << len(basis)):
         v = reduce(lambda a, b: a ^ b, (x for i, x in enumerate(basis) if pick >> i & 1))
@@ -418,6 +502,71 @@ def prove_phase_bound(problem: Problem, n: int, lemma: Lemma, bound: int, budget
     started = time.monotonic()
     result = search(small.solver([z3.Not(small.phase_steps[0][bound - 2])]), budget)
     return Step(label, result.status, time.monotonic() - started)
+
+
+def prove_by_slot_counts(lemma: Lemma, bound: int) -> Step:
+    """The lemma's counting step, by exhaustive enumeration: every way of putting
+    at most bound - 1 of the K lanes in each slot, slot by slot, collapsed to the
+    totals reachable so far; K is not reachable ("unsat": no such placement)
+    proves some slot holds `bound` lanes. This is the slot-count abstraction of a
+    phase: it holds for every layout in which the lanes have distinct units and
+    take only `lemma.slots` slot values (`phase_lower_bound` says when: an
+    invertible L with the alignment's low bits zero on the phase's span), and it
+    depends on no offset, so one enumeration serves every pitch of a padded
+    family. (z3 given the same pigeonhole as one-hot lanes took over 40 s.)"""
+    lanes, started = len(lemma.phase.offsets), time.monotonic()
+    reachable = {0}
+    for _ in range(lemma.slots):
+        reachable = {t + c for t in reachable for c in range(bound) if t + c <= lanes}
+    label = (
+        f"lemma (slot counts, enumerated): {lanes} lanes of {lemma.access} with distinct "
+        f"units in at most {lemma.slots} slots (given {lemma.cause}), at most {bound - 1} a slot"
+    )
+    answer = "sat" if lanes in reachable else "unsat"
+    return Step(label, answer, time.monotonic() - started)
+
+
+def view_lower_bounds(
+    problem: Problem, view: View, n: int, budget: Budget, steps: list[Step], proved: dict
+) -> tuple[int, int]:
+    """Max-ways and weighted wavefronts that no layout acting on this view's offsets
+    goes below: 1-way and a wavefront a phase, raised where a phase's lemma is
+    proved by its slot counts (`prove_by_slot_counts`; `proved` keeps the answers,
+    so one query serves every view). Built without the search's encoding: a padded
+    family's pitches other than the tile's width are bounded this way before any
+    of their phases is encoded."""
+    shell = Encoding(problem, n, z3.Context(), [], [view])
+    for access in problem.accesses:
+        eb, width = problem.elem_bytes, access.instruction.bytes_per_address
+        offsets = sorted(set(int(o) for o in view.offsets(access).ravel()))
+        low = min(_log2(width // eb) if width > eb else 0, n)
+        shell.aligned_spans.append((0, _basis(offsets), low, hard_name("aligned", access, eb)))
+    ways, waves = 1, 0
+    for access in problem.accesses:
+        shift, slot_bits = _unit(shell, access)
+        worst = 0
+        for row in view.offsets(access):
+            total = 0
+            for lanes in access.instruction.phases:
+                first = int(row[lanes.start])
+                lanes_at = tuple(sorted({int(o) ^ first for o in row[lanes.start : lanes.stop]}))
+                lemma = phase_lower_bound(shell, Phase(lanes_at, shift, slot_bits), access.name)
+                cost = _slot_bound(lemma, budget, steps, proved) if lemma else 1
+                ways, total = max(ways, cost), total + cost
+            worst = max(worst, total)
+        waves += access.weight * worst
+    return ways, waves
+
+
+def _slot_bound(lemma: Lemma, budget: Budget, steps: list[Step], proved: dict) -> int:
+    key = (len(lemma.phase.offsets), lemma.slots, lemma.bound)
+    if key not in proved:
+        step = prove_by_slot_counts(lemma, lemma.bound)
+        if step.answer == "sat":
+            raise InternalError(f"the pigeonhole count is wrong: {step.query} is SAT")
+        proved[key] = step.answer == "unsat"
+        steps += [step] if proved[key] else []
+    return lemma.bound if proved[key] else 1
 
 
 def _phase(enc: Encoding, pid: int, phase: Phase):
@@ -492,7 +641,8 @@ def _ask(enc: Encoding, family, label: str, extra: list, budget: Budget, steps: 
     steps.append(Step(label, result.status, time.monotonic() - started))
     if result.status != "sat":
         return result.status, None
-    bits, table = enc.table(result.model)
+    bits = enc.bits(result.model)
+    table = family.table(enc, result.model, bits)
     notation, terms = family.decode(enc, result.model, bits)
     figures = score(enc.problem, table, terms)
     if not figures.feasible:
@@ -520,7 +670,8 @@ def minimise(
     query (about 45 s here), while the UNSAT proofs below a good start take
     well under a second each."""
     family = family or AnyLinear()
-    enc = encode(problem, family.invertible)
+    ctx = z3.Context()
+    enc = encode(problem, family.invertible, family.views(problem, ctx), ctx)
     enc.hard += family.constrain(enc)
     requirements = _requirements(enc)
     enc.tracked.update(requirements)
@@ -548,6 +699,18 @@ def minimise(
             lambda f: f.objective.wavefronts,
             lambda k: enc.extra_at_most(k - phases),
         ),
+        *(
+            [
+                (
+                    "footprint",
+                    problem.shape[0] * problem.shape[1],
+                    lambda f: f.objective.footprint,
+                    lambda k: family.footprint_at_most(enc, k),
+                )
+            ]
+            if hasattr(family, "footprint_at_most")
+            else []
+        ),
         (
             "xor terms",
             0,
@@ -573,42 +736,59 @@ def minimise(
 def _prove_lemmas(enc: Encoding, budget: Budget, steps: list[Step]):
     """Ask z3 for each phase's candidate bound (`prove_phase_bound`); a proved one
     becomes the phase's lower bound, and the search's encoding gains it as the
-    fact "the cause's alignment implies the phase costs at least that" (true of
-    every member: the query proved it). A bound z3 does not prove is not used; one
-    it refutes is a wrong count in `phase_lower_bound`, an internal error. Only
-    the UNSAT steps join the certificate: an unproved lemma proves nothing and is
-    not used."""
-    for pid, lemma in enc.lemmas.items():
-        step = prove_phase_bound(enc.problem, enc.n, lemma, lemma.bound, budget)
-        if step.answer == "sat":
-            raise InternalError(f"the pigeonhole count is wrong: {step.query} is SAT")
-        if step.answer == "unsat":
-            steps.append(step)
-            enc.phase_low[pid] = lemma.bound
-            may_cost = enc.phase_steps[pid][lemma.bound - 2]
-            enc.hard.append(z3.Implies(enc.tracked[lemma.cause], may_cost))
+    fact "L's low bits vanishing on the phase's span implies the phase costs at
+    least that" (true of every member: the query proved it). A bound z3 does not
+    prove is not used; one it refutes is a wrong count in `phase_lower_bound`, an
+    internal error. Only the UNSAT steps join the certificate: an unproved lemma
+    proves nothing and is not used. The same lemma in several views is asked once."""
+    asked: dict = {}
+    for (pid, view), lemma in enc.lemmas.items():
+        key = (lemma.phase, lemma.forced, lemma.bound)
+        if key not in asked:
+            step = prove_phase_bound(enc.problem, enc.n, lemma, lemma.bound, budget)
+            if step.answer == "sat":
+                raise InternalError(f"the pigeonhole count is wrong: {step.query} is SAT")
+            asked[key] = step.answer == "unsat"
+            if asked[key]:
+                steps.append(step)
+                premise = enc.low_zero(_basis(lemma.phase.offsets), lemma.forced)
+                enc.hard.append(z3.Implies(premise, enc.phase_steps[pid][lemma.bound - 2]))
+        if asked[key]:
+            enc.phase_low[pid, view] = lemma.bound
 
 
 def _below_lemma(enc: Encoding) -> list[str] | None:
-    """A required max-ways below a proved lemma's bound for its access: infeasible,
-    with the requirement and the alignment the lemma rests on as the core (the
-    lemma's UNSAT query is the proof)."""
+    """A required max-ways below a proved lemma's bound for its access in every
+    view: infeasible, with the requirement and the alignments the lemmas rest on
+    as the core (the lemmas' UNSAT queries are the proof)."""
     for r in enc.problem.requirements:
         if r.metric != "ways":
             continue
-        low, pid = max((enc.phase_low[p], p) for p in enc.access_phases[r.access])
-        if r.bound < low:
-            return [r.describe(), enc.lemmas[pid].cause]
+        worst = [
+            max((enc.phase_low[p, v], p) for p, w in enc.phases_of([r.access]) if w == v)
+            for v in range(len(enc.views))
+        ]
+        if all(r.bound < low for low, _ in worst):
+            causes = {enc.lemmas[p, v].cause for v, (_, p) in enumerate(worst)}
+            return [r.describe(), *sorted(causes)]
     return None
 
 
 def lower_bounds(enc: Encoding) -> tuple[int, int]:
     """Max-ways and weighted wavefronts no member can beat, from the proved phase
-    bounds: the worst phase, and per access its worst instance's sum (weighted)."""
-    ways = max(enc.phase_low.values())
-    waves = sum(
-        a.weight * max(sum(enc.phase_low[p] for p in inst) for inst in enc.access_instances[a.name])
-        for a in enc.problem.accesses
+    bounds: the worst phase, and per access its worst instance's sum (weighted),
+    in the view where they are least."""
+    views = range(len(enc.views))
+    ways = min(max(enc.phase_low[p, v] for p, w in enc.phase_low if w == v) for v in views)
+    waves = min(
+        sum(
+            a.weight
+            * max(
+                sum(enc.phase_low[p, v] for p in inst) for inst in enc.access_instances[a.name, v]
+            )
+            for a in enc.problem.accesses
+        )
+        for v in views
     )
     return ways, waves
 

@@ -16,6 +16,10 @@ the family's parameters, which are the solver's unknowns, so an UNSAT of
   major (the ``sw`` family is the atom ``(R, C)``).
 * ``triton``: ``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>``:
   unknowns log2 vec, log2 perPhase, log2 maxPhase and the order.
+* ``pad+sw``: ``Sw<B,M,S> o (R,C):(P,1)``: unknowns the row pitch P (C up to
+  128 bytes more), B, M and S. Padding is not linear in the row-major offset,
+  but Sw is linear in the padded offset o = P r + c: each pitch is a `View` of
+  the encoding (M acting on its offsets), chosen by the pitch's flag.
 
 Worked example
 --------------
@@ -53,7 +57,9 @@ from functools import partial
 import numpy as np
 import z3
 
-from verify.synth.gf2 import Encoding
+from verify.solve import SEED, search
+from verify.synth import families
+from verify.synth.gf2 import Encoding, View, applied, hard_only, table_of
 
 
 def _log2(value: int) -> int:
@@ -197,6 +203,13 @@ class Parametric:
 
     def build(self, ctx: z3.Context) -> list[Choice]:
         raise NotImplementedError
+
+    def views(self, problem, ctx: z3.Context) -> list[View]:
+        """The offsets M acts on: the row-major offset (the choices permute its bits)."""
+        return [View(None, self.cols)]
+
+    def table(self, enc: Encoding, model: z3.ModelRef, bits: np.ndarray) -> np.ndarray:
+        return table_of(bits, enc.problem.shape)
 
 
 def swizzle_xor(ctx: z3.Context, window: Window, shift: OneHot, n: int) -> list:
@@ -352,6 +365,121 @@ class TritonSwizzled(Parametric):
             )
 
         return Choice(z3.Bool(f"{tag}.chosen", ctx), perm, xor, window, describe)
+
+
+class PaddedSw(CuteSw):
+    """``Sw<B,M,S> o (R,C):(P,1)``: the row pitch P and B, M, S are the unknowns.
+
+    The pitch is one-hot over `families.pitches`: C (no padding) up to one bank
+    turn (128 bytes) more. The bound is the family's definition, and why it is
+    that: without a swizzle a longer pitch repeats a shorter one's banks (the
+    pitch only matters modulo 128 bytes) at a larger footprint, and the padded
+    layouts people write (the seed article's 33 words) pad less than a bank
+    turn. Each pitch is a `View` of the encoding: M acts on o = P r + c, and a
+    phase's constraints bind only under its pitch's flag. The footprint, unlike
+    the other families', depends on the member: `footprint_at_most` states it."""
+
+    name = "pad+sw"
+
+    def __init__(self, problem, pitches=None):
+        super().__init__(problem)
+        every = families.pitches(self.cols, problem.elem_bytes)
+        self.pitches = list(every if pitches is None else pitches)
+        self.elem_bytes = problem.elem_bytes
+        self.n = self._bits(max(self.pitches))  # M as wide as the widest pitch's offsets
+        self.pitch: OneHot | None = None
+
+    def _bits(self, pitch: int) -> int:
+        return (pitch * (self.rows - 1) + self.cols - 1).bit_length()
+
+    def views(self, problem, ctx: z3.Context) -> list[View]:
+        self.pitch = OneHot.new(ctx, "pad.pitch", self.pitches)
+        return [View(flag, p) for p, flag in self.pitch.flags.items()]
+
+    def build(self, ctx: z3.Context) -> list[Choice]:
+        assert self.pitch is not None, "views() names the pitches before build()"
+        n, pitch = self.n, self.pitch
+        window = Window.new(ctx, "sw.M", range(n), n)
+        shift = OneHot.new(ctx, "sw.S", [s for s in range(-n, n + 1) if s])
+        self.window, self.shift = window, shift
+        self.extra = window.constraints() + [shift.exactly_one(), pitch.exactly_one()]
+        self.extra += [z3.Implies(f, window.width_at_most(abs(s))) for s, f in shift.flags.items()]
+        for p, flag in pitch.flags.items():  # the swizzle inside the pitch's offsets
+            self.extra += self._fits(flag, window, shift, self._bits(p))
+        flag = z3.BoolVal(True, ctx)
+        xor = swizzle_xor(ctx, window, shift, n)
+        return [Choice(flag, list(range(n)), xor, window, self._describe)]
+
+    def _describe(self, model: z3.ModelRef) -> str:
+        assert self.pitch is not None, "a model of this family's encoding"
+        inner = f"({self.rows},{self.cols}):({self.pitch.value(model)},1)"
+        b = self.window.width(model)
+        sw = f"Sw<{b},{self.window.start.value(model)},{self.shift.value(model)}> o " if b else ""
+        return sw + inner
+
+    def table(self, enc: Encoding, model: z3.ModelRef, bits: np.ndarray) -> np.ndarray:
+        assert self.pitch is not None, "a model of this family's encoding"
+        r, c = families.grid(self.rows, self.cols)
+        return applied(bits, r * self.pitch.value(model) + c)
+
+    def footprint_at_most(self, enc: Encoding | None, limit: int) -> list:
+        """The member is one whose largest offset is below `limit`: one of the few
+        (P, B, M, S) listed in `_footprints` with a footprint that small. The
+        footprint is computed in numpy over the tile's R*C offsets: it depends on
+        no access, only on the member, and is the integer
+        `verify.synth.cost.score` replays."""
+        assert self.pitch is not None, "views() named the pitches"
+        fits = [
+            z3.And(
+                self.pitch.flags[p],
+                self.window.width_at_most(0) if b == 0 else self._is_swizzle(b, m, s),
+            )
+            for p, b, m, s, footprint in self._footprints()
+            if footprint <= limit
+        ]
+        ctx = next(iter(self.pitch.flags.values())).ctx
+        return [z3.Or(fits) if fits else z3.BoolVal(False, ctx)]
+
+    def _footprints(self) -> list[tuple[int, int, int, int, int]]:
+        """(P, B, M, S, footprint) of every member (B = 0: no swizzle), once."""
+        if not hasattr(self, "_footprint_table"):
+            r, c = families.grid(self.rows, self.cols)
+            table = []
+            for p in self.pitches:
+                plain = r * p + c
+                table.append((p, 0, 0, 0, int(plain.max()) + 1))
+                table += [
+                    (p, b, m, s, int(families.swizzle(plain, b, m, s).max()) + 1)
+                    for b, m, s in families.swizzles(self._bits(p))
+                ]
+            self._footprint_table = table
+        return self._footprint_table
+
+    def smaller_footprint_exists(self, problem, limit: int, budget) -> str:
+        """z3's answer to "some member (of these pitches) has footprint <= limit":
+        the pitch and swizzle constraints and the footprint clauses alone, no
+        phase (the footprint depends on no access)."""
+        ctx = z3.Context()
+        self.views(problem, ctx)
+        self.build(ctx)
+        solver = z3.SolverFor("QF_FD", ctx=ctx)
+        solver.set("random_seed", SEED)
+        solver.add(self.extra + self.footprint_at_most(None, limit))
+        return search(solver, budget).status
+
+    def aligned_member_exists(self, problem, budget) -> str:
+        """z3's answer to "some member (of these pitches) keeps every access aligned
+        and every vector whole": no phase encoded. UNSAT rules the pitches out."""
+        ctx = z3.Context()
+        enc = hard_only(problem, self.views(problem, ctx), ctx, self.n)
+        enc.hard += self.constrain(enc)
+        return search(enc.solver([]), budget).status
+
+    def _is_swizzle(self, b: int, m: int, s: int) -> z3.BoolRef:
+        w = self.window
+        return z3.And(
+            w.start.flags[m], w.width_at_least(b), w.width_at_most(b), self.shift.flags[s]
+        )
 
 
 FAMILIES = {"sw": CuteSw, "tile": TiledSw, "triton": TritonSwizzled}

@@ -4,10 +4,10 @@ Overview
 --------
 `synthesize` reads the problem (`verify.synth.problem`) and searches the family:
 by the solver, its parameters as unknowns (`verify.synth.params`: ``sw``,
-``tile``, ``triton``) or M's entries as unknowns (`verify.synth.gf2`: ``xor``);
-by listing its members (`verify.synth.families`) for the padding families,
-which are tiny (one member per pitch, 128 bytes' worth; times the swizzles for
-``pad+sw``) and not linear over GF(2), for non-power-of-two tiles, and on
+``tile``, ``triton``, and ``pad+sw`` with the row pitch among them, `_padded`)
+or M's entries as unknowns (`verify.synth.gf2`: ``xor``); by listing its members
+(`verify.synth.families`) for ``pad`` and ``nvmma``, which are tiny (one member
+per pitch, 128 bytes' worth; six modes), for non-power-of-two tiles, and on
 request (``method="list"``, the cross-check the tests run on every catalog
 problem). It returns an `Answer`: the best layout's notation, its figures,
 whether it is proved optimal, and the evidence (the solver's queries with their
@@ -26,6 +26,7 @@ same figures, with ``Sw<3,3,3> o (8,64):(64,1)`` the only one with 3 terms.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,9 +83,72 @@ def synthesize(problem: Problem, family: str, timeout: float, method: str = "sol
 def _one(problem: Problem, family: str, budget: Budget, method: str) -> Answer:
     if family == "xor":
         return _xor(problem, budget)
+    if method == "solver" and family == "pad+sw" and _powers_of_two(problem):
+        return _padded(problem, budget)
     if method == "solver" and family in params.FAMILIES and _powers_of_two(problem):
         return _parametric(problem, family, budget)
+    # `pad` (one member per pitch: 32 to 128) and `nvmma` (six at most) are tiny:
+    # listed, the table is the proof.
     return _enumerate(problem, family, budget)
+
+
+def _padded(problem: Problem, budget: Budget) -> Answer:
+    """pad+sw by the solver, pitch C (no padding) first: its optimum, then the
+    proof that no other pitch does better. Each other pitch's lower bounds come
+    from slot-count lemmas (`gf2.view_lower_bounds`: no phase encoded); where they
+    reach the optimum's max-ways and wavefronts, only a footprint as small could
+    tie or beat it, and one query over the pitches and swizzles (the footprint
+    depends on no access) shows that none has one. Otherwise the pitches left are
+    searched with all their phases encoded (`gf2.minimise` over their views)."""
+    cols = problem.shape[1]
+    first = gf2.minimise(problem, budget, family=params.PaddedSw(problem, [cols]))
+    found, every = first.best, params.PaddedSw(problem)
+    if found is None or not first.optimal:
+        return _solver_answer("pad+sw", gf2.minimise(problem, budget, family=every), _notation)
+    steps: list = list(first.steps)
+    proved: dict = {}
+    figures = (found.objective.max_ways, found.objective.wavefronts)
+    below = [
+        pitch
+        for pitch in every.pitches[1:]
+        if gf2.view_lower_bounds(problem, gf2.View(None, pitch), every.n, budget, steps, proved)
+        < figures
+    ]
+    if below and not _ruled_out(problem, below, budget, steps):
+        rest = params.PaddedSw(problem, [cols, *below])
+        return _solver_answer("pad+sw", gf2.minimise(problem, budget, family=rest), _notation)
+    others = params.PaddedSw(problem, every.pitches[1:])
+    started = time.monotonic()
+    status = others.smaller_footprint_exists(problem, found.objective.footprint, budget)
+    label = f"footprint <= {found.objective.footprint} at a pitch above {cols}"
+    steps.append(gf2.Step(label, status, time.monotonic() - started))
+    if status != "unsat":
+        rest = params.PaddedSw(problem, every.pitches)
+        return _solver_answer("pad+sw", gf2.minimise(problem, budget, family=rest), _notation)
+    return _solver_answer("pad+sw", gf2.XorResult(found, True, steps), _notation)
+
+
+def _ruled_out(problem: Problem, pitches: list[int], budget: Budget, steps: list) -> bool:
+    """No member at these pitches meets the hard constraints (one UNSAT, a step)."""
+    started = time.monotonic()
+    status = params.PaddedSw(problem, pitches).aligned_member_exists(problem, budget)
+    if status == "unsat":
+        label = (
+            f"a member at pitch {_ranges(pitches)} keeping every access aligned and "
+            "every vector whole"
+        )
+        steps.append(gf2.Step(label, status, time.monotonic() - started))
+    return status == "unsat"
+
+
+def _ranges(values: list[int]) -> str:
+    from verify.report import ranges_text
+
+    return ranges_text(values)
+
+
+def _notation(found) -> str:
+    return found.notation
 
 
 def _best_of_all(problem: Problem, budget: Budget, method: str) -> Answer:
@@ -117,7 +181,7 @@ def _powers_of_two(problem: Problem) -> bool:
 def _parametric(problem: Problem, family: str, budget: Budget) -> Answer:
     """The family's parameters as the solver's unknowns (`verify.synth.params`)."""
     result = gf2.minimise(problem, budget, family=params.FAMILIES[family](problem))
-    return _solver_answer(family, result, lambda found: found.notation)
+    return _solver_answer(family, result, _notation)
 
 
 def _solver_answer(family: str, result, notation_of) -> Answer:
