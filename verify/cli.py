@@ -343,32 +343,13 @@ def sweep_cmd(
     if (template is None) == (kernel is None):
         _fail("<args>: error: expected a TEMPLATE.spec or --triton PATH.py:KERNEL, not both")
     pool = Engine(jobs or command.default_jobs(), dask_address)
+    how = (list(params), timeout, engine, pool, not no_cache, cache_dir, check_expect, fmt)
     try:
         if kernel is not None:
             found = Kernel(kernel, target, tuple(defines), signature, num_warps, num_stages)
-            done = command.run_kernel(
-                found,
-                list(params),
-                timeout,
-                engine,
-                pool,
-                not no_cache,
-                cache_dir,
-                check_expect,
-                fmt,
-            )
-            sys.exit(_sweep_exit_code(done.outcomes(), check_expect))
-        done = command.run(
-            template,
-            list(params),
-            timeout,
-            engine,
-            pool,
-            not no_cache,
-            cache_dir,
-            check_expect,
-            fmt,
-        )
+            done = command.run_kernel(found, *how)
+        else:
+            done = command.run(template, *how)
     except SpecError as e:
         _fail(str(e))
     sys.exit(_sweep_exit_code(done.outcomes(), check_expect))
