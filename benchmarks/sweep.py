@@ -119,13 +119,9 @@ def _row(engine: str, runner: str, cores: int, wall: float, table: str, summary:
 
 def _write(out: str, rows: list[dict], table: str, same: bool, load: float):
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "sweep.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     with gzip.open(os.path.join(out, "sweep_table.txt.gz"), "wt") as f:
         f.write(table + "\n")
-    lines = [
+    intro = [
         "# verify sweep: throughput",
         "",
         f"Machine: {machine()}; load average {load:.1f} at the start, "
@@ -139,16 +135,23 @@ def _write(out: str, rows: list[dict], table: str, same: bool, load: float):
         "",
         f"Every run printed the same table: **{'yes' if same else 'NO'}** "
         f"(sha256 {rows[0]['table_sha256']}..., kept in sweep_table.txt.gz).",
-        "",
-        "| engine | where | cores | wall s | configurations/s | per core |",
-        "|---|---|---|---|---|---|",
     ]
-    lines += [
-        f"| {r['engine']} | {r['runner']} | {r['cores']} | {r['wall_s']} | {r['per_s']} | "
-        f"{r['per_s_per_core']} |"
-        for r in rows
-    ]
-    with open(os.path.join(out, "sweep.md"), "w") as f:
+    columns = {"engine": "engine", "runner": "where", "cores": "cores", "wall_s": "wall s"}
+    columns |= {"per_s": "configurations/s", "per_s_per_core": "per core"}
+    write_results(os.path.join(out, "sweep"), rows, intro, columns)
+
+
+def write_results(stem: str, rows: list[dict], intro: list[str], columns: dict[str, str]):
+    """STEM.csv with every field of `rows`; STEM.md, the intro and a table of
+    `columns` (field -> heading), also printed."""
+    with open(stem + ".csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = [*intro, "", "| " + " | ".join(columns.values()) + " |"]
+    lines.append("|" + "---|" * len(columns))
+    lines += ["| " + " | ".join(str(r[k]) for k in columns) + " |" for r in rows]
+    with open(stem + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -15,7 +15,6 @@ tasks run, so the workers share it. Triton must be installed (the `triton` extra
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import tempfile
 import time
 
 from benchmarks.catalog import machine
-from benchmarks.sweep import RESULTS, ROOT, runners
+from benchmarks.sweep import RESULTS, ROOT, runners, write_results
 
 KERNEL = "tests/data/kernels/gluon_phase.py:column_reads"
 PARAMS = ["ROWS=32,64,128", "MAX_PHASE=1,2,4,8,16,32", "num_warps=4,8"]
@@ -88,11 +87,7 @@ def _row(runner: str, cores: int, wall: float, summary: str) -> dict:
 
 def _write(out: str, rows: list[dict], same: bool, load: float):
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "sweep_kernels.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = [
+    intro = [
         "# verify sweep --triton: throughput",
         "",
         f"Machine: {machine()}; load average {load:.1f} at the start, "
@@ -106,18 +101,10 @@ def _write(out: str, rows: list[dict], same: bool, load: float):
         "Reproduce: `python -m benchmarks.sweep_kernels`.",
         "",
         f"Every run printed the same table: **{'yes' if same else 'NO'}**.",
-        "",
-        "| where | cores | wall s | configurations/s | per core | summary |",
-        "|---|---|---|---|---|---|",
     ]
-    lines += [
-        f"| {r['runner']} | {r['cores']} | {r['wall_s']} | {r['per_s']} | "
-        f"{r['per_s_per_core']} | {r['summary']} |"
-        for r in rows
-    ]
-    with open(os.path.join(out, "sweep_kernels.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    columns = {"runner": "where", "cores": "cores", "wall_s": "wall s"}
+    columns |= {"per_s": "configurations/s", "per_s_per_core": "per core", "summary": "summary"}
+    write_results(os.path.join(out, "sweep_kernels"), rows, intro, columns)
 
 
 if __name__ == "__main__":
