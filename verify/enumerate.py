@@ -193,6 +193,7 @@ class _Clock:
 
     def __init__(self, budget: Budget):
         self.budget = budget
+        self.stopped = ""  # why `lane_chunks` stopped early, if it did
 
     def __enter__(self):
         self.started = time.monotonic()
@@ -206,6 +207,17 @@ class _Clock:
 
     def reason(self) -> str:
         return f"timeout after {self.budget.seconds:g} s"
+
+    def lane_chunks(self, domain: Domain, evaluate: Vectorised, exprs: list[Expr], lanes: int):
+        """Each chunk of `domain` as (its first instance, each of `exprs` as an int64
+        array of instances x lanes), until the budget is spent (`stopped` says so)."""
+        for start, env in domain.chunks():
+            if self.out_of_time():
+                self.stopped = self.reason()
+                return
+            shape = domain.shape_of(env)
+            arrays = [evaluate(e, env, shape).reshape(-1, lanes).astype(np.int64) for e in exprs]
+            yield start // lanes, arrays
 
 
 def _find(
@@ -364,21 +376,16 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
     domain, _ = _access_domain(access, access.ranges[BASE])
     evaluate = Vectorised([access.address], dict(access.ranges))
     lanes = access.instruction.address_lanes
-    ways, waves, reason = _Best(), _Best(), ""
+    ways, waves = _Best(), _Best()
     with _Clock(budget) as clock:
-        for start, env in domain.chunks():
-            if clock.out_of_time():
-                reason = clock.reason()
-                break
-            shape = domain.shape_of(env)
-            addresses = evaluate(access.address, env, shape).reshape(-1, lanes).astype(np.int64)
+        for first, (addresses,) in clock.lane_chunks(domain, evaluate, [access.address], lanes):
             costs = phase_costs(access, addresses)
             merged = merged_pairs(access.instruction, addresses)
-            ways.offer(costs.max(axis=1), start // lanes)
-            waves.offer(costs.sum(axis=1) - merged, start // lanes)
+            ways.offer(costs.max(axis=1), first)
+            waves.offer(costs.sum(axis=1) - merged, first)
     return BankFigures(
-        _replayed(access, instance, ways, "max_ways", reason),
-        _replayed(access, instance, waves, "wavefronts", reason),
+        _replayed(access, instance, ways, "max_ways", clock.stopped),
+        _replayed(access, instance, waves, "wavefronts", clock.stopped),
     )
 
 
@@ -432,19 +439,14 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
     evaluate = Vectorised([access.address, source.address], dict(access.ranges))
     instr, bases = access.instruction, program.global_bases(access)
     rule_s = program.copy_rule_s(access)
-    best, reason = _CopyBest(), ""
+    best = _CopyBest()
+    exprs = [access.address, source.address]
     with _Clock(budget) as clock:
-        for start, env in domain.chunks():
-            if clock.out_of_time():
-                reason = clock.reason()
-                break
-            shape = domain.shape_of(env)
-            dst = evaluate(access.address, env, shape).reshape(-1, instr.address_lanes)
-            src = evaluate(source.address, env, shape).reshape(-1, instr.address_lanes)
-            dst, src = dst.astype(np.int64), src.astype(np.int64)
+        for first, (dst, src) in clock.lane_chunks(domain, evaluate, exprs, instr.address_lanes):
             for base in bases:
                 costs, exact = copy_costs(instr, dst, src + base, rule_s)
-                best.offer(costs, exact, start // instr.address_lanes, base)
+                best.offer(costs, exact, first, base)
+    reason = clock.stopped
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
     return copies.CopyFigures(
         _replayed_copy(program, access, instance, best.exact, True, reason),
