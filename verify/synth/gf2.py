@@ -620,6 +620,7 @@ class XorResult:
     steps: list[Step]
     core: list[str] | None = None
     reason: str = ""
+    dominated: bool = False  # UNSAT: no member beats the incumbent given to minimise
 
 
 def _requirements(enc: Encoding) -> dict:
@@ -657,7 +658,11 @@ def _replayed(found: Found, label: str, value: int, bound: int) -> Found:
 
 
 def minimise(
-    problem: Problem, budget: Budget, start: np.ndarray | None = None, family=None
+    problem: Problem,
+    budget: Budget,
+    start: np.ndarray | None = None,
+    family=None,
+    incumbent: Objective | None = None,
 ) -> XorResult:
     """The lexicographic minimum over invertible M (or over the members of a
     parametric `family`, default `AnyLinear`): max-ways, then weighted
@@ -668,7 +673,11 @@ def minimise(
     `start`, a feasible linear layout (the best CuTe swizzle), saves the solver
     the search for a first layout: on 64x64 tiles that search is the slowest
     query (about 45 s here), while the UNSAT proofs below a good start take
-    well under a second each."""
+    well under a second each.
+
+    `incumbent`, the best figures of another family (`--family all`), is to be
+    beaten: one query asks for a member lexicographically better; UNSAT ends the
+    search (``dominated``: none is), SAT starts it from that member."""
     family = family or AnyLinear()
     ctx = z3.Context()
     enc = encode(problem, family.invertible, family.views(problem, ctx), ctx)
@@ -681,6 +690,17 @@ def minimise(
     if core is not None:
         return XorResult(None, True, steps, core=core)
     best = _start(enc, start)
+    if incumbent is not None:
+        status, best = _ask(
+            enc,
+            family,
+            f"better than {incumbent.key()}",
+            [_better(enc, family, incumbent)],
+            budget,
+            steps,
+        )
+        if status != "sat":
+            return XorResult(None, status == "unsat", steps, dominated=status == "unsat")
     if best is None:
         status, best = _ask(
             enc, family, "a layout meeting every hard constraint and requirement", [], budget, steps
@@ -733,6 +753,42 @@ def minimise(
     )
 
 
+def _better(enc: Encoding, family, bar: Objective) -> z3.BoolRef:
+    """Lexicographically better than `bar`: fewer ways; or as few and fewer
+    wavefronts; or both as few and a smaller footprint; or all three as small
+    and fewer XOR terms. The footprint is R*C in a family linear on the tile, and
+    stated by the family where it varies (`footprint_at_most`)."""
+    phases = sum(a.weight * a.instruction.ideal_wavefronts for a in enc.problem.accesses)
+    false, true = z3.BoolVal(False, enc.ctx), z3.BoolVal(True, enc.ctx)
+
+    def ways(k: int) -> z3.BoolRef:
+        return z3.And([*enc.ways_at_most(k), true]) if k >= 1 else false
+
+    def waves(k: int) -> z3.BoolRef:
+        return z3.And([*enc.extra_at_most(k - phases), true]) if k >= phases else false
+
+    def footprint(k: int) -> z3.BoolRef:
+        if hasattr(family, "footprint_at_most"):
+            return z3.And([*family.footprint_at_most(enc, k), true])
+        rows, cols = enc.problem.shape
+        return true if rows * cols <= k else false
+
+    fewer_terms = z3.AtMost(*family.terms(enc), bar.xor_terms - 1) if bar.xor_terms else false
+    as_good = z3.And(ways(bar.max_ways), waves(bar.wavefronts))
+    return z3.Or(
+        ways(bar.max_ways - 1),
+        z3.And(ways(bar.max_ways), waves(bar.wavefronts - 1)),
+        z3.And(as_good, footprint(bar.footprint - 1)),
+        z3.And(as_good, footprint(bar.footprint), fewer_terms),
+    )
+
+
+# Lemmas proved in this process, by what they state (the query is the same for any
+# problem and family with this phase, alignment and width): `--family all` asks
+# each once, not once per family.
+_PROVED_LEMMAS: dict = {}
+
+
 def _prove_lemmas(enc: Encoding, budget: Budget, steps: list[Step]):
     """Ask z3 for each phase's candidate bound (`prove_phase_bound`); a proved one
     becomes the phase's lower bound, and the search's encoding gains it as the
@@ -745,7 +801,11 @@ def _prove_lemmas(enc: Encoding, budget: Budget, steps: list[Step]):
     for (pid, view), lemma in enc.lemmas.items():
         key = (lemma.phase, lemma.forced, lemma.bound)
         if key not in asked:
-            step = prove_phase_bound(enc.problem, enc.n, lemma, lemma.bound, budget)
+            step = _PROVED_LEMMAS.get((enc.n, key)) or prove_phase_bound(
+                enc.problem, enc.n, lemma, lemma.bound, budget
+            )
+            if step.answer == "unsat":
+                _PROVED_LEMMAS[enc.n, key] = step
             if step.answer == "sat":
                 raise InternalError(f"the pigeonhole count is wrong: {step.query} is SAT")
             asked[key] = step.answer == "unsat"

@@ -57,9 +57,16 @@ def _contender_lines(answer: Answer) -> list[str]:
         "xor terms; * proved optimal in its family):"
     ]
     for family, a in answer.contenders.items():
-        figures = a.objective.key() if a.objective else "no feasible member"
-        lines.append(f"  {family}: {figures}{' *' if a.optimal else ''}")
+        lines.append(f"  {family}: {_figures(a)}{' *' if a.optimal else ''}")
     return lines
+
+
+def _figures(answer: Answer) -> str:
+    if answer.objective:
+        return str(answer.objective.key())
+    if answer.dominated:
+        return "none better than the families before it (UNSAT)"
+    return "no feasible member"
 
 
 def _problem_line(problem: Problem, answer: Answer) -> str:
@@ -139,6 +146,7 @@ def json_doc(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
                 "objective": a.objective and list(a.objective.key()),
                 "optimal": a.optimal,
                 "layout": a.notation,
+                "dominated": a.dominated,
             }
             for f, a in answer.contenders.items()
         }

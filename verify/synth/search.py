@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -69,6 +69,7 @@ class Answer:
     reason: str = ""
     method: str = "list"  # one of METHODS
     contenders: dict = field(default_factory=dict)  # "all": family -> its own Answer
+    dominated: bool = False  # "all": proved that no member beats an earlier family's best
 
 
 def synthesize(problem: Problem, family: str, timeout: float, method: str = "solver") -> Answer:
@@ -80,34 +81,49 @@ def synthesize(problem: Problem, family: str, timeout: float, method: str = "sol
     return _one(problem, family, budget, method)
 
 
-def _one(problem: Problem, family: str, budget: Budget, method: str) -> Answer:
+def _one(
+    problem: Problem, family: str, budget: Budget, method: str, before: Answer | None = None
+) -> Answer:
+    """One family's best; `before`, the best of earlier families (`--family all`),
+    is the bar a solver-searched family must beat (or be proved not to)."""
+    incumbent = before.objective if before is not None and method == "solver" else None
     if family == "xor":
-        return _xor(problem, budget)
+        return _xor(problem, budget, before, incumbent)
     if method == "solver" and family == "pad+sw" and _powers_of_two(problem):
-        return _padded(problem, budget)
+        return _padded(problem, budget, incumbent)
     if method == "solver" and family in params.FAMILIES and _powers_of_two(problem):
-        return _parametric(problem, family, budget)
+        return _parametric(problem, family, budget, incumbent)
     # `pad` (one member per pitch: 32 to 128) and `nvmma` (six at most) are tiny:
     # listed, the table is the proof.
     return _enumerate(problem, family, budget)
 
 
-def _padded(problem: Problem, budget: Budget) -> Answer:
-    """pad+sw by the solver, pitch C (no padding) first: its optimum, then the
-    proof that no other pitch does better. Each other pitch's lower bounds come
-    from slot-count lemmas (`gf2.view_lower_bounds`: no phase encoded); where they
-    reach the optimum's max-ways and wavefronts, only a footprint as small could
-    tie or beat it, and one query over the pitches and swizzles (the footprint
-    depends on no access) shows that none has one. Otherwise the pitches left are
-    searched with all their phases encoded (`gf2.minimise` over their views)."""
+def _padded(problem: Problem, budget: Budget, incumbent: Objective | None = None) -> Answer:
+    """pad+sw by the solver, pitch C (no padding) first: its optimum (or the proof
+    that none there beats `incumbent`), then the proof that no other pitch does
+    better. Each other pitch's lower bounds come from slot-count lemmas
+    (`gf2.view_lower_bounds`: no phase encoded); where they reach the bar's
+    max-ways and wavefronts, only a footprint as small could tie or beat it, and
+    one query over the pitches and swizzles (the footprint depends on no access)
+    shows that none has one. Otherwise the pitches left are searched with all
+    their phases encoded (`gf2.minimise` over their views)."""
     cols = problem.shape[1]
-    first = gf2.minimise(problem, budget, family=params.PaddedSw(problem, [cols]))
-    found, every = first.best, params.PaddedSw(problem)
-    if found is None or not first.optimal:
-        return _solver_answer("pad+sw", gf2.minimise(problem, budget, family=every), _notation)
+    every = params.PaddedSw(problem)
+
+    def searched(pitches) -> Answer:
+        family = params.PaddedSw(problem, pitches)
+        result = gf2.minimise(problem, budget, family=family, incumbent=incumbent)
+        return _solver_answer("pad+sw", result, _notation)
+
+    first = gf2.minimise(
+        problem, budget, family=params.PaddedSw(problem, [cols]), incumbent=incumbent
+    )
+    bar = first.best.objective if first.best is not None else incumbent
+    if bar is None or not first.optimal:
+        return searched(every.pitches)
     steps: list = list(first.steps)
     proved: dict = {}
-    figures = (found.objective.max_ways, found.objective.wavefronts)
+    figures = (bar.max_ways, bar.wavefronts)
     below = [
         pitch
         for pitch in every.pitches[1:]
@@ -115,17 +131,21 @@ def _padded(problem: Problem, budget: Budget) -> Answer:
         < figures
     ]
     if below and not _ruled_out(problem, below, budget, steps):
-        rest = params.PaddedSw(problem, [cols, *below])
-        return _solver_answer("pad+sw", gf2.minimise(problem, budget, family=rest), _notation)
+        return searched([cols, *below])
     others = params.PaddedSw(problem, every.pitches[1:])
     started = time.monotonic()
-    status = others.smaller_footprint_exists(problem, found.objective.footprint, budget)
-    label = f"footprint <= {found.objective.footprint} at a pitch above {cols}"
-    steps.append(gf2.Step(label, status, time.monotonic() - started))
+    status = others.smaller_footprint_exists(problem, bar.footprint, budget)
+    steps.append(
+        gf2.Step(
+            f"footprint <= {bar.footprint} at a pitch above {cols}",
+            status,
+            time.monotonic() - started,
+        )
+    )
     if status != "unsat":
-        rest = params.PaddedSw(problem, every.pitches)
-        return _solver_answer("pad+sw", gf2.minimise(problem, budget, family=rest), _notation)
-    return _solver_answer("pad+sw", gf2.XorResult(found, True, steps), _notation)
+        return searched(every.pitches)
+    result = gf2.XorResult(first.best, True, steps, dominated=first.dominated)
+    return _solver_answer("pad+sw", result, _notation)
 
 
 def _ruled_out(problem: Problem, pitches: list[int], budget: Budget, steps: list) -> bool:
@@ -154,19 +174,26 @@ def _notation(found) -> str:
 def _best_of_all(problem: Problem, budget: Budget, method: str) -> Answer:
     """Every family in turn (`ALL`; xor only on power-of-two tiles), the
     lexicographically best answer winning (ties: the earlier family); optimal
-    over the union when each family's answer is proved optimal in it. With no
-    feasible member anywhere, the first family's diagnosis is the answer's."""
-    contenders = {
-        family: _one(problem, family, budget, method)
-        for family in ALL
-        if family != "xor" or _powers_of_two(problem)
-    }
-    found = [a for a in contenders.values() if a.objective is not None]
-    best = min(found, key=_objective_key) if found else next(iter(contenders.values()))
-    best.optimal = all(a.optimal for a in contenders.values())
-    best.reason = "; ".join(f"{f}: {a.reason}" for f, a in contenders.items() if a.reason)
-    best.contenders = contenders
-    return best
+    over the union when each family's answer is proved optimal in it. A family
+    the solver searches is asked first for a member better than the best so far:
+    UNSAT settles it (``dominated``) without its own optimum, which the union's
+    needs no more. With no feasible member anywhere, the first family's
+    diagnosis is the answer's."""
+    contenders: dict = {}
+    best: Answer | None = None
+    for family in ALL:
+        if family == "xor" and not _powers_of_two(problem):
+            continue
+        answer = contenders[family] = _one(problem, family, budget, method, best)
+        if answer.objective is not None and (
+            best is None or _objective_key(answer) < _objective_key(best)
+        ):
+            best = answer
+    winner = replace(best or next(iter(contenders.values())))
+    winner.optimal = all(a.optimal for a in contenders.values())
+    winner.reason = "; ".join(f"{f}: {a.reason}" for f, a in contenders.items() if a.reason)
+    winner.contenders = contenders
+    return winner
 
 
 def _objective_key(answer: Answer) -> tuple[int, int, int, int]:
@@ -178,9 +205,13 @@ def _powers_of_two(problem: Problem) -> bool:
     return all(x & (x - 1) == 0 for x in problem.shape)
 
 
-def _parametric(problem: Problem, family: str, budget: Budget) -> Answer:
+def _parametric(
+    problem: Problem, family: str, budget: Budget, incumbent: Objective | None = None
+) -> Answer:
     """The family's parameters as the solver's unknowns (`verify.synth.params`)."""
-    result = gf2.minimise(problem, budget, family=params.FAMILIES[family](problem))
+    result = gf2.minimise(
+        problem, budget, family=params.FAMILIES[family](problem), incumbent=incumbent
+    )
     return _solver_answer(family, result, _notation)
 
 
@@ -200,6 +231,7 @@ def _solver_answer(family: str, result, notation_of) -> Answer:
             core=result.core,
             reason=result.reason,
             method="solver",
+            dominated=result.dominated,
         )
     return Answer(
         family,
@@ -257,16 +289,23 @@ def smallest_core(broken: list[list[str]]) -> list[str]:
     return names
 
 
-def _xor(problem: Problem, budget: Budget) -> Answer:
+def _xor(
+    problem: Problem,
+    budget: Budget,
+    before: Answer | None = None,
+    incumbent: Objective | None = None,
+) -> Answer:
     """The solver over XOR maps, started from the best CuTe swizzle (when one is
-    feasible; found by the solver too): its figures are the first upper bounds
-    to prove or beat."""
-    swizzles = (
-        _parametric(problem, "sw", budget)
-        if _powers_of_two(problem)
-        else _enumerate(problem, "sw", budget)
-    )
-    result = gf2.minimise(problem, budget, swizzles.table)
+    feasible; found by the solver too, unless `--family all` found the best of
+    the families before: that one): its figures are the first upper bounds to
+    prove or beat."""
+    if before is None:
+        before = (
+            _parametric(problem, "sw", budget)
+            if _powers_of_two(problem)
+            else _enumerate(problem, "sw", budget)
+        )
+    result = gf2.minimise(problem, budget, before.table, incumbent=incumbent)
     return _solver_answer("xor", result, lambda found: xor_formula(problem, found.bits))
 
 
