@@ -10,6 +10,7 @@ lane), which must be the oracle's padded offsets; and its verifier rejects what
 the oracle refuses.
 """
 
+import os
 import random
 import re
 
@@ -172,6 +173,8 @@ def compiled_ptx(tmp_path, shared, shape) -> str:
         signature=dict.fromkeys(names, "constexpr"),
         constexprs={(0,): blocked, (1,): shared, (2,): shape[0], (3,): shape[1]},
     )
+    # Triton 3.9 warns unless this is set; "1" is its default (fused multiply-adds).
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 1})
     return compiled.asm["ptx"]
 
