@@ -332,6 +332,13 @@ def test_bad_references_and_options_are_errors(tmp_path):
 # UNKNOWN by an upper bound (cp.async.cg: bound G) as (line, op). Every op of the
 # catalog is in one of these.
 _CG = "async_copy_global_to_local"
+
+
+def _attention_cg(last_k: int, last_v: int) -> tuple[str, ...]:
+    names = ("k_36", "k_45", f"k_{last_k}", "v_39", "v_49", f"v_{last_v}")
+    return tuple(sorted(f"conflict_free {_CG} %{v}" for v in names))
+
+
 CATALOG = {
     "matmul.sm80": (
         (),
@@ -356,12 +363,14 @@ CATALOG = {
         )
         for t in ("sm80", "sm90")
     },
-    "attention.sm80": ((), 39, {(49, "convert_layout"): 1}, {(15, _CG): 3, (23, _CG): 3}),
+    # attention's K and V .cg copies: rule S on exact sources (constant row stride),
+    # 24 wavefronts (ideal 4) where a 128-byte row straddles two global lines.
+    "attention.sm80": (_attention_cg(102, 106), 39, {(49, "convert_layout"): 1}, {}),
     "attention.sm90": (
-        (),
+        _attention_cg(101, 105),
         33,
         {(16, "warp_group_dot"): 1, (24, "warp_group_dot"): 1, (49, "convert_layout"): 1},
-        {(15, _CG): 3, (23, _CG): 3},
+        {},
     ),
     **{
         f"gluon_transpose_plain.{t}": (("conflict_free local_load %column_major",), 6, {}, {})
@@ -400,7 +409,9 @@ CATALOG = {
         for t in ("sm80", "sm90")
     },
     **{f"tile_sum_64.{t}": ((), 19, {(20, "convert_layout"): 1}, {}) for t in ("sm80", "sm90")},
-    **{f"gluon_async_copy.{t}": ((), 8, {}, {(18, _CG): 1}) for t in ("sm80", "sm90")},
+    **{
+        f"gluon_async_copy.{t}": ((f"conflict_free {_CG} %7",), 8, {}, {}) for t in ("sm80", "sm90")
+    },
 }
 
 

@@ -4,6 +4,7 @@ pointer tensor, runtime strides quantified over their divisibility, and pointers
 that cannot be traced listed not modelled with why."""
 
 import importlib.util
+import math
 import os
 import re
 
@@ -281,18 +282,49 @@ def test_offsets_that_wrap_by_less_than_128_bytes_are_not_modelled():
     assert a.fidelity is not None and a.fidelity.startswith("upper bound")
 
 
-def test_a_cg_copy_of_a_kernel_gets_bound_g_never_rule_s():
-    """The traced sources are exact modulo 128 bytes only, so they cannot say which
-    128-byte global line a source lies in, which rule S reads: every .cg copy is
-    answered by bound G (it proves or is UNKNOWN, never REFUTED)."""
+CATALOG_TTGIR = sorted(f for f in os.listdir(KERNELS) if f.endswith(".ttgir"))
+
+
+@pytest.mark.parametrize("name", CATALOG_TTGIR)
+def test_catalog_cg_copies_are_decided_by_rule_s_or_say_why_not(name):
+    """Every .cg copy of the catalog's kernels is decided by rule S on sources
+    exact up to the base (attention, gluon_async_copy), or, where the trace keeps
+    them modulo 128 bytes only (matmul's A: offsets wrapped by % M), UNKNOWN by
+    bound G with the copy and the reason named; never REFUTED by bound G."""
+    checker = run_kernel(f"{KERNELS}/{name}", 60)
+    found = by_property(checker)
+    for copy in (d for d in checker.copies if ".cg." in d["instruction"]):
+        r = found[f"conflict_free {copy['op']}"]
+        assert r.fidelity is not None, r.property
+        if r.status == Status.UNKNOWN:
+            assert r.fidelity.startswith("upper bound (bound G"), r.fidelity
+            assert "(verify ttgir: the offsets wrap (arith.remsi" in r.reason, r.reason
+            assert name.startswith("matmul.")
+        else:
+            assert "rule S" in r.fidelity, r.fidelity
+
+
+def test_a_wrapped_cg_source_keeps_bound_g_and_says_why():
     checker = run_kernel(f"{KERNELS}/matmul.sm90.ttgir", 30)
     copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
     assert copies
     for r in copies:
-        assert r.status != Status.REFUTED and r.fidelity is not None, r.property
+        assert r.status == Status.UNKNOWN and r.fidelity is not None
         assert r.fidelity.startswith("upper bound (bound G"), r.fidelity
-        if r.status == Status.UNKNOWN:
-            assert "known modulo 128 bytes only" in r.reason, r.reason
+        assert "known modulo 128 bytes only" in r.reason and "wrap" in r.reason, r.reason
+
+
+def test_cg_copies_of_attention_are_refuted_by_rule_s_at_a_global_base():
+    """K and V tiles of 64 halves per row (128 bytes), constant row stride: a row
+    is one line when the base is line-aligned, two otherwise; rule S, exact, 24
+    wavefronts (ideal 4) at global base 32 bytes, where bound G said 32."""
+    checker = run_kernel(f"{KERNELS}/attention.sm80.ttgir", 30)
+    copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
+    assert len(copies) == 6
+    for r in copies:
+        assert (r.status, r.wavefronts) == (Status.REFUTED, 24), r.property
+        assert r.fidelity is not None and r.fidelity.startswith("exact (rule S")
+        assert r.counterexample is not None and r.counterexample.instance["gbase"] % 128
 
 
 # -- the lowering rule and the source's reduction, unit by unit ---------------------------
@@ -322,6 +354,50 @@ def test_copy_width_undecided_or_refused():
     assert undecided.instruction is None and "AxisInfo" in undecided.reason
     narrow = lowering.copy_lowering(_row_cvt(), 16, 1, 1, "")
     assert narrow.instruction is None and "4 bytes at least" in narrow.reason
+
+
+def test_exact_sources_keep_constants_and_split_the_stride():
+    """Row stride s (hint 16, fp16: 32-byte steps) over 4 rows of 8 halves:
+    constants spread 7 halves = 14 bytes, so strides below 142 bytes are each
+    kept (a in 0..5) and 4 more reach every residue modulo 128; a sign loop
+    mirrors the rows for negative strides."""
+    copy = {"dims": {"0": [[1, ["s"]]], "1": [[1, []]]}, "wraps": [], "params": {"s": 16}}
+    address, size, loops = specgen.exact_source_address(copy, ["r", "c"], [4, 8], 2)
+    assert address == "(c) * 1 + ((r) ^ (3 * s_neg)) * 16 * s_div16"
+    assert loops == [("s_div16", 9), ("s_neg", 2)]
+    assert size == 7 + 16 * 8 * 3 + 1
+    constant = {"dims": {"0": [[64, []]], "1": [[1, []]]}, "wraps": [], "params": {}}
+    assert specgen.exact_source_address(constant, ["r", "c"], [4, 8], 2)[:2] == (
+        "(r) * 64 + (c) * 1",
+        64 * 3 + 7 + 1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"wraps": [256]}, "wrap"),
+        ({"dims": {"0": [[1, ["s"]]], "1": [[1, ["t"]]]}}, "more than one runtime stride"),
+        ({"dims": {"0": [[-1, []]]}}, "negative"),
+        ({"dims": {"0": [[1, ["s", "t"]]]}}, "product"),
+    ],
+)
+def test_sources_not_written_exactly_say_why(change, reason):
+    copy = {
+        "dims": {"0": [[1, ["s"]]], "1": [[1, []]]},
+        "wraps": [],
+        "params": {"s": 16, "t": 16},
+        **change,
+    }
+    with pytest.raises(specgen.NotExact, match=reason):
+        specgen.exact_source_address(copy, ["r", "c"], [4, 8], 2)
+
+
+def test_a_base_pointer_hinted_beyond_16_bytes_leaves_the_base_residue_open():
+    assert specgen.base_residues_known({"base": ["x_ptr", 16]}, 16) is None
+    assert specgen.base_residues_known({"base": ["x_ptr", None]}, 16) is None
+    assert "tt.divisibility 128" in (specgen.base_residues_known({"base": ["x", 128]}, 16) or "")
+    assert "not built from one pointer" in (specgen.base_residues_known({"base": None}, 16) or "")
 
 
 def test_source_terms_are_reduced_modulo_128_bytes():
@@ -419,22 +495,9 @@ def test_the_traced_source_is_the_pointer_tensor_modulo_128_bytes(name):
     import random
 
     import numpy as np
-    from triton._C.libtriton import ir
-
-    from verify.ttgir import extract
-    from verify.ttgir.module import read_module
 
     path = f"{KERNELS}/{name}.ttgir"
-    found = [op for op in read_module(path)[1]["ops"] if op["op"] == f"ttg.{COPY}"]
-    context = ir.context()
-    ir.load_dialects(context)
-    walked: list = []
-    ir.parse_mlir_module(path, context).walk(walked.append)
-    with open(path) as f:
-        signatures = extract._signatures(f.read())
-    defs, args, loops = extract._def_use(walked, signatures)
-    copies = [op for op in walked if op.get_name() == f"ttg.{COPY}"]
-    assert len(copies) == len(found) > 0
+    found, copies, signatures, (defs, args, loops), alive = _walk(path)
     draw = random.Random(name)
     for _ in range(4):
         params = {n: (d or 1) * draw.randrange(1, 64) for n, d in signatures[0]}
@@ -460,6 +523,27 @@ def test_the_traced_source_is_the_pointer_tensor_modulo_128_bytes(name):
             wraps = [g for g in copy["wraps"] if (g * elem) % 128]
             modulus = min(wraps) if wraps else 128 // elem
             assert (moved % modulus == 0).all(), (name, entry["name"], params)
+
+
+def _walk(path: str):
+    """(the extractor's copy entries, Triton's copy ops in the same order, the
+    kernel's parameter hints, (defs, args, loops), the parsed module) of a file."""
+    from triton._C.libtriton import ir
+
+    from verify.ttgir import extract
+    from verify.ttgir.module import read_module
+
+    found = [op for op in read_module(path)[1]["ops"] if op["op"] == f"ttg.{COPY}"]
+    context = ir.context()
+    ir.load_dialects(context)
+    walked: list = []
+    module = ir.parse_mlir_module(path, context)
+    module.walk(walked.append)
+    with open(path) as f:
+        signatures = extract._signatures(f.read())
+    copies = [op for op in walked if op.get_name() == f"ttg.{COPY}"]
+    assert len(copies) == len(found) > 0
+    return found, copies, signatures, extract._def_use(walked, signatures), (context, module)
 
 
 def test_parameter_hints_are_read_with_or_without_locations():
@@ -494,3 +578,131 @@ def test_the_solver_and_enumeration_agree_on_the_generated_copy_checks(name):
             if r.property.startswith(f"conflict_free {COPY}")
         }
     assert figures["z3"] and figures["z3"] == figures["enumeration"]
+
+
+# -- differential: exact .cg sources against the hardware rule on actual addresses -------
+
+
+def _matched(pattern: str, text: str) -> re.Match:
+    found = re.search(pattern, text)
+    assert found is not None, (pattern, text)
+    return found
+
+
+def _access_parts(line: str) -> tuple[list[str], dict[str, int]]:
+    """The destination coordinates and the loop ranges of a generated access line."""
+    start = line.index(" B(") + 3
+    depth, parts, current = 0, [], ""
+    for ch in line[start:]:
+        if ch == ")" and depth == 0:
+            break
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    loops = {v: int(n) for v, n in re.findall(r"(\w+) in 0\.\.(\d+)", line.split(" for ")[-1])}
+    return parts + [current], loops
+
+
+def _instances(loops: dict[str, int]):
+    """Every (r, warp) instance of an access (the lanes' own loops)."""
+    import itertools
+
+    names = [v for v in ("r", "warp") if v in loops]
+    for values in itertools.product(*(range(loops[v]) for v in names)):
+        yield dict(zip(names, values))
+
+
+def _actual_cg_cost(pointer, line: str, solve, elem: int, shared_base: int) -> int:
+    """The worst rule S cost over a copy's instances, on the real global addresses
+    (the evaluated pointer tensor, bytes) and the real shared destinations."""
+    from verify import bank
+    from verify.instructions import parse_instruction
+
+    instr = parse_instruction(line.split(" = ", 1)[1].split(" ", 1)[0])
+    coords, loops = _access_parts(line)
+    worst = 0
+    for instance in _instances(loops):
+        sources, destinations = [], []
+        for lane in range(32):
+            at = [eval(c, {}, {"lane": lane, **instance}) for c in coords]  # noqa: S307
+            sources.append(elem * int(pointer[tuple(at)]))
+            destinations.append(shared_base + elem * solve(at))
+        worst = max(worst, bank.cg_cost(instr, destinations, sources).wavefronts)
+    return worst
+
+
+def _assert_large_strides_cost_their_class(costs: dict, line: str, elem: int):
+    """The case split of `specgen.exact_source_address`, on actual addresses: a
+    stride of at least the spec's threshold (its last 128 / gcd(step, 128) values
+    of the stride loop) costs what the stride in that run with its residue costs,
+    at each base, for either sign."""
+    var, count = _matched(r"(\w+_div\d+) in 0\.\.(\d+)", line).groups()
+    period = 128 // math.gcd(128, elem * int(var.rsplit("_div", 1)[1]))
+    first = int(count) - period
+    compared = 0
+    for (multiple, residue), cost in costs.items():
+        size = abs(multiple)
+        if size >= first:
+            kept = first + (size - first) % period
+            same = costs.get((kept if multiple > 0 else -kept, residue))
+            assert same is None or same == cost, (multiple, residue, cost, same)
+            compared += same is not None and kept != size
+    assert compared, "no stride above the threshold was compared with its class"
+
+
+@pytest.mark.parametrize("name", ["gluon_async_copy.sm80", "attention.sm80"])
+def test_cg_figures_hold_for_actual_strides_and_bases(name):
+    """Each .cg copy of a kernel, on the addresses its TTGIR computes for actual
+    strides (every multiple of the hint from -12 to 11 times it, and large ones of
+    both signs) and base pointers (every multiple of 16 modulo 128, far from 0):
+    rule S on those addresses never exceeds verify's figure, and some actual
+    launch reaches the figure verify refuted the copy with."""
+    import random
+
+    import numpy as np
+
+    path = f"{KERNELS}/{name}.ttgir"
+    found, copies, signatures, (defs, args, loops), alive = _walk(path)
+    checker = run_kernel(path, 60)
+    results = by_property(checker)
+    draw = random.Random(name)
+    hints = dict(signatures[0])
+    strides = [n for n, _ in signatures[0] if "stride" in n]
+    multiples = list(range(-12, 12)) + [
+        draw.choice((-1, 1)) * draw.randrange(64, 4096) for _ in range(4)
+    ]
+    for decided in (d for d in checker.copies if ".cg." in d["instruction"]):
+        entry = next(e for e in found if decided["op"].endswith(e["name"]))
+        op = copies[found.index(entry)]
+        line = _copy_line(decided["spec"].text, decided["access"])
+        elem = 2 if "f16" in entry["memdesc"]["element"] else 4
+        solve = lowering.offset_solver(
+            entry["memdesc"]["shared"]["offset"], entry["memdesc"]["alloc_shape"]
+        )
+        align = int(_matched(r"buffer align (\d+)", decided["spec"].text)[1])
+        result = results[f"conflict_free {decided['op']}"]
+        assert result.status == Status.REFUTED and result.fidelity is not None
+        costs: dict[tuple[int, int], int] = {}
+        for multiple in multiples if strides else [0]:
+            for residue in range(0, 128, 16):
+                params = {n: (hints[n] or 1) * draw.randrange(1, 64) for n in hints}
+                params.update({s: (hints[s] or 1) * multiple for s in strides})
+                base = (1 << 24) + 128 * draw.randrange(1 << 10) + residue
+                params.update({n: base // elem for n in hints if n.endswith("ptr")})
+                values = {vid: params[n] for vid, (n, _) in args.items()}
+                values.update({"tt.get_program_id": 0, "tt.get_num_programs": 64, "induction": 0})
+                pointer = np.asarray(_Concrete(defs, loops, values)(op.get_operand(0)))
+                costs[multiple, residue] = max(
+                    _actual_cg_cost(pointer, line, solve, elem, shared)
+                    for shared in range(0, 128, align)
+                )
+        worst = max(costs.values())
+        assert result.wavefronts is not None and worst <= result.wavefronts
+        if strides:
+            _assert_large_strides_cost_their_class(costs, line, elem)
+        assert result.counterexample is not None
+        refuted = int(_matched(r"(\d+) wavefronts", result.counterexample.summary)[1])
+        assert refuted <= worst, (decided["op"], refuted, worst)

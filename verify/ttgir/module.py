@@ -317,12 +317,12 @@ class KernelChecker:
         for index, op in enumerate(ops):
             extra += self._add_op(spec, f"op{index}", op, bits, buffer, views)
         spec_read = parse_text(spec.text, f"{self.name}#{label}")
-        # The traced sources (verify.ttgir.pointers) are exact modulo 128 bytes only:
-        # right for the banks rule C and bound G read, not for the global lines rule S
-        # reads, so a .cg copy here is answered by bound G.
-        spec_read.sources_modulo_128 = True
+        # A .cg copy whose sources are written modulo 128 bytes only (banks, not the
+        # global lines rule S reads: `specgen.exact_source_address` says why) makes
+        # the whole buffer's .cg copies answered by bound G (the flag is per spec).
+        spec_read.sources_modulo_128 = bool(spec.banks_only)
         results = run_spec(spec_read, self.timeout, self.engine)
-        return [self._relabel(r, spec) for r in results] + extra
+        return [_why_banks_only(self._relabel(r, spec), spec) for r in results] + extra
 
     def _buffer_name(self, buffer: dict) -> str | None:
         for op in self.found["ops"]:
@@ -408,11 +408,41 @@ def _add_source(spec, name: str, access, copy: dict, tensor: dict, cvt, low, bit
     cannot be written (`specgen.source_address`)."""
     shape = tensor["shape"]
     plain = specgen.access_for(access.label, access.where, tensor, cvt, low, shape, shape)
-    address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
+    if ".cg." in low.instruction:
+        try:
+            reason = specgen.base_residues_known(copy, 16)
+            if reason:
+                raise specgen.NotExact(reason)
+            address, size, loops = specgen.exact_source_address(
+                copy, plain.coords, shape, bits // 8
+            )
+        except specgen.NotExact as e:
+            spec.banks_only[access.label] = str(e)
+            address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
+    else:
+        address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
     layout = f"G{name}"
     spec.add(f"layout {layout} = {size}:1", access.where, {layout: "global"})
     access.source = f"{layout}({address})"
     access.loops += loops
+
+
+BANKS_ONLY = "the sources are known modulo 128 bytes only"
+
+
+def _why_banks_only(result: CheckResult, spec) -> CheckResult:
+    """Say which copy's source could not be written exactly, and why, on a check
+    that bound G left UNKNOWN for that reason."""
+    if result.reason is None or BANKS_ONLY not in result.reason:
+        return result
+    label = result.property.removeprefix("conflict_free ")
+    if label in spec.banks_only:
+        why = spec.banks_only[label]
+    else:
+        other, why = next(iter(spec.banks_only.items()))
+        why = f"{other}, a .cg copy into the same buffer, is known so because {why}"
+    result.reason = f"{result.reason} (verify ttgir: {why})"
+    return result
 
 
 def _layout(md: dict, stage_shape: list[int]) -> str:

@@ -331,7 +331,32 @@ def trace_copy(tracer: Tracer, op, vector_dim: int | None, per_thread: int) -> d
         if mask is not None:
             bound = min(bound, tracer.mask_alignment_bound(mask, vector_dim))
     out["vector_bound"] = bound
+    out["base"] = base_pointer(tracer, pointer)
     return out
+
+
+_POINTER_STEPS = ("tt.splat", "tt.addptr", "tt.expand_dims", "tt.broadcast", "ttg.convert_layout")
+
+
+def base_pointer(tracer: Tracer, pointer) -> list | None:
+    """[name, tt.divisibility or None] of the kernel's pointer argument a copy's
+    pointer tensor is built from (through splats, broadcasts and the pointer side
+    of each addptr, and a loop-carried pointer's initial value), or None when it
+    is not one argument. Its divisibility bounds how much of the copy's uniform
+    base is known modulo 128 bytes (`verify.ttgir.specgen.exact_source_address`)."""
+    value = pointer
+    while True:
+        vid = value.id()
+        if vid in tracer.args:
+            name, hint = tracer.args[vid]
+            return [name, hint]
+        if vid in tracer.loops:
+            value = tracer.loops[vid][0]
+            continue
+        op = tracer.defs.get(vid)
+        if op is None or op.get_name() not in _POINTER_STEPS:
+            return None
+        value = op.get_operand(0)
 
 
 def _alignment_bound(tracer: Tracer, form: Form, vector_dim: int, elem_bytes: int) -> int:

@@ -55,6 +55,9 @@ class BufferSpec:
     name: str
     lines: list[str] = field(default_factory=list)
     origin: dict[int, tuple[str, int, dict[str, str]]] = field(default_factory=dict)
+    # .cg copies whose sources are written modulo 128 bytes only (op label -> why):
+    # the spec then sets Spec.sources_modulo_128, and bound G answers its .cg copies.
+    banks_only: dict[str, str] = field(default_factory=dict)
 
     def add(
         self, text: str, where: tuple[str, int] | None = None, names: dict[str, str] | None = None
@@ -267,6 +270,115 @@ def _term(coord: str, k: int, params: list, hints: dict, period: int, loops: dic
     var, top = f"{params[0]}_div{d}", period // _gcd(period, d)
     loops[var] = top
     return f"({coord}) * {factor} * {var}", factor * (top - 1)
+
+
+class NotExact(ValueError):
+    """A copy's global lines cannot be written exactly; the message says why."""
+
+
+COPY_BASE_ALIGN = 16  # bytes: what verify's default 'global align' quantifies the base over
+
+
+def exact_source_address(
+    copy: dict, coords: list[str], shape: list[int], elem_bytes: int
+) -> tuple[str, int, list[tuple[str, int]]]:
+    """(address in elements, layout size, loops) of a copy's traced pointer, exact
+    up to its uniform base, for rule S, which reads the 128-byte global line of
+    each source and not only its bank; raises `NotExact` with the reason where
+    the trace cannot give that (`source_address` then gives banks only).
+
+    Constant coefficients are kept whole. At most one runtime stride may vary
+    over the tensor: s = +-d * a elements, d its tt.divisibility. Why a finite
+    range of a is every stride (bytes, S = elem_bytes * s; R = the most the
+    constant terms can differ between two sources; lanes l of one instruction
+    read base + S * u_l + v_l, 0 <= u_l < n the stride's coordinate):
+
+    * rule S's cost is a function of each source's address modulo 128 and of
+      which sources share a 128-byte line (bank.cg_cost groups by line and by
+      16-byte chunk in the line); both are unchanged when every source moves by
+      a multiple of 128 bytes, so the base counts modulo 128 (the spec's
+      'global align', every multiple of 16 bytes: `base_residues_known`);
+    * two sources in one line differ by at most 127 bytes. If S >= R + 128, two
+      lanes with u_l != u_m differ by at least S - R >= 128: never one line.
+      Lanes with u_l = u_m differ by v_l - v_m, and whether they share a line
+      and where each lies in it depends on (base + S * u_l) mod 128 only. So
+      every S >= R + 128 costs what S mod 128 costs at each base, and
+      ``a in 0..ceil((R + 128) / step) + 128 / gcd(step, 128)`` (step = d *
+      elem_bytes) holds every S below R + 128 and then a run of consecutive
+      multiples of step that reaches every residue S can have modulo 128;
+    * a negative stride -S: u -> n - 1 - u = u XOR (n - 1) (n a power of two)
+      gives base' + S * u', base' = base - S * (n - 1) another 16-byte aligned
+      base, so the coordinate XOR (n - 1) * neg, neg in 0..2, covers it.
+
+    Every value in these ranges is a stride and base the hints allow, so a
+    figure found here is one the hardware can be asked to do; and every stride
+    and base falls in one of them, so a bound proved holds for all."""
+    if copy["wraps"]:
+        raise NotExact(
+            "the offsets wrap (arith.remsi by a runtime value), so which rows share "
+            "a 128-byte global line depends on where the wrap falls"
+        )
+    constant: list[tuple[int, int]] = []  # (dimension, coefficient)
+    runtime: list[tuple[int, int, list[str]]] = []
+    for dim, monos in sorted(copy["dims"].items(), key=lambda kv: int(kv[0])):
+        for k, params in monos:
+            if params:
+                runtime.append((int(dim), k, params))
+            else:
+                constant.append((int(dim), k))
+    if len(runtime) > 1:
+        raise NotExact("more than one runtime stride varies over the tensor")
+    if any(k < 0 for _, k in constant) or any(k < 0 for _, k, _ in runtime):
+        raise NotExact("a negative constant coefficient")
+    terms = [f"({coords[d]}) * {k}" for d, k in constant if k]
+    spread = sum(k * (shape[d] - 1) for d, k in constant)  # elements
+    loops: list[tuple[str, int]] = []
+    size = spread
+    if runtime:
+        dim, k, params = runtime[0]
+        term, reach, loops = _stride_term(
+            coords[dim], shape[dim], k, params, copy, spread * elem_bytes, elem_bytes
+        )
+        terms.append(term)
+        size += reach
+    return (" + ".join(terms) or "0"), size + 1, loops
+
+
+def _stride_term(
+    coord: str, extent: int, k: int, params: list, copy: dict, spread: int, elem_bytes: int
+):
+    """(term, the most it adds, its loops) of the one runtime stride k * p:
+    p = +-d * a, a over every value below the threshold (the constant spread
+    plus 128 bytes) and one period of residues above (`exact_source_address`)."""
+    if len(params) > 1:
+        raise NotExact(f"a stride that is a product of parameters ({' * '.join(params)})")
+    hint = copy["params"][params[0]]
+    step = k * hint  # elements per unit of a
+    step_bytes = step * elem_bytes
+    below = -(-(spread + BANK_SPAN) // step_bytes)
+    count = below + BANK_SPAN // _gcd(BANK_SPAN, step_bytes)
+    var, sign, top = f"{params[0]}_div{hint}", f"{params[0]}_neg", extent - 1
+    mirrored = f"({coord}) ^ ({top} * {sign})" if top else f"({coord})"
+    return f"({mirrored}) * {step} * {var}", step * (count - 1) * top, [(var, count), (sign, 2)]
+
+
+def base_residues_known(copy: dict, copy_bytes: int) -> str | None:
+    """None when the copy's uniform base may be every multiple of `copy_bytes`
+    modulo 128 (what 'global align 16' quantifies over), else why not. The base
+    is the pointer argument plus uniform offsets (program ids, loop steps); the
+    copy's own alignment makes it a multiple of `copy_bytes`. An argument hinted
+    at most that divisible (Triton's launcher hints 16) moves it through every
+    such residue; a larger hint leaves the residue to offsets not traced."""
+    base = copy.get("base")
+    if base is None:
+        return "its pointer is not built from one pointer argument of the kernel"
+    hint = base[1] or 1
+    if hint > max(copy_bytes, COPY_BASE_ALIGN):
+        return (
+            f"its pointer argument {base[0]} has tt.divisibility {hint}, so the base "
+            "modulo 128 bytes depends on offsets not traced"
+        )
+    return None
 
 
 def _gcd(a: int, b: int) -> int:
