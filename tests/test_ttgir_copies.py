@@ -691,9 +691,10 @@ def test_cg_figures_hold_for_actual_strides_and_bases(name):
                 params = {n: (hints[n] or 1) * draw.randrange(1, 64) for n in hints}
                 params.update({s: (hints[s] or 1) * multiple for s in strides})
                 base = (1 << 24) + 128 * draw.randrange(1 << 10) + residue
-                params.update({n: base // elem for n in hints if n.endswith("ptr")})
+                params[entry["copy"]["base"][0]] = base // elem  # the copy's pointer argument
                 values = {vid: params[n] for vid, (n, _) in args.items()}
-                values.update({"tt.get_program_id": 0, "tt.get_num_programs": 64, "induction": 0})
+                pid = draw.randrange(64)
+                values.update({"tt.get_program_id": pid, "tt.get_num_programs": 64, "induction": 0})
                 pointer = np.asarray(_Concrete(defs, loops, values)(op.get_operand(0)))
                 costs[multiple, residue] = max(
                     _actual_cg_cost(pointer, line, solve, elem, shared)

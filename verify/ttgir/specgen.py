@@ -357,6 +357,8 @@ def _stride_term(
     step_bytes = step * elem_bytes
     below = -(-(spread + BANK_SPAN) // step_bytes)
     count = below + BANK_SPAN // _gcd(BANK_SPAN, step_bytes)
+    if extent & (extent - 1):
+        raise NotExact(f"the stride's dimension has {extent} elements, not a power of two")
     var, sign, top = f"{params[0]}_div{hint}", f"{params[0]}_neg", extent - 1
     mirrored = f"({coord}) ^ ({top} * {sign})" if top else f"({coord})"
     return f"({mirrored}) * {step} * {var}", step * (count - 1) * top, [(var, count), (sign, 2)]
