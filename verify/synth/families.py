@@ -4,11 +4,11 @@ Overview
 --------
 Every member's offset table is built with numpy and scored
 (`verify.synth.cost`); the table of all members is then the certificate that
-none does better. The padding families are searched this way (they are tiny);
+none does better. ``pad`` and ``nvmma`` are searched this way (they are tiny);
 the others are searched by the solver (`verify.synth.params`) on power-of-two
 tiles, and listed here only on other tiles and as the cross-check of the
 solver (`tests/test_synth.py`: the same optimum both ways on every catalog
-problem).
+problem, and on two for ``pad+sw``).
 
 * ``sw``: CuTe ``Sw<B,M,S> o (R,C):(C,1)`` (row-major) and ``o (R,C):(1,R)``
   (column-major), every B, M and S (either sign) whose bits stay inside the tile.

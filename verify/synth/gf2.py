@@ -44,7 +44,13 @@ The math
   a candidate bound on a phase's cost; z3 proves it on a smaller encoding (that
   phase alone, L one-to-one on its span, the alignment that forces low bits to
   0: `prove_phase_bound`) before the search uses it. Every step of a
-  certificate is a z3 answer; no step rests on an argument written in code.
+  certificate is a z3 answer (or, for a padded family's other pitches, an
+  exhaustive enumeration of slot counts); no step rests on an argument written
+  in code.
+* Views: M may act on another offset than the row-major one. A padded family
+  (`verify.synth.params.PaddedSw`) has a `View` per row pitch (o = P r + c),
+  chosen by the pitch's flag: its alignment, its instances and its phases'
+  bounds hold under that flag only (equal phases share their ladders).
 """
 
 from __future__ import annotations
@@ -787,6 +793,11 @@ def _better(enc: Encoding, family, bar: Objective) -> z3.BoolRef:
 # problem and family with this phase, alignment and width): `--family all` asks
 # each once, not once per family.
 _PROVED_LEMMAS: dict = {}
+
+
+def forget_proved_lemmas():
+    """Start afresh (a benchmark timing each run with its own lemma queries)."""
+    _PROVED_LEMMAS.clear()
 
 
 def _prove_lemmas(enc: Encoding, budget: Budget, steps: list[Step]):
