@@ -261,21 +261,20 @@ def cg_reads_once(shared, sources) -> bool:
 
 
 def _units(copies):
-    """One (source line, destination line) group's copies (p -> q, chunks 0-7) as
-    sector units (t, u, swap) in three classes: whole sectors (both halves of
-    source sector t into destination sector u), halves read from chunk 2t, halves
-    read from chunk 2t + 1."""
-    by_sector: dict[int, dict[int, int]] = defaultdict(dict)
-    for p, q in copies:
-        by_sector[p // 2][p % 2] = q
+    """One round's copies (p -> q, chunks 0-7; a round copies a source chunk into
+    each destination half at most once) as sector units (t, u, swap) in three
+    classes: whole sectors (chunk 2t into destination chunk q and chunk 2t + 1 into
+    q ^ 1), halves read from chunk 2t, halves read from chunk 2t + 1."""
+    into = {(p, q % 2): q for p, q in copies}
     whole: list[tuple[int, int, int]] = []
     halves: tuple[list[tuple[int, int, int]], ...] = ([], [])
-    for t, qs in by_sector.items():
-        if len(qs) == 2 and qs[0] // 2 == qs[1] // 2:
-            whole.append((t, qs[0] // 2, qs[0] % 2))
+    for p, q in copies:
+        partner = p ^ 1, 1 - q % 2
+        if into.get(partner) == q ^ 1:
+            if p % 2 == 0:
+                whole.append((p // 2, q // 2, q % 2))
         else:
-            for half, q in qs.items():
-                halves[half].append((t, q // 2, q % 2 ^ half))
+            halves[p % 2].append((p // 2, q // 2, q % 2 ^ p % 2))
     return [whole, halves[0], halves[1]]
 
 
@@ -295,23 +294,57 @@ def _fewest_symmetries(units) -> int:
     raise AssertionError("every unit is carried by some symmetry")
 
 
-def cg_sectors(op, shared, sources) -> int:
-    """Rule S (.cg, 16 bytes), exact when no two counted lanes copy one source chunk
-    into one shared line; bound G otherwise. Only the lowest lane writing a
-    destination counts. Counted copies in different (global 128-byte line, shared
-    128-byte line) pairs never share a wavefront. Within a pair, a copy moves source
-    chunk p (sector p // 2, half p % 2) to destination chunk q; a source sector whose
-    two halves both go to one destination sector is moved whole, other copies move a
-    half. One wavefront carries whole sectors only, or halves from one source half
-    only, mapped sector t -> u by one symmetry of the four-sector cycle (rotation or
-    reflection) with one swap of the 16-byte halves."""
-    if not cg_reads_once(shared, sources):
-        return cg_distinct_destinations(op, shared, sources)
+def _rounds(copies) -> list[list[tuple[int, int]]]:
+    """Copies of one source chunk into one destination half (chunk bit 0) in one
+    line go in separate rounds, the highest lane first: round k holds, per (chunk,
+    half), the k-th copy counting down from the highest lane."""
+    seen: Counter = Counter()
+    rounds: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for p, q in reversed(copies):
+        rounds[seen[(p, q % 2)]].append((p, q))
+        seen[(p, q % 2)] += 1
+    return list(rounds.values())
+
+
+def _group_copies(shared, sources) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """Counted copies by (source line, destination line), in lane order, as chunk
+    pairs p -> q (0-7 within the lines)."""
     groups = defaultdict(list)
     for lane in _counted_lanes(shared):
         s, d = sources[lane], shared[lane]
         groups[(s // 128, d // 128)].append((s // 16 % 8, d // 16 % 8))
-    return sum(_fewest_symmetries(u) for copies in groups.values() for u in _units(copies))
+    return groups
+
+
+def cg_sectors_first(op, shared, sources) -> int:
+    """Rule S as first fixed: one round per group, bound G wherever two counted lanes
+    copy one source chunk into one shared line."""
+    if not cg_reads_once(shared, sources):
+        return cg_distinct_destinations(op, shared, sources)
+    return sum(
+        _fewest_symmetries(u)
+        for copies in _group_copies(shared, sources).values()
+        for u in _units(copies)
+    )
+
+
+def cg_sectors(op, shared, sources) -> int:
+    """Rule S (.cg, 16 bytes). Only the lowest lane writing a destination counts.
+    Counted copies in different (global 128-byte line, shared 128-byte line) pairs
+    never share a wavefront. Within a pair, copies of one source chunk into one
+    destination half go in separate rounds (the highest lane in the first), and
+    rounds never share a wavefront. In a round a copy moves source chunk p (sector
+    p // 2, half p % 2) to destination chunk q; chunks 2t and 2t + 1 copied into the
+    two halves of one destination sector move that source sector whole, other copies
+    move a half. One wavefront carries whole sectors only, or halves from one source
+    half only, mapped sector t -> u by one symmetry of the four-sector cycle (rotation
+    or reflection) with one swap of the 16-byte halves."""
+    return sum(
+        _fewest_symmetries(u)
+        for copies in _group_copies(shared, sources).values()
+        for r in _rounds(copies)
+        for u in _units(r)
+    )
 
 
 # A rule's prediction of wavefronts from (op, shared addresses, global sources).
