@@ -4,6 +4,9 @@ together when each lane copies one 16-byte chunk of global memory into shared me
     python -m benchmarks.hw_cg --out DIR [--budget-s 300] [--seed 28 --fresh-seed 1028]
         -> DIR/hw_cases.csv (every planned case, written before anything runs)
            DIR/hw_cg.csv    (each case run: measured wavefronts, data check)
+    python -m benchmarks.hw_cg --out DIR --repeats 2000 --fresh-seed 4028 --label repeats
+        -> only patterns where two lanes copy one chunk into one line (the third set,
+           drawn after rule S's rounds were fixed; `repeats` below and the others)
 
 Addresses are built from chunks: a 128-byte line holds 8 chunks of 16 bytes, so a
 lane's copy is (source line, source chunk p) -> (destination line, chunk q).
@@ -23,6 +26,8 @@ a third of it fully random, generated before anything runs):
              into shared rows with an xor swizzle of the chunk index
   random     32 distinct destinations in a few lines from sources in a few lines
   wild       destinations in a few lines (repeats allowed), sources anywhere
+  repeats    (--repeats only) 1-4 groups whose sources come from a few chunks, or
+             whole source sectors copied into several destination sectors
 Needs nvcc, an NVIDIA GPU and ncu (see verify/gpu/probe.py).
 """
 
@@ -204,6 +209,34 @@ def random_injective(rng):
     return _case(slots, src)
 
 
+def repeats(rng):
+    """Chunks copied several times into one line: each of 1-4 groups draws its
+    sources from a few chunks (or copies whole source sectors into several
+    destination sectors, halves kept or exchanged), lanes in group order or shuffled."""
+    n = rng.choice([1, 1, 2, 3, 4])
+    sl, dl = _lines(rng, n, SOURCE_LINES), _lines(rng, n, DEST_LINES)
+    if rng.random() < 0.3:
+        dl = [dl[0]] * n
+    copies = []
+    for g in range(n):
+        slots = rng.sample(range(8), rng.randint(2, 8))
+        if rng.random() < 0.5:
+            pool = rng.sample(range(8), rng.randint(1, 4))
+            chunks = [rng.choice(pool) for _ in slots]
+        else:
+            sectors = rng.sample(range(4), rng.randint(1, 2))
+            swap = rng.randrange(2)
+            chunks = [2 * rng.choice(sectors) + (q % 2 ^ swap) for q in slots]
+        copies += [((sl[g], p), (dl[g], q)) for p, q in zip(chunks, slots)]
+    if rng.random() < 0.5:
+        rng.shuffle(copies)
+    if rng.random() < 0.5:
+        copies = (copies * 32)[:32]
+    else:
+        copies += [rng.choice(copies) for _ in range(32 - len(copies))]
+    return _case([d for _, d in copies], [s for s, _ in copies])
+
+
 FAMILIES = {
     "pair": (pair, 900),
     "perm": (perm, 1200),
@@ -243,6 +276,38 @@ def plan(seed: int, which: str, scale: float) -> list[dict]:
     return rows
 
 
+def copies_a_chunk_twice(shared, sources) -> bool:
+    """Do two lanes, each the first to write its 16-byte destination, copy one source
+    chunk into one shared line? (Rule S as first fixed gave only bound G there.)"""
+    first: dict[int, int] = {}
+    for lane, d in enumerate(shared):
+        first.setdefault(d // CHUNK, lane)
+    copies = [(sources[lane] // CHUNK, shared[lane] // 128) for lane in first.values()]
+    return len(set(copies)) < len(copies)
+
+
+def plan_repeats(seed: int, which: str, count: int) -> list[dict]:
+    """`count` patterns where some chunk is copied twice into a line: half from
+    `repeats`, half from the other families drawn as a fresh set draws them (a third
+    fully random), each kept only if it copies a chunk twice into a line."""
+    rng = random.Random(seed)
+    rows: list[dict] = []
+    while len(rows) < count:
+        if rng.random() < 0.5:
+            name = "repeats"
+        elif rng.random() < 1 / 3:
+            name = rng.choice(["random", "wild"])
+        else:
+            name = rng.choice(list(FAMILIES))
+        dest, src = (repeats if name == "repeats" else FAMILIES[name][0])(rng)
+        if copies_a_chunk_twice(dest, src):
+            rows.append(
+                {"set": which, "op": "cpa16", "size": 16, "dest_kind": name}
+                | {"source_kind": "", "shared": dest, "sources": src}
+            )
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -253,11 +318,17 @@ def main() -> int:
     ap.add_argument("--label", default="fresh", help="the second set's name")
     ap.add_argument("--budget-s", type=float, default=300)
     ap.add_argument("--plan-only", action="store_true")
+    ap.add_argument(
+        "--repeats", type=int, default=0, help="only this many patterns that copy a chunk twice"
+    )
     args = ap.parse_args()
     rows = []
-    if args.fit_scale > 0:
-        rows += plan(args.seed, "fit", args.fit_scale)
-    rows += plan(args.fresh_seed, args.label, args.fresh_scale)
+    if args.repeats:
+        rows = plan_repeats(args.fresh_seed, args.label, args.repeats)
+    else:
+        if args.fit_scale > 0:
+            rows += plan(args.seed, "fit", args.fit_scale)
+        rows += plan(args.fresh_seed, args.label, args.fresh_scale)
     os.makedirs(args.out, exist_ok=True)
     hw_campaign.write_plan(os.path.join(args.out, "hw_cases.csv"), rows)
     if not args.plan_only:
