@@ -11,7 +11,9 @@ builds the def-use maps). A value is one of:
   from lane to lane), each recorded as an integer every such term is a multiple
   of; plus a uniform part, which is not kept: moving every source of a copy by
   the same number of words rotates the source banks and changes neither rule C
-  nor bound G (README, "The spec language").
+  nor bound G (README, "The spec language"); rule S reads it modulo 128 bytes,
+  which the spec quantifies as its global base where `base_pointer`'s hint
+  allows every multiple of 16 there (`verify.ttgir.specgen.base_residues_known`).
 
 Operations followed: ``tt.make_range``, ``tt.splat``, ``tt.expand_dims``,
 ``tt.broadcast``, ``tt.addptr``, ``arith.addi``, ``arith.muli`` (one side
