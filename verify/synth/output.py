@@ -97,7 +97,9 @@ def text(problem: Problem, answer: Answer, cert: Certificate | None) -> str:
     how = (
         "exhaustive: every member evaluated"
         if answer.method == "list"
-        else "the solver: UNSAT just below each figure"
+        # A figure already at its least possible value (1-way, one wavefront a
+        # phase, no padding, no xor terms) needs no query below it.
+        else "the solver: UNSAT just below each figure above its least possible value"
     )
     lines += [
         f"best: {cert.layout}",
