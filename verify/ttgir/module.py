@@ -417,8 +417,8 @@ def _add_source(spec, name: str, access, copy: dict, tensor: dict, cvt, low, bit
                 copy, plain.coords, shape, bits // 8
             )
         except specgen.NotExact as e:
-            spec.banks_only[access.label] = str(e)
             address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
+            spec.banks_only[access.label] = str(e)  # only once the copy is modelled
     else:
         address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
     layout = f"G{name}"
