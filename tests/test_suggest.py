@@ -3,10 +3,12 @@ fixes a refuted bank check without breaking the spec's other checks. Every
 suggestion printed here is substituted into the spec by the test itself and the
 spec run again through the API or the CLI: it must pass."""
 
+import os
 import re
 
 import pytest
 from click.testing import CliRunner
+from conftest import SPECS
 
 import verify
 from verify import suggest
@@ -333,3 +335,19 @@ def test_a_transposed_nvmma_encoding_gets_the_nearest_width():
     statement, _ = suggested(text)
     assert statement == f"layout A = {encoding.format(64)} shape (64, 64)"
     assert_fixes(text, statement)
+
+
+def test_an_access_written_by_a_thread_map_gets_a_suggestion_too():
+    """specs/examples/triton_blocked_store.spec without its expectations: the column
+    read's lanes come from a Triton blocked layout (register and warp variables,
+    no `for` loops), and synthesis reads them from the thread map."""
+    with open(os.path.join(SPECS, "examples", "triton_blocked_store.spec")) as f:
+        lines = f.read().splitlines()
+    text = "\n".join(
+        line.replace(" expect refuted", "") for line in lines if "max_ways == 32" not in line
+    )
+    statement, detail = suggested(text)
+    assert statement.startswith("layout P = ") and "'conflict_free col' is proved" in detail
+    fixed = re.sub(r"(?m)^layout P = .*$", lambda _: statement, text, count=1)
+    report = verify.check_text(fixed, name="fixed.spec")
+    assert report.ok, str(report)

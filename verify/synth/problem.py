@@ -34,7 +34,7 @@ import numpy as np
 
 from verify.errors import SpecError
 from verify.instructions import Instruction
-from verify.program import Access, Program
+from verify.program import BASE, LANE, STAGE, Access, Program
 from verify.spec.ast import Spec, UnknownLayout
 
 # Instances (loop values) of one access that synthesis evaluates per candidate.
@@ -124,7 +124,9 @@ def problem_of(spec: Spec, source: str) -> Problem:
 def _synth_access(program: Program, unknown: UnknownLayout, name: str) -> SynthAccess:
     adef = program.spec.accesses[name]
     access = program.access(name, adef.pos)
-    loops = list(adef.loops)
+    # The access's own variables: its `for` loops, or those a thread map brings
+    # (register and warp); not the stage and base, which synthesis places itself.
+    loops = [(n, r) for n, r in access.ranges.items() if n not in (LANE, STAGE, BASE)]
     count = 1
     for _, r in loops:
         count *= r.size
