@@ -103,11 +103,12 @@ def test_cp_async_cg_is_exact_by_rule_s_where_it_applies():
     assert doc["model_fidelity"].startswith("exact (rule S")
 
 
-def test_cp_async_cg_is_labelled_a_bound_where_rule_s_does_not_apply():
-    # Every lane copies global chunk 0, so lanes copy one chunk into one shared line.
+def test_cp_async_cg_is_exact_where_a_chunk_is_copied_twice_into_a_line():
+    # Every lane copies global chunk 0: rule S's rounds (hw_cg.md) make it exact, 8
+    # a line (four rounds of two halves that land with different swaps).
     doc = cg_wavefronts([16 * lane for lane in range(32)], [0] * 32)
-    assert (doc["wavefronts"], doc["exact"]) == (32, False)
-    assert doc["model_fidelity"].startswith("upper bound (bound G")
+    assert (doc["wavefronts"], doc["exact"]) == (32, True)
+    assert doc["model_fidelity"].startswith("exact (rule S")
 
 
 def test_wavefronts_command_refuses_a_cp_async_without_sources():
@@ -203,39 +204,36 @@ def test_rule_s_quantifies_the_global_base_modulo_128(align, worst, base):
     assert sources and all(a % 128 // 16 == (base // 16 + i) % 8 for i, a in enumerate(sources))
 
 
-def test_cp_async_cg_is_bound_g_where_rule_s_is_not_exact():
-    """Every lane copies global chunk 0 into one shared line: rule S is not exact, so
-    bound G (8 distinct destinations) proves what it can and refutes only an '=='
-    above it."""
+def test_cp_async_cg_copying_one_chunk_into_a_line_is_exact_by_rounds():
+    """Every lane copies global chunk 0 into one shared line: rule S's rounds give
+    8 exactly (four copies into each half of the line's sectors, so four rounds of
+    two halves that land with different swaps), which bound G (8) equals."""
     got = results(
         "buffer align 128\naccess cg = cp.async.cg.16 S(r, 4 * (lane % 8)) from G(r, 0) "
         "for r in 0..32\ncheck wavefronts <= 4 cg\ncheck wavefronts <= 8 cg\n"
         "check wavefronts == 9 cg\ncheck wavefronts == 8 cg\n"
     )
-    assert got["wavefronts <= 4 cg"].status == Status.UNKNOWN
-    assert "bound G gives 8, above 4, on 256 of 256 instances" in got["wavefronts <= 4 cg"].reason
+    assert got["wavefronts <= 4 cg"].status == Status.REFUTED
+    assert "8 wavefronts by rule S" in got["wavefronts <= 4 cg"].counterexample.summary
     assert got["wavefronts <= 8 cg"].status == Status.PROVED
-    assert got["wavefronts == 9 cg"].status == Status.REFUTED  # at most 8
-    assert got["wavefronts == 8 cg"].status == Status.UNKNOWN  # perhaps fewer
-    assert got["wavefronts <= 8 cg"].fidelity.startswith("upper bound (bound G")
+    assert got["wavefronts == 9 cg"].status == Status.REFUTED
+    assert got["wavefronts == 8 cg"].status == Status.PROVED
+    assert got["wavefronts <= 8 cg"].fidelity.startswith("exact (rule S")
 
 
-def test_a_cg_copy_with_some_instances_bound_g_is_labelled_so():
+def test_a_cg_copy_mixing_line_copies_and_repeated_chunks_is_exact():
     """Odd rows copy a line into a line (rule S: 1), even rows copy one chunk into
-    eight destinations (bound G: 8): '<= 1' is unknown, not refuted; '<= 8' proved."""
+    eight destinations (rule S's rounds: 8): '<= 1' is refuted at an even row."""
     got = results(
         "buffer align 128\nglobal align 128\naccess cg = cp.async.cg.16 S(r, 4 * (lane % 8)) "
         "from G(r, 4 * (lane % 8) * (r % 2)) for r in 0..32\n"
         "check wavefronts <= 1 cg\ncheck wavefronts <= 8 cg\ncheck wavefronts == 1 cg\n"
     )
     one = got["wavefronts <= 1 cg"]
-    assert one.status == Status.UNKNOWN and "rule S gives at most 1 elsewhere" in one.reason
-    assert one.fidelity == (
-        "rule S (exact) on 16 of 32 instances, bound G (an upper bound) on 16, where two "
-        "lanes copy one source chunk into one shared line"
-    )
+    assert one.status == Status.REFUTED and one.counterexample.instance["r"] % 2 == 0
+    assert one.fidelity.startswith("exact (rule S")
     assert got["wavefronts <= 8 cg"].status == Status.PROVED
-    assert got["wavefronts == 1 cg"].status == Status.UNKNOWN
+    assert got["wavefronts == 1 cg"].status == Status.REFUTED
 
 
 @pytest.mark.parametrize("align", [16, 128])
@@ -336,7 +334,8 @@ def test_a_copy_above_the_enumeration_limit_goes_to_the_solver():
 def test_vectorised_copy_costs_equal_verify_bank(instr):
     """The enumeration engine's numpy rule C / rule S against
     `verify.bank.hardware_copy_cost` (figure and exactness), on random destinations
-    and sources with many repeats (broadcasts, collisions) and on permutations."""
+    and sources with many repeats (broadcasts, collisions, chunks copied twice into
+    a line: rule S's rounds) and on permutations."""
     access = Program(parse_text(TILES + f"access cp = {instr} S(0, 0) from G(0, 0)\n")).access(
         "cp", None
     )
@@ -353,7 +352,7 @@ def test_vectorised_copy_costs_equal_verify_bank(instr):
         want = hardware_copy_cost(access.instruction, list(d), list(s))
         assert (cost, is_exact) == (want.wavefronts, want.exact)
     if instr.endswith("cg.16"):
-        assert 50 < exact.sum() < 350  # both kinds of figure were compared
+        assert exact.all()  # rule S, rounds included, is exact on every pattern
 
 
 def test_the_oracle_answers_copies_as_verify_does():

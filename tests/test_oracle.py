@@ -473,7 +473,7 @@ def test_cp_async_without_size_or_source_or_with_max_ways_is_refused():
         )
 
 
-# -- cp.async: rule C and bound G --------------------------------------------------
+# -- cp.async: rule C, rule S and bound G --------------------------------------------------
 
 
 @pytest.mark.parametrize("cache,size", [("ca", 4), ("ca", 8), ("ca", 16), ("cg", 16)])
@@ -547,11 +547,10 @@ def test_copy_answers_read_both_sides():
     assert got["wavefronts <= 8 cp"].holds
 
 
-def test_bound_g_leaves_out_what_it_cannot_decide():
+def test_rule_s_rounds_decide_a_chunk_copied_into_every_destination():
     """Every lane copies global chunk 0, eight lanes into each of four shared lines:
-    rule S is not exact, so bound G (32 distinct 16-byte destinations, an upper bound)
-    proves <= 32 and refutes == 40, and leaves <= 4, == 32 and conflict_free out
-    (verify: UNKNOWN)."""
+    rule S's rounds (four copies into each half of a line's sectors: four rounds of
+    two halves with different swaps) give 8 a line, 32 exactly, as bound G does."""
     got = answers(
         "dtype f32\nbuffer align 128\nlayout S = (32,32):(32,1)\n"
         "access cp = cp.async.cg.16 S(lane / 8, 4 * (lane % 8)) from S(0, 0)\n"
@@ -560,7 +559,9 @@ def test_bound_g_leaves_out_what_it_cannot_decide():
     )
     assert got["wavefronts <= 32 cp"] == Answer(True, wavefronts=32)
     assert got["wavefronts == 40 cp"] == Answer(False, wavefronts=32)
-    assert not {"wavefronts <= 4 cp", "wavefronts == 32 cp", "conflict_free cp"} & set(got)
+    assert got["wavefronts <= 4 cp"] == Answer(False, wavefronts=32)
+    assert got["wavefronts == 32 cp"] == Answer(True, wavefronts=32)
+    assert got["conflict_free cp"] == Answer(False, wavefronts=32)
 
 
 def test_rule_s_answers_cg_copies_at_every_global_base():

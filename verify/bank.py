@@ -201,7 +201,7 @@ def copy_cost(instr: Instruction, destinations: list[int], sources: list[int]) -
     out(a) + in(b) - both(a, b) over its edges (a, b).
     .cg (16 bytes only): bound G, one wavefront per distinct 16-byte destination,
     never exceeded on any measurement. The engines use this figure; `cp_async_cost`
-    gives rule S (`cg_cost`), exact where no chunk is copied twice into one line."""
+    gives rule S (`cg_cost`), exact on every measured pattern."""
     destinations = check_addresses(instr, destinations)
     sources = _checked_sources(instr, sources)
     if instr.cache == "cg":
@@ -266,33 +266,40 @@ def counted_lanes(destinations: list[int]) -> list[int]:
     return sorted(lowest.values())
 
 
-def reads_each_chunk_once(destinations: list[int], sources: list[int]) -> bool:
-    """No two counted lanes copy one 16-byte source chunk into one shared 128-byte
-    line: where rule S is exact (a chunk copied into several lines is fine)."""
-    copies = [
-        (sources[lane] // CHUNK_BYTES, destinations[lane] // LINE_BYTES)
-        for lane in counted_lanes(destinations)
-    ]
-    return len(set(copies)) == len(copies)
+def copy_rounds(copies: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """One line pair's copies (source chunk p -> destination chunk q, 0-7, in lane
+    order) split into rounds, which never share a wavefront: copies of one source
+    chunk into one destination half (q % 2) go in separate rounds, the highest lane's
+    in the first. Where no chunk is copied twice into one line there is one round."""
+    seen: dict[tuple[int, int], int] = defaultdict(int)
+    rounds: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for p, q in reversed(copies):
+        rounds[seen[(p, q % 2)]].append((p, q))
+        seen[(p, q % 2)] += 1
+    return [sorted(rounds[k]) for k in sorted(rounds)]
+
+
+def round_units(copies: list[tuple[int, int]]) -> list[list[tuple[int, int, int]]]:
+    """One round's copies as units (source sector, destination sector, half swap) in
+    the three classes a wavefront cannot mix: whole sectors (chunks 2t and 2t + 1
+    into the two halves of one destination sector), then single halves read from the
+    sector's first and second 16 bytes. A round copies a chunk into each destination
+    half at most once, so a half's partner, if any, is unique."""
+    into = {(p, q % 2): q for p, q in copies}
+    whole: list[tuple[int, int, int]] = []
+    halves: tuple[list[tuple[int, int, int]], ...] = ([], [])
+    for p, q in copies:
+        if into.get((p ^ 1, 1 - q % 2)) != q ^ 1:
+            halves[p % 2].append((p // 2, q // 2, q % 2 ^ p % 2))
+        elif p % 2 == 0:
+            whole.append((p // 2, q // 2, q % 2))
+    return [whole, *halves]
 
 
 def sector_units(copies: list[tuple[int, int]]) -> list[list[tuple[int, int, int]]]:
-    """One line pair's copies (source chunk p -> destination chunk q, 0-7) as units
-    (source sector, destination sector, half swap) in the three classes a wavefront
-    cannot mix: whole sectors (both halves of a source sector into one destination
-    sector), then single halves read from the sector's first and second 16 bytes."""
-    by_sector: dict[int, dict[int, int]] = defaultdict(dict)
-    for p, q in copies:
-        by_sector[p // 2][p % 2] = q
-    whole: list[tuple[int, int, int]] = []
-    halves: tuple[list[tuple[int, int, int]], ...] = ([], [])
-    for t, targets in sorted(by_sector.items()):
-        if len(targets) == 2 and targets[0] // 2 == targets[1] // 2:
-            whole.append((t, targets[0] // 2, targets[0] % 2))
-        else:
-            for half, q in sorted(targets.items()):
-                halves[half].append((t, q // 2, q % 2 ^ half))
-    return [whole, *halves]
+    """One line pair's copies (in lane order) as unit classes, three per round
+    (`copy_rounds`, `round_units`); each class costs `fewest_symmetries` on its own."""
+    return [units for one in copy_rounds(copies) for units in round_units(one)]
 
 
 def fewest_symmetries(units: list[tuple[int, int, int]]) -> int:
@@ -312,15 +319,12 @@ def fewest_symmetries(units: list[tuple[int, int, int]]) -> int:
 
 
 def cg_cost(instr: Instruction, destinations: list[int], sources: list[int]) -> CopyCost:
-    """Rule S, the H200's cost of one warp's cp.async.cg (exact on every measurement
-    where `reads_each_chunk_once`; bound G, one wavefront per distinct destination,
-    where two counted lanes copy one chunk into one line). Copies are grouped by (global
-    128-byte line, shared 128-byte line), groups never sharing a wavefront; each
-    group's units cost `fewest_symmetries`, class by class."""
+    """Rule S, the H200's cost of one warp's cp.async.cg (exact on every .cg
+    measurement, benchmarks/results/hw_cg.md). Copies are grouped by (global 128-byte
+    line, shared 128-byte line), groups never sharing a wavefront; each group's
+    rounds and unit classes (`sector_units`) cost `fewest_symmetries` each."""
     destinations = check_addresses(instr, destinations)
     sources = _checked_sources(instr, sources)
-    if not reads_each_chunk_once(destinations, sources):
-        return CopyCost(instr, len({d // CHUNK_BYTES for d in destinations}), ())
     groups: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
     for lane in counted_lanes(destinations):
         src, dst = sources[lane], destinations[lane]

@@ -506,15 +506,14 @@ CG_BLOCK = 4096
 
 def cg_costs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule S (`verify.bank.cg_cost`) per instance, vectorised: (instances, 32)
-    16-byte-aligned destinations and sources -> costs, and whether rule S is exact
-    (where not, the cost is bound G, the distinct destinations)."""
+    16-byte-aligned destinations and sources -> costs, and whether each is exact
+    (rule S is, on every measured pattern: all true)."""
     parts = [
         _cg_block(dst[i : i + CG_BLOCK], src[i : i + CG_BLOCK])
         for i in range(0, len(dst), CG_BLOCK)
     ]
-    if not parts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
-    return np.concatenate([c for c, _ in parts]), np.concatenate([e for _, e in parts])
+    costs = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return costs, np.ones(len(costs), dtype=bool)
 
 
 def _pairs(values: np.ndarray) -> np.ndarray:
@@ -525,21 +524,25 @@ def _pairs(values: np.ndarray) -> np.ndarray:
 EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
 
 
-def _cg_block(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
     """Rule S on one block. Counted lanes: the lowest writing each 16-byte
-    destination. Each unit (a whole sector, or a half) is carried by exactly two
-    (symmetry, half swap) pairs: the rotation by u - t and the reflection u + t (mod
-    4) with its swap, so a class's fewest symmetries is the minimum vertex cover
-    of a graph whose edges are its units (`_COVER`); units are summed per set of
-    (global line, shared line, class, swap)."""
+    destination. A counted copy's round: how many later counted lanes copy its
+    source chunk into the same half of a sector of its shared line (`bank.copy_rounds`).
+    Each unit (a whole sector, or a half) is carried by exactly two (symmetry, half
+    swap) pairs: the rotation by u - t and the reflection u + t (mod 4) with its
+    swap, so a class's fewest symmetries is the minimum vertex cover of a graph
+    whose edges are its units (`_COVER`); units are summed per set of (global line,
+    shared line, round, class, swap)."""
     counted = ~(_pairs(dst // CHUNK_BYTES) & EARLIER).any(axis=2)
     both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
     source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
-    exact = ~(both & _pairs(source_chunk) & _pairs(shared_line)).any(axis=(1, 2))
     p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
-    # A source sector moved whole: its other half copied into the same shared sector.
+    repeat = both & _pairs(source_chunk) & _pairs(shared_line) & _pairs(q % 2)
+    rounds = (repeat & EARLIER.T).sum(axis=2)
+    # A source sector moved whole: its other half copied, in the same round, into
+    # the other half of the same shared sector.
     partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
-    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES))).any(axis=2)
+    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES)) & _pairs(rounds)).any(axis=2)
     kind = np.where(whole, 2, p % 2)
     unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
     t, u, swap = p // 2, q // 2, (p ^ q) & 1
@@ -549,13 +552,13 @@ def _cg_block(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         & unit[:, None, :]
         & _pairs(src // LINE_BYTES)
         & _pairs(shared_line)
+        & _pairs(rounds)
         & _pairs(kind)
         & _pairs(swap)
     )
     graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
     first = unit & ~(same_set & EARLIER).any(axis=2)
-    rule_s = np.where(first, _cover_table()[graph], 0).sum(axis=1)
-    return np.where(exact, rule_s, counted.sum(axis=1)), exact
+    return np.where(first, _cover_table()[graph], 0).sum(axis=1)
 
 
 @cache

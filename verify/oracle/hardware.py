@@ -254,24 +254,41 @@ CG_MOVES = tuple(
 )
 
 
-def _cg_batches(moves: dict[int, int]) -> list[dict[int, int]]:
-    """Split one line pair's chunk moves (source chunk -> destination chunk) into the
-    kinds no wavefront mixes: sectors moved in one piece (both chunks, landing in one
-    destination sector), lone first chunks, lone second chunks."""
-    kinds: list[dict[int, int]] = [{}, {}, {}]
-    for c, to in moves.items():
-        other = moves.get(c ^ 1)
-        in_one_piece = other is not None and other // 2 == to // 2
-        kinds[2 if in_one_piece else c % 2][c] = to
+def _cg_passes(moves: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """One line pair's moves (source chunk, destination chunk), lowest lane first,
+    dealt into passes that never share a wavefront: walking from the highest lane
+    down, a move goes to the first pass holding no move of its source chunk into the
+    same half (first or second 16 bytes) of a destination sector."""
+    passes: list[list[tuple[int, int]]] = []
+    for c, to in reversed(moves):
+        free = [p for p in passes if all((c, to % 2) != (c2, to2 % 2) for c2, to2 in p)]
+        if free:
+            free[0].append((c, to))
+        else:
+            passes.append([(c, to)])
+    return passes
+
+
+def _cg_batches(moves: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """Split one pass's chunk moves into the kinds no wavefront mixes: sectors moved
+    in one piece (chunks 2k and 2k + 1 landing in the two halves of one destination
+    sector), lone first chunks, lone second chunks."""
+    kinds: list[list[tuple[int, int]]] = [[], [], []]
+    for c, to in moves:
+        in_one_piece = (c ^ 1, to ^ 1) in moves
+        if in_one_piece and c % 2 == 0:
+            kinds[2].append((c, to))
+        elif not in_one_piece:
+            kinds[c % 2].append((c, to))
     return [k for k in kinds if k]
 
 
-def _cg_batch_wavefronts(batch: dict[int, int]) -> int:
+def _cg_batch_wavefronts(batch: list[tuple[int, int]]) -> int:
     """Fewest of the sixteen moves that together put every chunk of `batch` in place."""
-    fits = [m for m in CG_MOVES if any(m[c] == to for c, to in batch.items())]
+    fits = [m for m in CG_MOVES if any(m[c] == to for c, to in batch)]
     for n in range(1, len(batch) + 1):
         for chosen in _choose(fits, n):
-            if all(any(m[c] == to for m in chosen) for c, to in batch.items()):
+            if all(any(m[c] == to for m in chosen) for c, to in batch):
                 return n
     raise AssertionError("a chunk's own move always puts it in place")
 
@@ -287,26 +304,24 @@ def _choose(items: list, n: int):
 
 def cg_copy_costs(destinations: np.ndarray, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """cp.async.cg's cost of every instance, and whether it is exact (rule S, from
-    the H200 measurements in benchmarks/results/hw_cg.md). `destinations`/`sources`:
-    (instances, 32) shared and full global byte addresses (16-byte aligned; the
-    128-byte lines of both matter, not only the banks). Of lanes writing one 16-byte
-    destination only the lowest is done; if two of those copy one 16-byte source
-    chunk into one 128-byte shared line, the instance gets the bound (distinct
-    destinations) and is not exact."""
+    the H200 measurements in benchmarks/results/hw_cg.md; exact on every one of them).
+    `destinations`/`sources`: (instances, 32) shared and full global byte addresses
+    (16-byte aligned; the 128-byte lines of both matter, not only the banks). Of
+    lanes writing one 16-byte destination only the lowest is done; its move lands in
+    the pair (source line, shared line), dealt into passes (`_cg_passes`); each
+    pass's kinds cost their fewest moves."""
     costs = np.zeros(destinations.shape[0], dtype=np.int64)
-    exact = np.zeros(destinations.shape[0], dtype=bool)
     for i, (dst, src) in enumerate(zip(destinations.tolist(), sources.tolist())):
         done: dict[int, int] = {}
         for d, s in zip(dst, src):
             done.setdefault(d // 16, s // 16)
-        if len({(s, d // 8) for d, s in done.items()}) < len(done):
-            costs[i] = len(done)
-            continue
-        pairs: dict[tuple[int, int], dict[int, int]] = {}
+        pairs: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for d, s in done.items():
-            pairs.setdefault((s // 8, d // 8), {})[s % 8] = d % 8
+            pairs.setdefault((s // 8, d // 8), []).append((s % 8, d % 8))
         costs[i] = sum(
-            _cg_batch_wavefronts(b) for moves in pairs.values() for b in _cg_batches(moves)
+            _cg_batch_wavefronts(b)
+            for moves in pairs.values()
+            for one_pass in _cg_passes(moves)
+            for b in _cg_batches(one_pass)
         )
-        exact[i] = True
-    return costs, exact
+    return costs, np.ones(destinations.shape[0], dtype=bool)
