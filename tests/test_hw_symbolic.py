@@ -10,12 +10,14 @@ and both are compared with a brute force written here: every instance evaluated 
 verify: its own rule L (`verify.oracle.merging`), rule C and bound G
 (`verify.oracle.hardware.copy_cost`) and rule S (`cg_copy_costs`).
 
-Beyond the maxima, the solver's counts are pinned at single instances and must equal
-the replay (an encoding that under-counted where the maximum does not look would
-prove a wrong bound), and every verdict class is reached through `run_spec`:
-PROVED and REFUTED for loads and copies, and UNKNOWN for .cg copies where an
-instance's figure is bound G (rule S not exact there) or the engine is the solver,
-which encodes bound G only and so may never refute a .cg ``<=``.
+Beyond the maxima, the solver's counts are pinned at single instances (and global
+bases) and must equal the replay (an encoding that under-counted where the maximum
+does not look would prove a wrong bound), and every verdict class is reached through
+`run_spec`: PROVED and REFUTED for loads and copies. Rule S in the solver
+(`properties.RuleSQuery`) gets its own random .cg specs (line permutations, shifts,
+XOR swizzles, split and merged lines, repeated chunks, broadcasts, at every global
+alignment), and deliberately broken copies of its encoding must each be caught by
+those comparisons.
 """
 
 import itertools
@@ -157,11 +159,6 @@ def oracle_copy(program: Program, access: Access, instr: str) -> tuple[int | Non
     return int(costs.max()), None
 
 
-def bound_g(access: Access) -> int:
-    """Bound G over every instance (global base 0: it does not read the sources)."""
-    return max(brute_copy_at(access, v) for v in instances(access))
-
-
 def naturally_aligned(program: Program, access: Access) -> bool:
     n = access.instruction.bytes_per_address
     return all(
@@ -200,9 +197,7 @@ def test_rule_l_in_both_engines_equals_brute_force(seed):
 
 @pytest.mark.parametrize("seed", range(CASES))
 def test_copy_figures_in_both_engines_equal_brute_force_and_the_oracle(seed):
-    """Enumeration: rule C, or rule S and bound G kept apart, as brute force and the
-    oracle give them. The solver: rule C, or bound G over every instance, which is
-    at least every rule S figure (so its proofs stay sound)."""
+    """Both engines: rule C, or rule S, as brute force and the oracle give them."""
     text, program, access = drawn(copy_spec, seed)
     expected = brute_copy(program, access)
     assert oracle_copy(program, access, access.instruction.name) == expected, text
@@ -210,12 +205,8 @@ def test_copy_figures_in_both_engines_equal_brute_force_and_the_oracle(seed):
     got = tuple(m.value if m is not None else None for m in (figures.exact, figures.bound))
     assert got == expected and figures.complete, text
     solver = properties.copy_wavefronts(program, access, Budget(60))
-    assert solver.complete, text
-    if access.instruction.cache == "ca":
-        assert solver.exact is not None and solver.exact.value == expected[0], text
-    else:
-        assert solver.bound is not None and solver.bound.value == bound_g(access), text
-        assert all(solver.bound.value >= m for m in expected if m is not None), text
+    got = tuple(m.value if m is not None else None for m in (solver.exact, solver.bound))
+    assert got == expected and solver.complete, text
 
 
 # -- the solver's counts at single instances ------------------------------------------
@@ -235,18 +226,38 @@ def pinned_wavefronts(query: properties.PhaseQuery, values: dict[str, int]) -> i
     return next(n for n in range(sum(caps) + 1) if not reaches(n + 1))
 
 
+def rule_s_counts(query: properties.RuleSQuery, values: dict[str, int], n: int) -> bool:
+    """The encoding's count at this instance and global base (`GBASE` in `values`) is
+    n: "rule S >= n" is satisfiable there and "rule S >= n + 1" is not."""
+    pinned = [query.ctx.var(name) == query.ctx.num(v) for name, v in values.items()]
+
+    def reaches(k: int) -> bool:
+        solver = query.solver()
+        solver.add(*pinned, query.at_least(k))
+        return solver.check() == z3.sat
+
+    return reaches(n) and not reaches(n + 1)
+
+
+def pinned_copy(program: Program, access: Access, values: dict[str, int], n: int) -> bool:
+    """The solver counts n at one instance: rule C's ladder, or rule S's."""
+    if access.instruction.cache == "cg":
+        return rule_s_counts(properties.RuleSQuery(program, access), values, n)
+    return pinned_wavefronts(properties.CopyQuery(access), values) == n
+
+
 @pytest.mark.parametrize("seed", range(0, CASES, 3))
 def test_the_encodings_count_exactly_at_each_instance(seed):
-    """Loads (rule L, merged pairs pinned) and copies (rule C, bound G)."""
+    """Loads (rule L, merged pairs pinned) and copies (rule C; rule S at a global base)."""
     _, _, load = drawn(load_spec, seed)
-    _, _, copy = drawn(copy_spec, seed)
-    for access, query, cost in (
-        (load, properties.BankQuery(load), lambda v: brute_load_at(load, v)),
-        (copy, properties.CopyQuery(copy), lambda v: brute_copy_at(copy, v)),
-    ):
-        every = instances(access)
-        for values in random.Random(seed).sample(every, min(3, len(every))):
-            assert pinned_wavefronts(query, values) == cost(values), (access.name, values)
+    query = properties.BankQuery(load)
+    every = instances(load)
+    for values in random.Random(seed).sample(every, min(3, len(every))):
+        assert pinned_wavefronts(query, values) == brute_load_at(load, values), values
+    _, program, copy = drawn(copy_spec, seed)
+    every = copy_instances(program, copy)
+    for values in random.Random(seed).sample(every, min(3, len(every))):
+        assert pinned_copy(program, copy, values, brute_copy_at(copy, values)), values
 
 
 def brute_load_at(access: Access, values: dict[str, int]) -> int:
@@ -254,11 +265,11 @@ def brute_load_at(access: Access, values: dict[str, int]) -> int:
 
 
 def brute_copy_at(access: Access, values: dict[str, int]) -> int:
-    """Rule C, or bound G for .cg: the figure the solver encodes."""
+    """`verify.bank.hardware_copy_cost` at one instance and global base (0 if none)."""
     assert access.source is not None
-    return copy_cost(
-        access.instruction, access.lane_addresses(values), access.source.lane_addresses(values)
-    ).wavefronts
+    base = values.get(GBASE, 0)
+    sources = [base + a for a in access.source.lane_addresses(values)]
+    return hardware_copy_cost(access.instruction, access.lane_addresses(values), sources).wavefronts
 
 
 # -- verdicts: every class, both engines, against brute force -------------------------
@@ -304,14 +315,13 @@ def copy_expectation(exact: int | None, bound: int | None, n: int, equal: bool) 
 def test_copy_verdicts_follow_brute_force(seed):
     text, program, access = drawn(copy_spec, seed)
     exact, bound = brute_copy(program, access)
-    solver = (exact, None) if access.instruction.cache == "ca" else (None, bound_g(access))
     top = max(m for m in (exact, bound) if m is not None)
     checks = [(top, False), (top, True), (top - 1, False), (top + 1, True)]
     checks += [(exact, False), (exact, True)] if exact is not None else []
     names = {f"wavefronts {'==' if eq else '<='} {n} a": (n, eq) for n, eq in checks if n > 0}
     got = verdicts(text, [c[: -len(" a")] for c in names])
-    for engine, figures in (("enumeration", (exact, bound)), ("z3", solver)):
-        want = {c: copy_expectation(*figures, n, eq) for c, (n, eq) in names.items()}
+    want = {c: copy_expectation(exact, bound, n, eq) for c, (n, eq) in names.items()}
+    for engine in ("enumeration", "z3"):
         assert {c: s for c, (s, _) in got[engine].items()} == want, (engine, text)
     # The oracle reads the same spec text on its own: True/False where verify's
     # enumeration proves/refutes, the check left out where it is UNKNOWN.
@@ -396,8 +406,8 @@ def test_rule_l_cases_in_both_engines(pattern, rule_l, phase_model):
 
 
 COPY_CASES = [
-    # (instruction, destination and source patterns in copy units, rule C or rule S
-    # (None where rule S is not exact), bound G, the solver's .cg figure)
+    # (instruction, destination and source patterns in copy units, rule C or rule S,
+    # bound G for .cg: the distinct destinations, which rule S never exceeds)
     ("cp.async.ca.4", "lane", "lane", 1, None),  # contiguous both sides
     ("cp.async.ca.4", "lane", "4 * lane", 4, None),  # 16-byte-strided source
     ("cp.async.ca.4", "lane", "0", 32, None),  # every lane reads one global word
@@ -409,13 +419,17 @@ COPY_CASES = [
     ("cp.async.cg.16", "0", "lane", 1, 1),  # 32 lanes writing one destination
     ("cp.async.cg.16", "lane", "lane + 1", 12, 32),  # shifted by 16 bytes: 3 per line
     ("cp.async.cg.16", "lane", "lane / 8 * 8 + 7 - lane % 8", 4, 32),  # reversed lines: 1 each
+    # Chunks 0-3 copied twice into each line: two rounds per line (the second case
+    # is one that an encoding without rounds miscounts).
+    ("cp.async.cg.16", "lane", "lane % 4", 8, 32),
+    ("cp.async.cg.16", "lane / 8 * 8 + (lane + 3) % 8 + 1", "lane % 4", 24, 32),
 ]
 
 
 @pytest.mark.parametrize("instr,dst,src,figure,bound", COPY_CASES)
 def test_copy_cases_in_both_engines(instr, dst, src, figure, bound):
-    """The figures, and the solver's count pinned at the instance (global base 0,
-    `global align 128`)."""
+    """The figures in both engines, and the solver's count pinned at the instance
+    (global base 0, `global align 128`)."""
     text = (
         "dtype f32\nbuffer align 128\nglobal align 128\nlayout S = (_4096):(_1)\n"
         "layout G = (_16384):(_1)\n"
@@ -424,14 +438,16 @@ def test_copy_cases_in_both_engines(instr, dst, src, figure, bound):
     )
     program, access = access_of(text)
     values = instances(access)[0]
-    split = (figure, None) if figure is not None else (None, bound)
-    assert brute_copy(program, access) == split == oracle_copy(program, access, instr)
-    solver_figure = bound if instr.endswith("cg.16") else figure
-    assert brute_copy_at(access, values) == solver_figure
-    assert pinned_wavefronts(properties.CopyQuery(access), values) == solver_figure
-    assert properties.copy_wavefronts(program, access, Budget(60)).value == solver_figure
-    figures = enumeration.copy_wavefronts(program, access, Budget(60))
-    assert (figures.exact and figures.exact.value, figures.bound and figures.bound.value) == split
+    assert brute_copy(program, access) == (figure, None) == oracle_copy(program, access, instr)
+    assert brute_copy_at(access, values) == figure
+    assert pinned_copy(program, access, values, figure)
+    if bound is not None:
+        assert access.source is not None
+        destinations, sources = access.lane_addresses(values), access.source.lane_addresses(values)
+        assert copy_cost(access.instruction, destinations, sources).wavefronts == bound >= figure
+    for engine in (properties, enumeration):
+        figures = engine.copy_wavefronts(program, access, Budget(60))
+        assert (figures.exact and figures.exact.value, figures.bound) == (figure, None)
 
 
 def test_a_refuted_merged_load_says_which_figure_it_is():
@@ -447,3 +463,153 @@ def test_a_refuted_merged_load_says_which_figure_it_is():
         assert result.counterexample is not None
         assert result.counterexample.summary.startswith("2 wavefronts by rule L (2 conflict-free")
         assert result.fidelity is not None and result.fidelity.startswith("exact (rule L")
+
+
+# -- rule S in the solver: its own random specs and broken encodings ------------------
+
+# 16-byte chunk patterns in lane and k: line permutations (XOR swizzles, reversal,
+# rotation), shifts, splits and merges of lines, halves swapped, repeated chunks,
+# broadcasts; the source and destination sides are drawn apart.
+CHUNK_PATTERNS = [
+    "lane",
+    "lane + {d}",
+    "lane / 8 * 8 + (lane % 8 ^ {x})",
+    "lane / 8 * {row} + (lane % 8 ^ lane / 8 % 8)",
+    "lane / 8 * 8 + 7 - lane % 8",
+    "lane / 8 * 8 + (lane + {r}) % 8",
+    "lane % 8 * {row} + lane / 8",
+    "lane / 2 + lane % 2 * 16",
+    "lane ^ 1",
+    "lane / {g}",
+    "lane % {m} + k * {d}",
+    "(lane ^ k * {x}) + {d}",
+    "{d}",
+]
+
+
+def chunk_pattern(rng: random.Random) -> str:
+    return rng.choice(CHUNK_PATTERNS).format(
+        d=rng.choice([0, 1, 2, 3, 5, 8, 9]),
+        x=rng.choice([1, 2, 3, 5, 7]),
+        row=rng.choice([8, 9, 12, 16, 24]),
+        r=rng.choice([1, 2, 3]),
+        g=rng.choice([2, 4, 8]),
+        m=rng.choice([4, 8, 12, 16]),
+    )
+
+
+def rule_s_spec(rng: random.Random) -> str:
+    align = rng.choice([16, 32, 64, 128])
+    return (
+        f"dtype f32\nglobal align {align}\nlayout S = (_4096):(_1)\nlayout G = (_16384):(_1)\n"
+        f"access a = cp.async.cg.16 S(4 * (({chunk_pattern(rng)}) % 256)) "
+        f"from G(4 * (({chunk_pattern(rng)}) % 1024)) for k in 0..{rng.choice([1, 2, 4])}\n"
+    )
+
+
+RULE_S_CASES = 16
+
+
+@pytest.mark.parametrize("seed", range(RULE_S_CASES))
+def test_rule_s_in_the_solver_equals_brute_force_enumeration_and_the_oracle(seed):
+    text, program, access = drawn(rule_s_spec, seed)
+    expected = brute_copy(program, access)
+    assert oracle_copy(program, access, access.instruction.name) == expected, text
+    for engine in (properties, enumeration):
+        figures = engine.copy_wavefronts(program, access, Budget(60))
+        got = tuple(m.value if m is not None else None for m in (figures.exact, figures.bound))
+        assert got == expected and figures.complete, (engine.__name__, text)
+
+
+def rule_s_disagreement(query_class):
+    """The first (spec, instance) where `query_class`'s count, pinned, differs from
+    `verify.bank.hardware_copy_cost`: the .cg cases written out above at every global
+    base (`global align 16`), then four instances of each random rule S spec; None
+    if there is none."""
+    written = [
+        "dtype f32\nbuffer align 128\nglobal align 16\nlayout S = (_4096):(_1)\n"
+        f"layout G = (_16384):(_1)\naccess a = {i} S({units(i, d, 256)}) "
+        f"from G({units(i, s, 1024)}) for k in 0..1\n"
+        for i, d, s, _, _ in COPY_CASES
+        if i.endswith("cg.16")
+    ]
+    drawn_texts = [drawn(rule_s_spec, seed)[0] for seed in range(RULE_S_CASES)]
+    for text, count in [(t, None) for t in written] + [(t, 4) for t in drawn_texts]:
+        program, access = access_of(text)
+        query = query_class(program, access)
+        every = copy_instances(program, access)
+        for values in random.Random(text).sample(every, count or len(every)):
+            if not rule_s_counts(query, values, brute_copy_at(access, values)):
+                return text, values
+    return None
+
+
+def test_rule_s_counts_exactly_at_each_instance_and_base():
+    assert rule_s_disagreement(properties.RuleSQuery) is None
+
+
+class _NoWholeSectors(properties.RuleSQuery):
+    def _whole(self, i):
+        return self.ctx.any([])
+
+
+class _EveryLaneCounted(properties.RuleSQuery):
+    def _counted(self):
+        return [self.ctx.all([]) for _ in self.lanes]
+
+
+class _NoRounds(properties.RuleSQuery):
+    def _rounds(self):
+        return [self.ctx.bits(0, properties.ROUND_BITS) for _ in self.lanes]
+
+
+class _SourceLinesIgnored(properties.RuleSQuery):
+    def _same_set(self, i, j):
+        a, b = self.copies[i], self.copies[j]
+        return self.ctx.all([a.shared_line == b.shared_line, self.rounds[i] == self.rounds[j]])
+
+
+class _GlobalBaseZero(properties.RuleSQuery):
+    def solver(self):
+        solver = super().solver()
+        solver.add(self.ctx.var(GBASE) == self.ctx.num(0))
+        return solver
+
+
+def _rotations_only(monkeypatch):
+    monkeypatch.setattr(properties._LaneCopy, "reflection", properties._LaneCopy.rotation)
+
+
+def _swaps_ignored(monkeypatch):
+    monkeypatch.setattr(
+        properties._LaneCopy, "swap", property(lambda c: z3.BitVecVal(0, 1, c.q.ctx))
+    )
+
+
+@pytest.mark.parametrize(
+    "mutant,patch",
+    [
+        (_NoWholeSectors, None),
+        (_EveryLaneCounted, None),
+        (_NoRounds, None),
+        (_SourceLinesIgnored, None),
+        (_GlobalBaseZero, None),
+        (properties.RuleSQuery, _rotations_only),
+        (properties.RuleSQuery, _swaps_ignored),
+    ],
+    ids=[
+        "no whole sectors",
+        "every lane counted",
+        "no rounds",
+        "source lines ignored",
+        "global base 0",
+        "rotations only",
+        "swaps ignored",
+    ],
+)
+def test_each_broken_rule_s_encoding_is_caught(mutant, patch, monkeypatch):
+    """Deliberate mistakes in the encoding, each caught by the pinned comparison
+    (a base pinned outside the mutant's domain counts 0, also a disagreement)."""
+    if patch is not None:
+        patch(monkeypatch)
+    assert rule_s_disagreement(mutant) is not None

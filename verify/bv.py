@@ -199,6 +199,27 @@ def shifted_down(term: z3.BitVecRef, bits: int) -> z3.BitVecRef:
     return z3.LShR(term, bits)
 
 
+def field(term: z3.BitVecRef, low: int, bits: int) -> z3.BitVecRef:
+    """(term / 2**low) % 2**bits, as a `bits`-wide vector: a chunk's place in its
+    line, a sector's in a cycle of four."""
+    return z3.Extract(low + bits - 1, low, term)
+
+
+def cyclic_add(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    """(a + b) modulo 2**width of a and b: the wrap is the point (rule S's sector
+    reflections, u + t mod 4), unlike `add`, which must never wrap."""
+    return a + b
+
+
+def cyclic_sub(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    """(a - b) modulo 2**width of a and b (rule S's sector rotations, u - t mod 4)."""
+    return a - b
+
+
+def xor(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    return a ^ b
+
+
 def eq(a, b) -> z3.BoolRef:
     return a == b
 

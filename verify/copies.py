@@ -2,10 +2,9 @@
 
 An access ``cp.async.ca.16 S(r, c) from G(r, c) ...`` writes S and reads the global
 tile G; `Program.copy_source` builds the global side. Its cost
-(`verify.bank.hardware_copy_cost`) is rule C for .ca, exact, and rule S for .cg,
-exact where no two counted lanes copy one 16-byte source chunk into one 128-byte
-shared line, bound G (one wavefront per distinct 16-byte destination, an upper bound)
-where they do.
+(`verify.bank.hardware_copy_cost`) is rule C for .ca and rule S for .cg, both exact
+(`CopyCost.exact`; bound G, one wavefront per distinct 16-byte destination, an upper
+bound, stands in wherever the bank model says rule S is not exact).
 
 Global bases. Rule C and bound G read a source only through its bank, so global
 base 0 stands for every aligned base; rule S reads which 128-byte global line each
@@ -30,14 +29,13 @@ phase (for .ca no instance costs less, so it is ``wavefronts == ideal``).
 Engines. The enumeration engine (`verify.enumerate.copy_wavefronts`) evaluates rule C
 and rule S at every instance and global base, vectorised (rule S's fewest symmetries
 are a minimum vertex cover, `verify.enumerate.cg_costs`). The solver
-(`verify.properties.copy_wavefronts`) encodes rule C and, for .cg, bound G only:
-rule S is a set cover over sector symmetries per (global line, shared line) group,
-with its exactness condition on top, and is not encoded. Bound G is at least rule S
-on every instance (each counted lane adds at most one wavefront to rule S), so the
-solver's .cg figure can prove a bound and never refute one: it is never less sound
-than enumeration, only less complete. So `auto` enumerates a .cg copy's figure up to
-`decide.CG_ENUMERATION_LIMIT` lane evaluations (four times the common line) and asks
-the solver, bound G, above it.
+(`verify.properties.copy_wavefronts`) encodes rule C and rule S
+(`verify.properties.RuleSQuery`: the vertex cover is a maximum matching, a count of
+per-lane Booleans), with the global base residue symbolic; it does not count the
+instances of each kind (`CopyFigures.bounded` is None). Sources known modulo 128
+bytes keep bound G in both. So both engines give one verdict and one figure; `auto`
+enumerates a .cg copy's figure up to `decide.CG_ENUMERATION_LIMIT` lane evaluations
+and asks the solver above it.
 """
 
 from __future__ import annotations
@@ -168,23 +166,16 @@ def _status(figures: CopyFigures, bound: int, equal: bool) -> tuple[Status, Maxi
 
 
 def _unknown_reason(program: Program, access: Access, figures: CopyFigures, bound: int) -> str:
-    instr = access.instruction
     assert figures.bound is not None, "only bound G leaves a complete search undecided"
     if not program.copy_rule_s(access):
         return (
             f"bound G gives {figures.bound.value}, above {bound}; the sources are known "
             "modulo 128 bytes only, not the 128-byte global lines rule S reads"
         )
-    if figures.bounded is None:
-        return (
-            f"bound G gives {figures.bound.value}, above {bound}; the solver does not "
-            f"encode rule S, the H200's exact cost for {instr.name} (--engine "
-            "enumeration evaluates it)"
-        )
     return (
-        f"bound G gives {figures.bound.value}, above {bound}, on {figures.bounded} of "
-        f"{figures.instances} instances, where two lanes copy one global 16-byte chunk "
-        "into one shared 128-byte line and rule S is not exact; "
+        f"bound G gives {figures.bound.value}, above {bound}, on {_bounded(figures)}"
+        "where two lanes copy one global 16-byte chunk into one shared 128-byte line and "
+        "rule S is not exact; "
         + (
             f"rule S gives at most {figures.exact.value} elsewhere"
             if figures.exact is not None
@@ -193,17 +184,25 @@ def _unknown_reason(program: Program, access: Access, figures: CopyFigures, boun
     )
 
 
+def _bounded(figures: CopyFigures) -> str:
+    """The instances bound G covers: counted by enumeration, not by the solver."""
+    if figures.bounded is None:
+        return "the instances "
+    return f"{figures.bounded} of {figures.instances} instances, "
+
+
 def fidelity(instr: Instruction, figures: CopyFigures) -> str:
     """The label of a copy check's figure: how exact it is over the instances."""
     if instr.cache != "cg":
         return instr.fidelity
     if figures.bound is None:
         return "exact (rule S: line pairs and sector symmetries, matches H200 measurements)"
-    if figures.exact is None or figures.bounded is None:
+    if figures.exact is None:
+        return "upper bound (bound G: one wavefront per distinct 16-byte destination)"
+    if figures.bounded is None:
         return (
-            "upper bound (bound G: one wavefront per distinct 16-byte destination"
-            + ("" if figures.bounded is not None else "; the solver does not encode rule S")
-            + ")"
+            "rule S (exact) where it applies, bound G (an upper bound) on the instances "
+            "where two lanes copy one source chunk into one shared line"
         )
     return (
         f"rule S (exact) on {figures.instances - figures.bounded} of {figures.instances} "

@@ -37,21 +37,30 @@ over the warp, of lanes whose 16-byte destination no earlier lane has.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 import z3
 
-from verify import bv, witness
-from verify.bank import WORD_BYTES, bank_cost, copy_cost, hardware_wavefronts
+from verify import bv, copies, witness
+from verify.bank import (
+    CHUNK_BYTES,
+    LINE_BYTES,
+    WORD_BYTES,
+    bank_cost,
+    copy_cost,
+    hardware_wavefronts,
+)
 from verify.copies import CopyFigures
-from verify.errors import SpecError
+from verify.errors import InternalError, SpecError
 from verify.expr import Expr, Range, Var, bounds, evaluate, substitute
 from verify.layout import coordinate_vars
-from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.program import BASE, GBASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
 from verify.solve import (
+    SEED,
     Budget,
     Maximum,
     SearchStatus,
@@ -64,6 +73,14 @@ from verify.solve import (
 from verify.spec.ast import LayoutDef
 
 COUNT_BITS = 16
+# Rule S's geometry as bit positions: 16-byte chunks, 32-byte sectors, 128-byte lines.
+CHUNK_BITS = CHUNK_BYTES.bit_length() - 1
+SECTOR_BITS = CHUNK_BITS + 1
+LINE_BITS = LINE_BYTES.bit_length() - 1
+# A lane's round counts later lanes: at most 31.
+ROUND_BITS = 5
+# Random instances per global base that rule S's ladders start from (`RuleSQuery.samples`).
+SAMPLES = 16
 
 
 # -- shared helpers -----------------------------------------------------------
@@ -458,12 +475,257 @@ class CopyQuery(PhaseQuery):
         return self.cost(values).wavefronts
 
 
+@dataclass(frozen=True)
+class _LaneCopy:
+    """One lane's copy as rule S reads it (`RuleSQuery`): source chunk p = 2t + h of
+    global line `source_line`, destination chunk q = 2u + h' of shared line
+    `shared_line` (p, q: 3 bits; t, u: 2; h, h': 1)."""
+
+    source_line: z3.BitVecRef
+    shared_line: z3.BitVecRef
+    p: z3.BitVecRef
+    q: z3.BitVecRef
+
+    @property
+    def half(self) -> z3.BitVecRef:
+        return bv.field(self.p, 0, 1)
+
+    @property
+    def swap(self) -> z3.BitVecRef:
+        """h ^ h': whether the copy exchanges the sector's halves."""
+        return bv.xor(self.half, bv.field(self.q, 0, 1))
+
+    @property
+    def rotation(self) -> z3.BitVecRef:
+        """u - t mod 4: the rotation of the sector cycle that carries the copy."""
+        return bv.cyclic_sub(bv.field(self.q, 1, 2), bv.field(self.p, 1, 2))
+
+    @property
+    def reflection(self) -> z3.BitVecRef:
+        """u + t mod 4: the reflection that carries it."""
+        return bv.cyclic_add(bv.field(self.q, 1, 2), bv.field(self.p, 1, 2))
+
+
+class RuleSQuery:
+    """Rule S (`verify.bank.cg_cost`) for a .cg copy, its instance and global base
+    residue (`Program.global_bases`, the variable GBASE) symbolic, lanes concrete.
+
+    Per lane: counted (no earlier lane writes its 16-byte destination), and its round
+    (how many later counted lanes copy its source chunk into the same half of a sector
+    of its shared line, `bank.copy_rounds`). A counted lane whose source sector's
+    other half a counted lane of its round copies into the other half of its
+    destination sector moves the sector whole (its first half stands for the unit,
+    the second is no unit); any other counted lane moves a half of class h. A unit
+    is carried by exactly one rotation (u - t mod 4) and one reflection (u + t) with
+    its swap, so per set (global line, shared line, round, class, swap) the fewest
+    symmetries are a minimum vertex cover of the bipartite graph whose edges are the
+    set's units, which by Konig's theorem is its maximum matching. u - t and u + t
+    have one parity, so the graph falls into two components, each within K(2,2),
+    whose maximum matching is 1 with a unit and 2 with two disjoint units (neither
+    rotation nor reflection shared). Rule S is thus a count of per-lane Booleans
+    (`_rule_s_items`), and "rule S >= n" a cardinality constraint on them."""
+
+    def __init__(self, program: Program, access: Access):
+        assert access.source is not None, f"{access.name}: a copy without its global source"
+        self.program, self.access = program, access
+        step = program.global_bases(access).step
+        ranges = {**access.ranges, GBASE: Range(0, LINE_BYTES)}
+        self.ctx = _context([access.address, access.source.address], ranges, extra=LINE_BYTES)
+        self.instance = [*access.instance_vars, GBASE]
+        gbase = self.ctx.var(GBASE)
+        self.constraints = [bv.low_bits_zero(gbase, step.bit_length() - 1)]
+        self.lanes = range(access.instruction.address_lanes)
+        self.copies = []
+        for lane in self.lanes:
+            dst = self.ctx.lower(access.address, fixed={LANE: lane})
+            src = bv.add(self.ctx.lower(access.source.address, fixed={LANE: lane}), gbase)
+            self.copies.append(_lane_copy(src, dst))
+        self.counted = self._counted()
+        self.rounds = self._rounds()
+        self.line_pair = {(i, j): self._same_set(i, j) for i, j in self._pairs()}
+        self.items = self._rule_s_items()
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        """Lane pairs (i, j), j < i."""
+        return [(i, j) for i in self.lanes for j in range(i)]
+
+    def _counted(self) -> list[z3.BoolRef]:
+        """No earlier lane writes the lane's 16-byte destination."""
+        ctx, c = self.ctx, self.copies
+        return [
+            ctx.all([bv.not_(self._same_destination(c[i], c[j])) for j in range(i)])
+            for i in self.lanes
+        ]
+
+    def _same_destination(self, a: _LaneCopy, b: _LaneCopy) -> z3.BoolRef:
+        return self.ctx.all([bv.eq(a.shared_line, b.shared_line), bv.eq(a.q, b.q)])
+
+    def _rounds(self) -> list[z3.BitVecRef]:
+        """Each lane's round: the later counted lanes copying its source chunk into
+        the same destination half of its shared line."""
+        ctx, c = self.ctx, self.copies
+
+        def repeats(i: int, j: int) -> z3.BoolRef:
+            return ctx.all(
+                [
+                    self.counted[j],
+                    bv.eq(c[i].source_line, c[j].source_line),
+                    bv.eq(c[i].p, c[j].p),
+                    bv.eq(c[i].shared_line, c[j].shared_line),
+                    bv.eq(bv.field(c[i].q, 0, 1), bv.field(c[j].q, 0, 1)),
+                ]
+            )
+
+        later = [[repeats(i, j) for j in self.lanes if j > i] for i in self.lanes]
+        return [ctx.count_true(items, ROUND_BITS) for items in later]
+
+    def _same_set(self, i: int, j: int) -> z3.BoolRef:
+        """Lanes i and j copy between one global line and one shared line, in one round."""
+        a, b = self.copies[i], self.copies[j]
+        return self.ctx.all(
+            [
+                bv.eq(a.source_line, b.source_line),
+                bv.eq(a.shared_line, b.shared_line),
+                bv.eq(self.rounds[i], self.rounds[j]),
+            ]
+        )
+
+    def _together(self, i: int, j: int) -> z3.BoolRef:
+        return self.line_pair[(max(i, j), min(i, j))]
+
+    def _whole(self, i: int) -> z3.BoolRef:
+        """A counted lane of lane i's round copies the other half of its source sector
+        into the other half of its destination sector."""
+        ctx, c = self.ctx, self.copies
+        partner = bv.xor(c[i].p, ctx.bits(1, 3))
+        other_half = bv.xor(c[i].q, ctx.bits(1, 3))
+        return ctx.any(
+            [
+                ctx.all(
+                    [
+                        self.counted[j],
+                        self._together(i, j),
+                        bv.eq(c[j].p, partner),
+                        bv.eq(c[j].q, other_half),
+                    ]
+                )
+                for j in self.lanes
+                if j != i
+            ]
+        )
+
+    def _rule_s_items(self) -> list[z3.BoolRef]:
+        """Booleans whose true count is rule S: a unit counts once if no earlier unit
+        shares its component, and once more if it is the first of its component with
+        a disjoint partner (the component's matching is then 2)."""
+        ctx, c = self.ctx, self.copies
+        whole = [self._whole(i) for i in self.lanes]
+        unit = [
+            ctx.all(
+                [self.counted[i], bv.not_(ctx.all([whole[i], bv.eq(c[i].half, ctx.bits(1, 1))]))]
+            )
+            for i in self.lanes
+        ]
+        component = {
+            (i, j): ctx.all(
+                [
+                    unit[i],
+                    unit[j],
+                    self._together(i, j),
+                    bv.eq(whole[i], whole[j]),
+                    bv.eq(c[i].half, c[j].half),
+                    bv.eq(c[i].swap, c[j].swap),
+                    bv.eq(bv.field(c[i].rotation, 0, 1), bv.field(c[j].rotation, 0, 1)),
+                ]
+            )
+            for i, j in self._pairs()
+        }
+
+        def joint(i: int, j: int) -> z3.BoolRef:
+            return component[(max(i, j), min(i, j))]
+
+        def disjoint(i: int, j: int) -> z3.BoolRef:
+            return ctx.all(
+                [bv.ne(c[i].rotation, c[j].rotation), bv.ne(c[i].reflection, c[j].reflection)]
+            )
+
+        partnered = [
+            ctx.any([ctx.all([joint(i, j), disjoint(i, j)]) for j in self.lanes if j != i])
+            for i in self.lanes
+        ]
+        first = [ctx.all([unit[i], *[bv.not_(joint(i, j)) for j in range(i)]]) for i in self.lanes]
+        second = [
+            ctx.all(
+                [partnered[i], *[bv.not_(ctx.all([joint(i, j), partnered[j]])) for j in range(i)]]
+            )
+            for i in self.lanes
+        ]
+        return first + second
+
+    def solver(self) -> z3.Solver:
+        """A fresh solver holding the domain: instance, global base residue."""
+        solver = new_solver(self.ctx)
+        solver.add(_in_ranges(self.ctx, self.instance))
+        solver.add(self.constraints)
+        return solver
+
+    def at_least(self, n: int) -> z3.BoolRef:
+        """Rule S costs at least n."""
+        return self.ctx.at_least(self.items, n)
+
+    def decode(self, model: z3.ModelRef) -> dict[str, int]:
+        return _decode(self.ctx, model, self.instance)
+
+    def score(self, values: dict[str, int]) -> int:
+        """The replayed cost (`bank.hardware_copy_cost`), which must be rule S's."""
+        cost = copies.replayed_cost(self.program, self.access, values)
+        if not cost.exact:
+            raise InternalError(f"rule S replays as bound G {cost.wavefronts}: {values}")
+        return cost.wavefronts
+
+    def samples(self) -> list[dict[str, int]]:
+        """Instances to start the ladder from, replayed concretely: both corners and
+        SAMPLES seeded random ones at every global base. The ladder's first probe is
+        one above its start, and a start at the maximum makes that probe the only
+        hard (UNSAT) one."""
+        ranges = {n: self.access.ranges[n] for n in self.access.instance_vars}
+        rng = random.Random(SEED)
+        picks = [{n: r.lo for n, r in ranges.items()}, {n: r.hi - 1 for n, r in ranges.items()}]
+        picks += [{n: rng.randrange(r.lo, r.hi) for n, r in ranges.items()} for _ in range(SAMPLES)]
+        bases = self.program.global_bases(self.access)
+        return [{**values, GBASE: base} for base in bases for values in picks]
+
+    def maximum(self, budget: Budget) -> Maximum:
+        """The largest rule S figure over every instance and global base."""
+        return maximize(
+            self.solver,
+            self.at_least,
+            self.decode,
+            self.score,
+            max(self.samples(), key=self.score),
+            self.access.instruction.address_lanes,
+            budget,
+        )
+
+
+def _lane_copy(src: z3.BitVecRef, dst: z3.BitVecRef) -> _LaneCopy:
+    return _LaneCopy(
+        bv.shifted_down(src, LINE_BITS),
+        bv.shifted_down(dst, LINE_BITS),
+        bv.field(src, CHUNK_BITS, LINE_BITS - CHUNK_BITS),
+        bv.field(dst, CHUNK_BITS, LINE_BITS - CHUNK_BITS),
+    )
+
+
 def copy_wavefronts(program: Program, access: Access, budget: Budget) -> CopyFigures:
-    """A cp.async's largest cost over every instance, with an instance attaining it:
-    rule C for .ca, exact; bound G for .cg, an upper bound only (the solver does not
-    encode rule S; `verify.copies` says why). Bound G does not read the sources, so
-    global base 0 stands for every one. Requires: destinations and sources naturally
+    """A cp.async's largest cost over every instance (and global base), with an
+    instance attaining it: rule C for .ca and rule S for .cg (`RuleSQuery`), both
+    exact; bound G, an upper bound, for a .cg copy whose sources are known modulo 128
+    bytes only (`Program.copy_rule_s`; bound G does not read the sources, so global
+    base 0 stands for every one). Requires: destinations and sources naturally
     aligned (checked before)."""
+    if program.copy_rule_s(access):
+        return CopyFigures(RuleSQuery(program, access).maximum(budget), None)
     best = CopyQuery(access).wavefronts(budget)
     if access.instruction.cache == "cg":
         return CopyFigures(None, best)
