@@ -616,8 +616,10 @@ class RuleSQuery:
 
     def _rule_s_items(self) -> list[z3.BoolRef]:
         """Booleans whose true count is rule S: a unit counts once if no earlier unit
-        shares its component, and once more if it is the first of its component with
-        a disjoint partner (the component's matching is then 2)."""
+        shares its component, and once more if the component uses both of its
+        rotations and both of its reflections: edges touching all four vertices of
+        K(2,2) always hold a perfect matching, while edges that miss a vertex all
+        share the other vertex on its side, which covers them."""
         ctx, c = self.ctx, self.copies
         whole = [self._whole(i) for i in self.lanes]
         unit = [
@@ -644,20 +646,17 @@ class RuleSQuery:
         def joint(i: int, j: int) -> z3.BoolRef:
             return component[(max(i, j), min(i, j))]
 
-        def disjoint(i: int, j: int) -> z3.BoolRef:
-            return ctx.all(
-                [bv.ne(c[i].rotation, c[j].rotation), bv.ne(c[i].reflection, c[j].reflection)]
-            )
+        def differ(i: int, j: int, side: str) -> z3.BoolRef:
+            return bv.ne(getattr(c[i], side), getattr(c[j], side))
 
-        partnered = [
-            ctx.any([ctx.all([joint(i, j), disjoint(i, j)]) for j in self.lanes if j != i])
-            for i in self.lanes
-        ]
+        def both_used(i: int, side: str) -> z3.BoolRef:
+            """Lane i's component uses both of its two rotations (or reflections)."""
+            later = range(i + 1, len(self.lanes))
+            return ctx.any([ctx.all([joint(i, j), differ(i, j, side)]) for j in later])
+
         first = [ctx.all([unit[i], *[bv.not_(joint(i, j)) for j in range(i)]]) for i in self.lanes]
         second = [
-            ctx.all(
-                [partnered[i], *[bv.not_(ctx.all([joint(i, j), partnered[j]])) for j in range(i)]]
-            )
+            ctx.all([first[i], both_used(i, "rotation"), both_used(i, "reflection")])
             for i in self.lanes
         ]
         return first + second
