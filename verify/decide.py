@@ -50,11 +50,14 @@ MODULES = {Z3: z3_engine, ENUMERATION: enumeration_engine}
 # size measured (benchmarks/results/hw_symbolic.md); it keeps the one line all the
 # same, as every other access does.
 ENUMERATION_LIMIT = 1 << 22
-# cp.async.cg's figure: only enumeration evaluates rule S (the solver encodes bound G,
-# which can prove a bound but never refute one, `verify.copies`), so `auto` enumerates
-# a .cg copy's figure on four times larger domains: rule S costs 0.4-1 us per lane
-# evaluation vectorised, about 20x less than `bank.cg_cost` per instance, and an SM80
-# producer of 2^24 lane evaluations took 7 s (benchmarks/results/cg_enumeration.md).
+# cp.async.cg's figure: both engines evaluate rule S, but the solver's rule S
+# (`properties.RuleSQuery`) is a hard formula: on the SM80 producer of
+# benchmarks/results/hw_symbolic.md (global bases counted) it took 5.2 s at 2^19.6
+# lane evaluations, 12.1 s at 2^23.6, 18.2 s at 2^26.6 and 14-16 s up to 2^33.6,
+# where enumeration took 0.3 s, 4.8 s and 38 s (2 cores at a load of about 3). So
+# enumeration stays the faster below about 2^25, and `auto` keeps enumerating a .cg
+# copy's figure up to 2^24 lane evaluations, four times the common line: rule S costs
+# 0.4-1 us per lane evaluation vectorised (benchmarks/results/cg_enumeration.md).
 CG_ENUMERATION_LIMIT = 1 << 24
 
 
