@@ -237,18 +237,17 @@ def test_a_cg_copy_mixing_line_copies_and_repeated_chunks_is_exact():
 
 
 @pytest.mark.parametrize("align", [16, 128])
-def test_the_solver_keeps_bound_g_for_cg_and_is_never_less_sound(align):
-    """The solver encodes bound G only: it proves what bound G allows and leaves the
-    rest UNKNOWN where enumeration evaluates rule S and refutes."""
+def test_the_solver_decides_cg_by_rule_s_as_enumeration_does(align):
+    """The solver encodes rule S (verify.properties.RuleSQuery) with the global base
+    residue symbolic: its verdicts and figures are enumeration's, refutations too."""
     body = f"buffer align 128\nglobal align {align}\n" + LINE_COPY
     body += "check wavefronts <= 1 cg\ncheck wavefronts <= 8 cg\ncheck wavefronts == 9 cg\n"
     solver, enumerated = results(body, "z3"), results(body, "enumeration")
-    assert solver["wavefronts <= 1 cg"].status == Status.UNKNOWN
-    assert "the solver does not encode rule S" in solver["wavefronts <= 1 cg"].reason
     expected = Status.PROVED if align == 128 else Status.REFUTED
-    assert enumerated["wavefronts <= 1 cg"].status == expected
-    for check in ("wavefronts <= 8 cg", "wavefronts == 9 cg"):
+    assert solver["wavefronts <= 1 cg"].status == expected
+    for check in ("wavefronts <= 1 cg", "wavefronts <= 8 cg", "wavefronts == 9 cg"):
         assert solver[check].status == enumerated[check].status != Status.UNKNOWN
+        assert solver[check].wavefronts == enumerated[check].wavefronts
 
 
 def test_sources_known_modulo_128_bytes_keep_bound_g():
