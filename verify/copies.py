@@ -3,8 +3,9 @@
 An access ``cp.async.ca.16 S(r, c) from G(r, c) ...`` writes S and reads the global
 tile G; `Program.copy_source` builds the global side. Its cost
 (`verify.bank.hardware_copy_cost`) is rule C for .ca and rule S for .cg, both exact
-(`CopyCost.exact`; bound G, one wavefront per distinct 16-byte destination, an upper
-bound, stands in wherever the bank model says rule S is not exact).
+on every pattern measured (`CopyCost.exact`); bound G, one wavefront per distinct
+16-byte destination, an upper bound, stands in where the sources are known modulo
+128 bytes only.
 
 Global bases. Rule C and bound G read a source only through its bank, so global
 base 0 stands for every aligned base; rule S reads which 128-byte global line each
@@ -18,8 +19,7 @@ bound-G figure, kept apart. Verdicts (`decide_copy`): REFUTED only from an exact
 figure above the bound (the instance is replayed by `hardware_copy_cost`), or for
 ``== n`` when even the bounds stay below n; PROVED when every figure, exact or
 bound, is within the bound (for ``== n``: an exact figure reaches n and nothing
-exceeds it); UNKNOWN otherwise. The fidelity label says which rule gave the figure,
-and on how many instances rule S was exact.
+exceeds it); UNKNOWN otherwise. The fidelity label says which rule gave the figure.
 
 Checks. ``wavefronts <= n`` and ``wavefronts == n`` as for any access;
 ``conflict_free`` means the copy costs no more than its ideal, one wavefront per
@@ -31,8 +31,7 @@ and rule S at every instance and global base, vectorised (rule S's fewest symmet
 are a minimum vertex cover, `verify.enumerate.cg_costs`). The solver
 (`verify.properties.copy_wavefronts`) encodes rule C and rule S
 (`verify.properties.RuleSQuery`: the vertex cover is a maximum matching, a count of
-per-lane Booleans), with the global base residue symbolic; it does not count the
-instances of each kind (`CopyFigures.bounded` is None). Sources known modulo 128
+per-lane Booleans), with the global base residue symbolic. Sources known modulo 128
 bytes keep bound G in both. So both engines give one verdict and one figure; `auto`
 enumerates a .cg copy's figure up to `decide.CG_ENUMERATION_LIMIT` lane evaluations
 and asks the solver above it.
@@ -66,16 +65,12 @@ from verify.witness import shown_instance
 @dataclass(frozen=True)
 class CopyFigures:
     """A copy's largest cost over every instance (and global base), as an engine found
-    it, split by how the figure is known: `exact` over the instances whose rule is
-    exact (rule C; rule S where no two counted lanes copy one source chunk into one
-    shared line), `bound` over the others, by bound G (an upper bound). Either is
-    None when no instance falls in it; `bounded` counts the instances in `bound`
-    (None where the engine cannot tell, the solver's bound G for every .cg)."""
+    it, by how the figure is known: `exact` by rule C or rule S, `bound` by bound G
+    (an upper bound, for sources known modulo 128 bytes only). The one not used is
+    None."""
 
     exact: Maximum | None
     bound: Maximum | None
-    instances: int = 0
-    bounded: int | None = None
     stopped: str = ""  # why the search stopped early (a timeout), if it did
 
     @property
@@ -129,7 +124,7 @@ def decide_copy(
     status, shown = _status(figures, bound, check.exact)
     reason = ""
     if status == Status.UNKNOWN:
-        reason = figures.reason or _unknown_reason(program, access, figures, bound)
+        reason = figures.reason or _unknown_reason(figures, bound)
     cex = None
     if status == Status.REFUTED:
         assert shown is not None, "a refutation shows an instance"
@@ -165,49 +160,23 @@ def _status(figures: CopyFigures, bound: int, equal: bool) -> tuple[Status, Maxi
     return Status.UNKNOWN, top
 
 
-def _unknown_reason(program: Program, access: Access, figures: CopyFigures, bound: int) -> str:
+def _unknown_reason(figures: CopyFigures, bound: int) -> str:
     assert figures.bound is not None, "only bound G leaves a complete search undecided"
-    if not program.copy_rule_s(access):
-        return (
-            f"bound G gives {figures.bound.value}, above {bound}; the sources are known "
-            "modulo 128 bytes only, not the 128-byte global lines rule S reads"
-        )
     return (
-        f"bound G gives {figures.bound.value}, above {bound}, on {_bounded(figures)}"
-        "where two lanes copy one global 16-byte chunk into one shared 128-byte line and "
-        "rule S is not exact; "
-        + (
-            f"rule S gives at most {figures.exact.value} elsewhere"
-            if figures.exact is not None
-            else "no instance has rule S exact"
-        )
+        f"bound G gives {figures.bound.value}, above {bound}; the sources are known "
+        "modulo 128 bytes only, not the 128-byte global lines rule S reads"
     )
 
 
-def _bounded(figures: CopyFigures) -> str:
-    """The instances bound G covers: counted by enumeration, not by the solver."""
-    if figures.bounded is None:
-        return "the instances "
-    return f"{figures.bounded} of {figures.instances} instances, "
-
-
 def fidelity(instr: Instruction, figures: CopyFigures) -> str:
-    """The label of a copy check's figure: how exact it is over the instances."""
+    """The label of a copy check's figure: the rule that gave it."""
     if instr.cache != "cg":
         return instr.fidelity
     if figures.bound is None:
         return "exact (rule S: line pairs and sector symmetries, matches H200 measurements)"
-    if figures.exact is None:
-        return "upper bound (bound G: one wavefront per distinct 16-byte destination)"
-    if figures.bounded is None:
-        return (
-            "rule S (exact) where it applies, bound G (an upper bound) on the instances "
-            "where two lanes copy one source chunk into one shared line"
-        )
     return (
-        f"rule S (exact) on {figures.instances - figures.bounded} of {figures.instances} "
-        f"instances, bound G (an upper bound) on {figures.bounded}, where two lanes copy "
-        "one source chunk into one shared line"
+        "upper bound (bound G: one wavefront per distinct 16-byte destination; the "
+        "sources are known modulo 128 bytes only)"
     )
 
 

@@ -411,14 +411,12 @@ def _replayed(access: Access, instance: Domain, best: _Best, metric: str, reason
 
 class _CopyBest:
     """The largest exact and bound-G costs seen, each with the first (instance,
-    global base) reaching it, and how many instances got bound G."""
+    global base) reaching it."""
 
     def __init__(self):
-        self.exact, self.bound, self.bounded, self.instances = _Best(), _Best(), 0, 0
+        self.exact, self.bound = _Best(), _Best()
 
     def offer(self, costs: np.ndarray, exact: np.ndarray, start: int, base: int):
-        self.instances += costs.size
-        self.bounded += int(np.count_nonzero(~exact))
         for best, mask in ((self.exact, exact), (self.bound, ~exact)):
             values = np.where(mask, costs, -1)
             i = int(np.argmax(values))
@@ -451,9 +449,7 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
     return copies.CopyFigures(
         _replayed_copy(program, access, instance, best.exact, True, reason),
         _replayed_copy(program, access, instance, best.bound, False, reason),
-        best.instances,
-        best.bounded,
-        reason,
+        stopped=reason,
     )
 
 
