@@ -351,3 +351,18 @@ def test_an_access_written_by_a_thread_map_gets_a_suggestion_too():
     fixed = re.sub(r"(?m)^layout P = .*$", lambda _: statement, text, count=1)
     report = verify.check_text(fixed, name="fixed.spec")
     assert report.ok, str(report)
+
+
+def test_a_suggestions_recheck_runs_under_the_callers_timeout(monkeypatch):
+    timeouts = []
+    recheck = suggest.run_spec
+
+    def recording(spec, timeout=60.0, *rest):
+        timeouts.append(timeout)
+        return recheck(spec, timeout, *rest)
+
+    monkeypatch.setattr(suggest, "run_spec", recording)
+    text = ROWS.format(layout="(8,64):(64,1)")
+    report = verify.check_text(text, name="t.spec", timeout=7)
+    assert any(r.counterexample and r.counterexample.suggestion for r in report)
+    assert timeouts and set(timeouts) == {7}

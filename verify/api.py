@@ -190,7 +190,7 @@ def check(path: str, timeout: float = 60.0, engine: str = "auto") -> Report:
     """Run every check of one spec file; `engine` as `verify.runner.run_spec` takes it."""
     try:
         spec = parse_file(path)
-        return Report(suggest.attach(spec, run_spec(spec, timeout, engine)))
+        return Report(suggest.attach(spec, run_spec(spec, timeout, engine), timeout=timeout))
     except SpecError as e:
         raise _with_file_source(e.located(path), path) from None
 
@@ -201,7 +201,7 @@ def check_text(
     """Run every check of a spec given as text; results and errors name the file `name`."""
     try:
         spec = parse_text(text, name)
-        return Report(suggest.attach(spec, run_spec(spec, timeout, engine), text))
+        return Report(suggest.attach(spec, run_spec(spec, timeout, engine), text, timeout))
     except SpecError as e:
         raise e.located(name).with_source(text) from None
 

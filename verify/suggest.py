@@ -177,9 +177,12 @@ class Outcome:
     seconds: float = 0.0
 
 
-def attach(spec: Spec, results: list[CheckResult], source: str | None = None) -> list[CheckResult]:
+def attach(
+    spec: Spec, results: list[CheckResult], source: str | None = None, timeout: float = 60.0
+) -> list[CheckResult]:
     """`results` with a suggestion (or a sentence saying why there is none) on each
-    failing bank check whose layout has a family."""
+    failing bank check whose layout has a family; a suggestion's whole-spec re-check
+    runs under `timeout` per check, as the first run did."""
     deadline = time.monotonic() + SEARCH_SECONDS
     outcomes: dict[str, Outcome | None] = {}
     for result in results:
@@ -191,7 +194,7 @@ def attach(spec: Spec, results: list[CheckResult], source: str | None = None) ->
             if time.monotonic() >= deadline:
                 break
             source = source if source is not None else _read(spec.file)
-            outcomes[layout] = _search(spec, source, layout, results, deadline)
+            outcomes[layout] = _search(spec, source, layout, results, (deadline, timeout))
         outcome = outcomes[layout]
         if outcome is not None:
             _annotate(result, check, outcome)
@@ -235,9 +238,11 @@ def _annotate(result: CheckResult, check: CheckDef, outcome: Outcome) -> None:
 
 
 def _search(
-    spec: Spec, source: str, layout: str, before: list[CheckResult], deadline: float
+    spec: Spec, source: str, layout: str, before: list[CheckResult], limits: tuple[float, float]
 ) -> Outcome | None:
-    """The nearest fix of `layout`'s family for all its accesses, re-checked."""
+    """The nearest fix of `layout`'s family for all its accesses, re-checked; `limits`
+    is (the search's deadline, each re-checked check's timeout)."""
+    deadline, timeout = limits
     started = time.monotonic()
     ldef = spec.layouts[layout]
     statement = _statement_of(source, ldef)
@@ -256,7 +261,8 @@ def _search(
     scorer = _scorer(problem, tile, f"layout {statement[1]}")
     fixes = _score(scorer, outcome, deadline)
     required = frozenset((r.line, r.text) for r in problem.requirements)
-    recheck = Rechecker(source, statement[0], spec.file, before, required, _exempt(spec, before))
+    exempt = _exempt(spec, before)
+    recheck = Rechecker(source, statement[0], spec.file, before, required, exempt, timeout)
     _choose(outcome, fixes, recheck)
     _offer_alternative(outcome, fixes, _unpadded_fixes(scorer, family, fixes), recheck)
     outcome.seconds = time.monotonic() - started
@@ -428,6 +434,7 @@ class Rechecker:
     # (line, text) of exact figures ('max_ways == 8 rd') of an access with a failing
     # bank check: they state the conflict being fixed, so a fix may change them
     exempt: frozenset[tuple[int, str]]
+    timeout: float = 60.0  # per check, as the first run's
 
     def __call__(self, fix: Fix) -> tuple[bool, list[str]]:
         """(whether every required check is proved and every check that passed
@@ -435,7 +442,7 @@ class Rechecker:
         fix.results. A check now UNKNOWN neither passes nor counts as broken."""
         text = _replaced(self.source, self.line, fix.candidate.statement)
         try:
-            fix.results = run_spec(parse_text(text, self.file))
+            fix.results = run_spec(parse_text(text, self.file), self.timeout)
         except SpecError:
             return False, []
         now = {(r.line, r.property): r for r in fix.results}
