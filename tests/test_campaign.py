@@ -327,6 +327,10 @@ def _finished_and_stopped(out: str) -> tuple[set[int], list[int]]:
 
 
 # Local workers start by importing verify and the oracle's Triton: seconds on a busy box.
+# With one job the budget interrupts a case in this process, sometimes while z3 builds
+# a term; z3's __del__ then meets the half-built object and Python reports it as
+# unraisable: noise of the interruption, not a result of the test.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("jobs, budget", [(1, 2), (2, 8)])
 def test_a_budget_stops_the_run_and_lists_the_cases_it_stopped(tmp_path, jobs, budget):
     """Local workers (or this process) stopped at the deadline: what finished is kept,
