@@ -42,7 +42,7 @@ def test_the_measured_rules_are_exact_except_cp_async_cg():
     assert parse_instruction("ld.shared.v4.b32").hardware_exact
     assert parse_instruction("cp.async.ca.shared.global.4").hardware_exact
     assert not parse_instruction("cp.async.cg.shared.global.16").hardware_exact
-    assert "rule L" in parse_instruction("ld.shared.v2.b32").hardware_fidelity
+    assert "rule L" in parse_instruction("ld.shared.v2.b32").fidelity
 
 
 def test_spec_figures_are_labelled_by_the_measured_rules():

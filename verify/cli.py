@@ -504,7 +504,7 @@ def _print_bank(cost, total: int, as_json: bool):
                     "ideal": cost.ideal,
                     "max_ways": cost.max_ways,
                     "exact": instruction.hardware_exact,
-                    "model_fidelity": instruction.hardware_fidelity,
+                    "model_fidelity": instruction.fidelity,
                     "phases": [
                         {
                             "lanes": [p.lanes.start, p.lanes.stop - 1],
@@ -525,7 +525,7 @@ def _print_bank(cost, total: int, as_json: bool):
     merged = f", phase model {cost.wavefronts}" if total != cost.wavefronts else ""
     click.echo(
         f"{instruction.name}: max_ways {cost.max_ways}, ideal {cost.ideal}{merged}; "
-        f"model {instruction.hardware_fidelity}"
+        f"model {instruction.fidelity}"
     )
     click.echo(str(total))
 

@@ -103,31 +103,26 @@ class Instruction:
     @property
     def hardware_exact(self) -> bool:
         """The measured rules (`verify.bank.hardware_wavefronts`, `cp_async_cost`) give
-        the H200's figure for every pattern: everything except cp.async.cg, exact by
-        rule S only on some patterns (`CopyCost.exact` says which) and bound G on
-        the rest."""
+        the H200's figure from the addresses alone: everything except cp.async.cg,
+        exact by rule S from whole sources and bound G from sources known modulo 128
+        bytes (`CopyCost.exact` says which)."""
         return self.cache != "cg"
 
     @property
     def fidelity(self) -> str:
         """The label of verify's figures: specs and TTGIR checks (both engines) and
-        `verify wavefronts` apply the measured rules, rule L, rule C and bound G."""
+        `verify wavefronts` apply the measured rules, rule L, rule C, and for .cg rule S
+        (`CopyCost.fidelity`, `verify.copies.fidelity`) or bound G, labelled here."""
         if self.cache == "cg":
             return (
                 "upper bound (bound G: one wavefront per distinct 16-byte destination; "
-                "rule S, exact, applies where no two lanes copy one 16-byte source chunk "
-                "into one 128-byte shared line)"
+                "rule S, exact, needs the sources' 128-byte global lines)"
             )
         if self.is_copy:
             return "exact (rule C: source-to-destination bank edges, matches H200 measurements)"
         if self.merges_phases:
             return "exact (rule L: phase pairs merge, matches H200 measurements)"
         return "exact (matches H200 measurements)"
-
-    @property
-    def hardware_fidelity(self) -> str:
-        """`fidelity`, under the name `verify wavefronts` reads."""
-        return self.fidelity
 
 
 def _vector_access(family: str, quals: list[str], text: str) -> Instruction:
