@@ -1,5 +1,5 @@
 """Benchmark and campaign scripts, run from the repository root as `python -m benchmarks.NAME`.
 
 A package so that the scripts import each other (`benchmarks.catalog`,
-`benchmarks.spec_generator`) and the tests import them, without sys.path edits.
+`oracle.spec_generator`) and the tests import them, without sys.path edits.
 """

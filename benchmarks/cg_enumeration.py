@@ -3,8 +3,8 @@
     python -m benchmarks.cg_enumeration [--max-seconds 30]
         -> benchmarks/results/cg_enumeration.md
 
-1. Per warp instance: `verify.enumerate.cg_costs` (numpy, every instance at once)
-   against `verify.bank.cg_cost` called once per instance, on the same random
+1. Per warp instance: `verify.engines.enumeration.cg_costs` (numpy, every instance at once)
+   against `verify.model.bank.cg_cost` called once per instance, on the same random
    patterns (half with repeated chunks, so both branches of the rule run); the
    figures must be equal.
 2. A spec: an SM80 producer, a 128x64 fp16 `Sw<3,3,3>` stage filled by
@@ -13,7 +13,7 @@
    under --max-seconds (rule S: REFUTED, 16 wavefronts at a global base 16 bytes
    past a line, where each row's 128 bytes straddle two global lines; at base 0 it
    is 4, one per quarter-warp) and by the solver (bound G: UNKNOWN, 32). The `auto`
-   column is `verify.decide`'s choice for the copy's figure.
+   column is `verify.engines.decide`'s choice for the copy's figure.
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ import time
 import numpy as np
 
 from benchmarks.catalog import machine
-from verify import decide
-from verify import enumerate as enumeration
-from verify.bank import cg_cost
-from verify.instructions import parse_instruction
-from verify.program import Program
-from verify.runner import run_spec
+from verify.engines import decide, enumeration
+from verify.engines.runner import run_spec
+from verify.model.bank import cg_cost
+from verify.model.instructions import parse_instruction
+from verify.model.program import Program
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -22,8 +22,8 @@ earlier campaign against verify's own enumeration stays in results/differential*
 
 Each case is one random spec from `spec_generator` (its families and shares are
 described there), written as text and answered twice: by verify
-(`verify.runner.run_spec`, with each engine it offers when it offers several) and
-by the independent oracle `verify.oracle`, which shares only the grammar with
+(`verify.engines.runner.run_spec`, with each engine it offers when it offers several) and
+by the independent oracle `oracle`, which shares only the grammar with
 verify and reads every notation its own way: CuTe layouts, swizzles,
 tile_to_shape and composition through pycute, Triton encodings through Triton's
 own linear layouts, formulas with its own interpreter, banks with its own model,
@@ -61,11 +61,11 @@ from functools import partial
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 from benchmarks.catalog import machine
-from benchmarks.spec_generator import FAMILIES, random_case
+from oracle import OracleRefusal, OracleUnavailable, answers
+from oracle.spec_generator import FAMILIES, random_case
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.oracle import OracleRefusal, OracleUnavailable, answers
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 from verify.sweep.engine import Engine
 
@@ -101,7 +101,7 @@ CSV_FIELDS = [
 ] + [f"{e}_{f}" for e in ENGINES for f in ENGINE_FIELDS]
 TEXT_FIELDS = ("family", "rejected", "one_sided")
 OUR_ORACLE = (
-    "`verify/oracle/`, independent of verify: it shares only the grammar file and "
+    "`oracle/`, independent of verify: it shares only the grammar file and "
     "reads every notation its own way -- CuTe layouts, swizzles, tile_to_shape and "
     "composition through pycute (nvidia-cutlass), Triton encodings through Triton's "
     "own linear layouts, formulas with its own interpreter, banks with its own "
@@ -698,7 +698,7 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         "Reproduce: `python -m benchmarks.differential --cases N --seed S`; replay one case "
         "with `--replay CASE` (and `--family NAME` for a run of one family). The "
         "generator's families are described in "
-        "`benchmarks/spec_generator.py`.",
+        "`oracle/spec_generator.py`.",
         "",
         "| figure | value |",
         "|---|---|",

@@ -10,7 +10,7 @@ Two tile families, each at sizes whose domains run from about 2^10 to 2^24 point
 Each asks, in a spec of its own, bijective or max-ways/wavefronts of ldmatrix.x4
 fragment reads or of st.v4 row stores, checked once by `engine="z3"` and once by
 `engine="enumeration"`; a row is one check with its domain points
-(`verify.decide`), both wall times and both verdicts and figures, which must
+(`verify.engines.decide`), both wall times and both verdicts and figures, which must
 agree. Enumeration is skipped for a question once it has taken more than
 --max-seconds at a smaller size.
 """
@@ -23,9 +23,9 @@ import os
 import sys
 
 from benchmarks.catalog import machine
-from verify import decide
-from verify.program import Program
-from verify.runner import run_spec
+from verify.engines import decide
+from verify.engines.runner import run_spec
+from verify.model.program import Program
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,7 +127,7 @@ def write(rows: list[dict]):
         f"Shared with other agents while measured (load average {LOAD:.1f} at the "
         "start): timings are noisy.\n",
         f"`auto` enumerates up to {decide.ENUMERATION_LIMIT:,} points "
-        "(`verify.decide.ENUMERATION_LIMIT`).\n",
+        "(`verify.engines.decide.ENUMERATION_LIMIT`).\n",
         "| family | tile | stages | question | points | z3 | enumeration | per point | agree |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]

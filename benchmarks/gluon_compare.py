@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-from verify.runner import run_spec
+from verify.engines.runner import run_spec
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -25,7 +25,7 @@ import sys
 
 from verify.gpu.compare import compare, cp_async, dump_size
 from verify.gpu.probe import Case, Probe, op_name
-from verify.instructions import parse_instruction
+from verify.model.instructions import parse_instruction
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")

@@ -12,7 +12,7 @@ Each hypothesis below is a function from lane addresses to wavefronts; the repor
 gives, per instruction class and data set, how many patterns it predicts exactly,
 over and under. Addresses are byte offsets from a 1024-aligned base (banks use
 offset / 4 mod 32). Nothing here imports verify: the rules stand on their own, and
-verify.bank implements the ones that held.
+verify.model.bank implements the ones that held.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ lane evaluations. Questions, each in its own spec:
                    16-byte chunk: wavefronts == 2 by rule L (the phase model says 4).
 Every question is asked of `engine="z3"`; enumeration is run too while it takes
 less than --max-seconds, and both verdicts and figures must agree. The row's `auto`
-column says which engine `auto` picks (`verify.decide`, `copy_limit`), counting the
+column says which engine `auto` picks (`verify.engines.decide`, `copy_limit`), counting the
 global bases of a .cg copy (`decide.copy_points`).
 """
 
@@ -32,9 +32,9 @@ import os
 import sys
 
 from benchmarks.catalog import machine
-from verify import decide
-from verify.program import Program
-from verify.runner import run_spec
+from verify.engines import decide
+from verify.engines.runner import run_spec
+from verify.model.program import Program
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -132,7 +132,7 @@ def write(rows: list[dict]):
         f"`auto` enumerates up to {decide.ENUMERATION_LIMIT:,} lane evaluations "
         f"({decide.CG_ENUMERATION_LIMIT:,} for a .cg copy's figure, global bases "
         "counted); above that it asks the solver. The solver encodes rule C and rule S "
-        "(`verify.properties.RuleSQuery`). Enumeration is skipped once it has taken "
+        "(`verify.engines.solver.RuleSQuery`). Enumeration is skipped once it has taken "
         "longer than the run's --max-seconds at a smaller size.\n",
         "| question | k-tiles | lane evaluations | auto | z3 | enumeration | verdict "
         "| wavefronts | agree |",

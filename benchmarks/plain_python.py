@@ -11,7 +11,7 @@ wavefronts over every instance" is answered twice in this process:
 * by the obvious plain-Python loop a person would write: every instance (loop
   values, stage, each aligned base of one period), every lane's address from
   `Access.lane_addresses` (verify's concrete evaluator, one Python call per lane)
-  and `verify.bank.bank_cost` on the 32 addresses.
+  and `verify.model.bank.bank_cost` on the 32 addresses.
 
 Both get the same answer (checked); the table compares their times, each the
 fastest of REPEAT runs. The plain loop
@@ -28,9 +28,9 @@ import time
 
 from benchmarks.catalog import machine
 from verify.api import spec_paths
-from verify.bank import bank_cost
-from verify.program import BASE, Program
-from verify.runner import run_spec
+from verify.engines.runner import run_spec
+from verify.model.bank import bank_cost
+from verify.model.program import BASE, Program
 from verify.spec.parser import parse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,7 +10,7 @@ stages (stage k at k * R*C*2 bytes) and a symbolic 128-byte-aligned base:
   bijective   -- no two (coordinate, stage) pairs share memory;
   ldmatrix.x4 -- max-ways of 16x16 fragment reads, over every fragment and stage;
   st.v4       -- max-ways of 128-bit producer stores, over every row group and stage.
-The solver answers through `verify.runner` with engine="z3"; what `auto` (the
+The solver answers through `verify.engines.runner` with engine="z3"; what `auto` (the
 default engine) chooses, and how long it takes, is recorded beside it. The
 reference enumeration here is hand-written numpy over every
 coordinate or instance (the base is fixed at 0: for element swizzles every aligned
@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from benchmarks.catalog import machine
-from verify.runner import run_spec
+from verify.engines.runner import run_spec
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,7 @@
 (results/differential_selfcheck/runs/*/differential.csv.gz: per-case seconds,
 solver and enumeration together) and writes each
 case's spec text to slow_cases.txt. The campaign's generator has since been
-rewritten (benchmarks/spec_generator.py), so the texts are regenerated with the
+rewritten (oracle/spec_generator.py), so the texts are regenerated with the
 generator of commit GENERATOR_COMMIT, the one that numbered those cases, read
 from git; the file is committed, so the rerun does not depend on git history.
 
@@ -34,9 +34,9 @@ import time
 from collections import Counter
 
 from benchmarks.catalog import machine
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -81,7 +81,7 @@ def _old_generator():
     # Its oracle import names functions the enumeration engine no longer has; the
     # generator itself does not use them.
     source = source.replace(
-        "from verify.enumerate import access_facts, aligned_to, layout_facts\n", ""
+        "from verify.engines.enumeration import access_facts, aligned_to, layout_facts\n", ""
     )
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(source)

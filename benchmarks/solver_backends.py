@@ -20,8 +20,8 @@ import time
 import z3
 
 from verify.api import spec_paths
-from verify.program import Program
-from verify.properties import BankQuery, overlap_query
+from verify.engines.solver import BankQuery, overlap_query
+from verify.model.program import Program
 from verify.spec.parser import parse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,8 +1,8 @@
-"""What suggestions (verify.suggest) add to a run: every spec under specs/ with its
+"""What suggestions (verify.synth.repair) add to a run: every spec under specs/ with its
 `expect` clauses removed (so that every refutation the specs document is a
 failure to explain), plus one small spec per layout family; each run timed
-without suggestions (`verify.runner.run_spec`) and then the suggestions alone
-(`verify.suggest.attach`). Every suggestion printed is substituted into the spec
+without suggestions (`verify.engines.runner.run_spec`) and then the suggestions alone
+(`verify.synth.repair.attach`). Every suggestion printed is substituted into the spec
 and the spec run again: the failing check must be proved and no check that
 passed may fail (a cross-check of the re-check the suggestion already made).
 
@@ -22,12 +22,12 @@ import re
 import statistics
 import time
 
-from verify import suggest
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.integrations.triton_exit import hide_leak_report_at_exit
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
-from verify.triton_exit import hide_leak_report_at_exit
+from verify.synth import repair as suggest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")

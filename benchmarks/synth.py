@@ -21,7 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from verify.runner import run_spec  # noqa: E402
+from verify.engines.runner import run_spec  # noqa: E402
 from verify.spec.parser import parse_text  # noqa: E402
 from verify.synth import gf2, synthesize_file  # noqa: E402
 from verify.synth.certificate import spec_with  # noqa: E402
@@ -128,7 +128,7 @@ def instance_totals(path: str) -> tuple[str, str, int, int]:
     comparable with the instructions a compiler emits for it."""
     import numpy as np
 
-    from verify.enumerate import phase_costs
+    from verify.engines.enumeration import phase_costs
     from verify.synth.search import synthesize
 
     source = read(path)

@@ -21,8 +21,8 @@ import glob
 import os
 import sys
 
+from verify.notation.triton_lowering import element_bits
 from verify.ttgir import extract
-from verify.ttgir.lowering import element_bits
 from verify.ttgir.module import run_kernel
 
 KERNELS = "specs/triton_kernels"

@@ -378,8 +378,8 @@ def per_execution(spec_text: str, access_name: str) -> tuple[float, float]:
     and subslice positions (one of which each execution takes), base 0."""
     import itertools
 
-    from verify.bank import bank_cost
-    from verify.program import BASE, LANE, STAGE, Program
+    from verify.model.bank import bank_cost
+    from verify.model.program import BASE, LANE, STAGE, Program
     from verify.spec.parser import parse_text
 
     access = Program(parse_text(spec_text, "kernel")).access(access_name, None)

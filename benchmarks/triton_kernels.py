@@ -12,7 +12,7 @@ cp.async and wgmma instructions of the PTX Triton produced, then per Python line
 of every op ``verify ttgir`` modelled: the instructions verify decided (kind x
 count per warp, summed over the line's ops) next to the PTX's thread
 shared-memory instructions under that line's ``.loc`` -- the check on the
-lowering rules (verify/ttgir/lowering.py). No GPU is needed: triton.compile takes
+lowering rules (verify/notation/triton_lowering.py). No GPU is needed: triton.compile takes
 a target.
 Triton records absolute source paths in ``loc(...)``; the repository prefix is cut
 so the committed TTGIR names specs/triton_kernels/<file>.py wherever it is checked.

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from verify.triton_exit import hide_leak_report_at_exit
+from verify.integrations.triton_exit import hide_leak_report_at_exit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = os.path.join(ROOT, "specs")

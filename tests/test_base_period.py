@@ -1,7 +1,7 @@
 """The lemma that lets one period of bases stand for the whole 32-bit window.
 
 Solver and oracle both quantify `$base` over the aligned bases below
-`base_period(layout)` (see verify/program.py). Here the lemma itself is checked
+`base_period(layout)` (see verify/model/program.py). Here the lemma itself is checked
 by plain evaluation: moving the base by K periods, anywhere in the window, moves
 every lane's address by exactly K periods and leaves the bank cost unchanged.
 """
@@ -10,10 +10,10 @@ import random
 
 import pytest
 
-from benchmarks import spec_generator
-from verify.bank import bank_cost
+from oracle import spec_generator
 from verify.errors import SpecError
-from verify.program import BASE, Program, base_period
+from verify.model.bank import bank_cost
+from verify.model.program import BASE, Program, base_period
 from verify.spec.parser import parse_text
 
 

@@ -1,8 +1,8 @@
 """The differential campaign's fast slice, its generator, and the disagreements found.
 
 `benchmarks/differential.py` compares every verdict and figure of verify with the
-independent oracle `verify.oracle` on random specs from
-`benchmarks/spec_generator.py`; the long run is summarised in
+independent oracle `oracle` on random specs from
+`oracle/spec_generator.py`; the long run is summarised in
 benchmarks/results/differential_independent/differential.md. Here a fixed slice
 of it runs on every commit, the generator is checked to produce each construct
 it promises, and each disagreement ever found is kept as a regression test.
@@ -19,10 +19,11 @@ from itertools import combinations
 import lark
 import pytest
 
-from benchmarks import differential, spec_generator
-from verify import bv
+from benchmarks import differential
+from oracle import spec_generator
 from verify.errors import InternalError
-from verify.expr import Range
+from verify.model.expr import Range
+from verify.smt import bv
 
 FAST_SLICE = 40
 GENERATED = 2000  # cases the generator tests look at (about 3 s to generate)
@@ -299,7 +300,7 @@ def test_runs_merge_into_one_summary_and_stopped_cases_finished_later_drop_out(t
     assert "| cases (random specs) | 4 (numbers 0-3) |" in summary
     assert "a worker that died (not counted; differential_stopped.txt) | 1 |" in summary
     assert "- `first`: " in summary and "- `second`: " in summary
-    assert "Oracle: `verify/oracle/`" in summary
+    assert "Oracle: `oracle/`" in summary
     with open(os.path.join(merged, differential.STOPPED_FILE)) as f:
         assert f.read() == "9\n"
     with open(os.path.join(merged, differential.FOUND_FILE)) as f:

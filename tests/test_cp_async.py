@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import verify
 from verify.cli import main
 from verify.errors import SpecError
-from verify.instructions import parse_instruction
+from verify.model.instructions import parse_instruction
 
 CONTIGUOUS_WORDS = [4 * lane for lane in range(32)]
 
@@ -120,12 +120,12 @@ def test_wavefronts_command_refuses_a_cp_async_without_sources():
 
 import numpy as np  # noqa: E402
 
-from verify import copies, decide  # noqa: E402
-from verify import enumerate as enumeration  # noqa: E402
-from verify.bank import hardware_copy_cost  # noqa: E402
-from verify.program import Program  # noqa: E402
-from verify.runner import run_spec  # noqa: E402
-from verify.solve import Budget, Status  # noqa: E402
+from verify.engines import cp_async as copies  # noqa: E402
+from verify.engines import decide, enumeration  # noqa: E402
+from verify.engines.runner import run_spec  # noqa: E402
+from verify.model.bank import hardware_copy_cost  # noqa: E402
+from verify.model.program import Program  # noqa: E402
+from verify.smt.solve import Budget, Status  # noqa: E402
 from verify.spec.parser import parse_text  # noqa: E402
 
 TILES = """\
@@ -185,7 +185,7 @@ def test_rule_s_quantifies_the_global_base_modulo_128(align, worst, base):
     """Rule S reads which 128-byte global line each source lies in, so every base
     residue that `global align N` allows is evaluated (0, gcd(N, 128), ... < 128);
     the worst instance is shown with its base. Costs per base 0..112 by 16:
-    1, 3, 2, 4, 2, 4, 2, 3 (verify.bank.cg_cost)."""
+    1, 3, 2, 4, 2, 4, 2, 3 (verify.model.bank.cg_cost)."""
     got = results(
         f"buffer align 128\nglobal align {align}\n"
         + LINE_COPY
@@ -238,7 +238,7 @@ def test_a_cg_copy_mixing_line_copies_and_repeated_chunks_is_exact():
 
 @pytest.mark.parametrize("align", [16, 128])
 def test_the_solver_decides_cg_by_rule_s_as_enumeration_does(align):
-    """The solver encodes rule S (verify.properties.RuleSQuery) with the global base
+    """The solver encodes rule S (verify.engines.solver.RuleSQuery) with the global base
     residue symbolic: its verdicts and figures are enumeration's, refutations too."""
     body = f"buffer align 128\nglobal align {align}\n" + LINE_COPY
     body += "check wavefronts <= 1 cg\ncheck wavefronts <= 8 cg\ncheck wavefronts == 9 cg\n"
@@ -332,7 +332,7 @@ def test_a_copy_above_the_enumeration_limit_goes_to_the_solver():
 )
 def test_vectorised_copy_costs_equal_verify_bank(instr):
     """The enumeration engine's numpy rule C / rule S against
-    `verify.bank.hardware_copy_cost` (figure and exactness), on random destinations
+    `verify.model.bank.hardware_copy_cost` (figure and exactness), on random destinations
     and sources with many repeats (broadcasts, collisions, chunks copied twice into
     a line: rule S's rounds) and on permutations."""
     access = Program(parse_text(TILES + f"access cp = {instr} S(0, 0) from G(0, 0)\n")).access(
@@ -357,7 +357,7 @@ def test_vectorised_copy_costs_equal_verify_bank(instr):
 def test_the_oracle_answers_copies_as_verify_does():
     """The independent oracle reads copies with its own rule C (it used to refuse
     them): every check it answers agrees with verify's verdict."""
-    from verify.oracle import answers
+    from oracle import answers
 
     text = (
         TILES

@@ -4,10 +4,10 @@ enumeration engine.
 Random small specs (CuTe shapes with nested modes, strides, swizzles on element
 offsets or on byte addresses, several stages, every base alignment, loop
 variables, every instruction class) are written as spec text and checked by both
-engines: symbolically (`verify.properties`) and by `verify.enumerate`, which
+engines: symbolically (`verify.engines.solver`) and by `verify.engines.enumeration`, which
 evaluates the whole domain. Both engines read the notations with verify's own
 code, so this tests the encoding, not the notations' meaning; that is the job of
-the independent oracle, `verify.oracle`, compared in benchmarks/differential.py,
+the independent oracle, `oracle`, compared in benchmarks/differential.py,
 tests/test_campaign.py and tests/test_oracle.py.
 """
 
@@ -17,12 +17,12 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verify import enumerate as enumeration_engine
-from verify.bank import hardware_wavefronts
-from verify.program import Program
-from verify.properties import BankQuery
-from verify.runner import run_spec
-from verify.solve import Budget, Status
+from verify.engines import enumeration as enumeration_engine
+from verify.engines.runner import run_spec
+from verify.engines.solver import BankQuery
+from verify.model.bank import hardware_wavefronts
+from verify.model.program import Program
+from verify.smt.solve import Budget, Status
 from verify.spec.parser import parse_text
 
 INSTRUCTIONS = [

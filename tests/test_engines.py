@@ -15,16 +15,15 @@ from conftest import SPECS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verify import decide
-from verify import enumerate as enumeration
-from verify.bank import bank_cost
 from verify.cli import main
+from verify.engines import decide, enumeration
+from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError
-from verify.expr import BinOp, Const, Range, Var, evaluate
-from verify.instructions import parse_instruction
-from verify.program import Program
-from verify.runner import run_spec
-from verify.solve import Budget, Status
+from verify.model.bank import bank_cost
+from verify.model.expr import BinOp, Const, Range, Var, evaluate
+from verify.model.instructions import parse_instruction
+from verify.model.program import Program
+from verify.smt.solve import Budget, Status
 from verify.spec.parser import parse_file, parse_text
 
 CATALOG = sorted(glob.glob(os.path.join(SPECS, "**", "*.spec"), recursive=True))
@@ -86,7 +85,7 @@ def test_domain_chunks_walk_every_point_once_in_order(monkeypatch):
     ]
 
 
-# -- the vectorised bank model is verify.bank -------------------------------------
+# -- the vectorised bank model is verify.model.bank -------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -138,7 +137,7 @@ def answers(results):
 @pytest.mark.parametrize("spec", CATALOG, ids=os.path.basename)
 def test_both_engines_decide_the_catalog_alike(spec):
     """Every verdict and figure alike, cp.async.cg copies included (the solver encodes
-    rule S, `verify.properties.RuleSQuery`)."""
+    rule S, `verify.engines.solver.RuleSQuery`)."""
     parsed = parse_file(spec)
     solver = run_spec(parsed, engine="z3")
     enumerated = run_spec(parsed, engine="enumeration")

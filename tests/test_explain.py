@@ -1,9 +1,9 @@
-"""Counterexamples that explain (verify.explain): each sentence is computed from
+"""Counterexamples that explain (verify.engines.explain): each sentence is computed from
 the colliding lanes' addresses and the layout's swizzle (suggestions:
 tests/test_suggest.py)."""
 
 import verify
-from verify.report import result_json
+from verify.report.text import result_json
 
 ROWS_OF_256 = """dtype f16
 buffer align 128

@@ -1,7 +1,7 @@
 import pytest
 
 from verify.errors import SpecError
-from verify.expr import BinOp, Const, Range, Var, bounds, evaluate, max_intermediate
+from verify.model.expr import BinOp, Const, Range, Var, bounds, evaluate, max_intermediate
 
 
 def e(op, a, b):

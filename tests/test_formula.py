@@ -6,9 +6,9 @@ from click.testing import CliRunner
 
 from verify import api
 from verify.cli import main
-from verify.expr import BinOp, Const, Range, Var, compiled, render
-from verify.formula import _BITWISE, _evaluator, formula, to_sympy
-from verify.layout import coordinate_vars
+from verify.model.expr import BinOp, Const, Range, Var, compiled, render
+from verify.model.layout import coordinate_vars
+from verify.report.formula import _BITWISE, _evaluator, formula, to_sympy
 
 ISSUE_ENCODING = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify.cli import main
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.runner import run_spec
 from verify.spec.parser import parse_text
 
 TOKENS = [

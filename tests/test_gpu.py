@@ -13,7 +13,7 @@ from conftest import SPECS
 from verify.cli import main
 from verify.gpu import fragments
 from verify.gpu.probe import Probe, op_name
-from verify.instructions import parse_instruction
+from verify.model.instructions import parse_instruction
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 
@@ -115,7 +115,7 @@ def test_probe_op_names_tell_the_16_byte_copies_apart():
 
 def _copy_case(spec_name: str, values: dict):
     from verify.gpu.spot import spot_case
-    from verify.program import Program
+    from verify.model.program import Program
     from verify.spec.parser import parse_file
 
     program = Program(parse_file(os.path.join(CP_ASYNC_SPECS, spec_name)))

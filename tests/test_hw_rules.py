@@ -1,4 +1,4 @@
-"""verify.bank's H200 rules against every committed measurement (issue 18).
+"""verify.model.bank's H200 rules against every committed measurement (issue 18).
 
 The measurements are benchmarks/results/gpu_campaign.csv.gz, hw_cp_async_varied.txt,
 hw_campaign.csv.gz, hw_campaign_heldout.csv.gz (a second run, measured after
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from benchmarks import hw_rules
-from verify.bank import bank_cost, copy_cost, cp_async_cost, hardware_wavefronts
-from verify.instructions import parse_instruction
-from verify.oracle import hardware as oracle_hardware
+from oracle import hardware as oracle_hardware
+from verify.model.bank import bank_cost, copy_cost, cp_async_cost, hardware_wavefronts
+from verify.model.instructions import parse_instruction
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

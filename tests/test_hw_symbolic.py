@@ -2,13 +2,13 @@
 
 Random small specs whose lanes follow regular and irregular patterns (groups of
 neighbouring lanes, alternation, periods, strides, XORs with a loop variable) are
-decided by the solver (`verify.properties`) and by enumeration (`verify.enumerate`),
+decided by the solver (`verify.engines.solver`) and by enumeration (`verify.engines.enumeration`),
 and both are compared with a brute force written here: every instance evaluated with
-`Access.lane_addresses` and costed by `verify.bank.hardware_wavefronts` /
-`verify.bank.hardware_copy_cost` (a .cg copy at every global base of
+`Access.lane_addresses` and costed by `verify.model.bank.hardware_wavefronts` /
+`verify.model.bank.hardware_copy_cost` (a .cg copy at every global base of
 `Program.global_bases`), and by the independent oracle, which shares no code with
-verify: its own rule L (`verify.oracle.merging`), rule C and bound G
-(`verify.oracle.hardware.copy_cost`) and rule S (`cg_copy_costs`).
+verify: its own rule L (`oracle.merging`), rule C and bound G
+(`oracle.hardware.copy_cost`) and rule S (`cg_copy_costs`).
 
 Beyond the maxima, the solver's counts are pinned at single instances (and global
 bases) and must equal the replay (an encoding that under-counted where the maximum
@@ -27,15 +27,15 @@ import numpy as np
 import pytest
 import z3
 
-from verify import enumerate as enumeration
-from verify import properties
-from verify.bank import bank_cost, copy_cost, hardware_copy_cost, hardware_wavefronts
-from verify.oracle import answers as oracle_answers
-from verify.oracle import hardware as oracle_hardware
-from verify.oracle import merging as oracle_merging
-from verify.program import GBASE, Access, Program
-from verify.runner import run_spec
-from verify.solve import Budget, Status
+from oracle import answers as oracle_answers
+from oracle import hardware as oracle_hardware
+from oracle import merging as oracle_merging
+from verify.engines import enumeration
+from verify.engines import solver as properties
+from verify.engines.runner import run_spec
+from verify.model.bank import bank_cost, copy_cost, hardware_copy_cost, hardware_wavefronts
+from verify.model.program import GBASE, Access, Program
+from verify.smt.solve import Budget, Status
 from verify.spec.parser import parse_text
 
 # Lane patterns, in units of the access: each is an index expression in lane and k.
@@ -126,7 +126,7 @@ def split_maxima(costs) -> tuple[int | None, int | None]:
 
 def brute_copy(program: Program, access: Access) -> tuple[int | None, int | None]:
     """(largest rule C / rule S figure, largest bound G figure where rule S is not
-    exact) over every instance and global base, by `verify.bank.hardware_copy_cost`."""
+    exact) over every instance and global base, by `verify.model.bank.hardware_copy_cost`."""
     assert access.source is not None
     every = []
     for v in copy_instances(program, access):
@@ -265,7 +265,7 @@ def brute_load_at(access: Access, values: dict[str, int]) -> int:
 
 
 def brute_copy_at(access: Access, values: dict[str, int]) -> int:
-    """`verify.bank.hardware_copy_cost` at one instance and global base (0 if none)."""
+    """`verify.model.bank.hardware_copy_cost` at one instance and global base (0 if none)."""
     assert access.source is not None
     base = values.get(GBASE, 0)
     sources = [base + a for a in access.source.lane_addresses(values)]
@@ -523,7 +523,7 @@ def test_rule_s_in_the_solver_equals_brute_force_enumeration_and_the_oracle(seed
 
 def rule_s_disagreement(query_class):
     """The first (spec, instance) where `query_class`'s count, pinned, differs from
-    `verify.bank.hardware_copy_cost`: the .cg cases written out above at every global
+    `verify.model.bank.hardware_copy_cost`: the .cg cases written out above at every global
     base (`global align 16`), then four instances of each random rule S spec; None
     if there is none."""
     written = [

@@ -1,7 +1,7 @@
 import pytest
 
 from verify.errors import SpecError
-from verify.instructions import parse_instruction
+from verify.model.instructions import parse_instruction
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ import itertools
 import pytest
 
 from verify.errors import SpecError
-from verify.expr import Const, Var, evaluate
-from verify.layout import Composed, CuteLayout, Swizzle, offsets, size
+from verify.model.expr import Const, Var, evaluate
+from verify.model.layout import Composed, CuteLayout, Swizzle, offsets, size
 
 
 def colex_reference(index, shape, stride):

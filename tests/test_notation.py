@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from verify import offsets
 from verify.api import parse_layout
 from verify.cli import main
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 BYTES = {"int8_t": 1, "half_t": 2, "tfloat32_t": 4}

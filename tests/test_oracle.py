@@ -1,4 +1,4 @@
-"""The independent oracle (verify/oracle/): CuTe's and Triton's facts, its own laws,
+"""The independent oracle (oracle/): CuTe's and Triton's facts, its own laws,
 and agreement with verify on every bundled spec.
 
 The issue's examples are pinned to literal values worked out from CuTe's
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import verify
-from verify.oracle import (
+from oracle import (
     Answer,
     OracleRefusal,
     OracleUnavailable,
@@ -23,7 +23,7 @@ from verify.oracle import (
     hardware,
     triton_encodings,
 )
-from verify.oracle.reading import read
+from oracle.reading import read
 
 pycute = pytest.importorskip("pycute")
 
@@ -398,11 +398,11 @@ def rule_l_patterns(rng: random.Random, size: int) -> list[int]:
 
 @pytest.mark.parametrize("name", ["ld.shared.b64", "ld.shared.v2.b32", "ld.shared.v4.b32"])
 def test_rule_l_wavefronts_are_verifys_hardware_wavefronts(name):
-    """The oracle's rule L (verify.oracle.merging, from docs/hardware.md) against
-    verify.bank.hardware_wavefronts, which is tested on every H200 measurement."""
-    from verify.bank import hardware_wavefronts
-    from verify.instructions import parse_instruction
-    from verify.oracle import merging
+    """The oracle's rule L (oracle.merging, from docs/hardware.md) against
+    verify.model.bank.hardware_wavefronts, which is tested on every H200 measurement."""
+    from oracle import merging
+    from verify.model.bank import hardware_wavefronts
+    from verify.model.instructions import parse_instruction
 
     rng, instr = random.Random(name), hardware.instruction(name)
     patterns = [rule_l_patterns(rng, instr.bytes_per_lane) for _ in range(300)]
@@ -451,7 +451,7 @@ SPELLINGS = [
 
 @pytest.mark.parametrize("name", SPELLINGS)
 def test_instruction_table_matches_verifys_spellings(name):
-    from verify.instructions import parse_instruction
+    from verify.model.instructions import parse_instruction
 
     theirs, mine = parse_instruction(name), hardware.instruction(name)
     assert (mine.bytes_per_lane, mine.address_lanes, mine.phase_lanes) == (
@@ -479,11 +479,11 @@ def test_cp_async_without_size_or_source_or_with_max_ways_is_refused():
 @pytest.mark.parametrize("cache,size", [("ca", 4), ("ca", 8), ("ca", 16), ("cg", 16)])
 def test_rule_c_and_bound_g_match_verifys_cp_async_cost(cache, size):
     """The oracle's rule C / bound G (written from docs/hardware.md) against the
-    figure verify's engines use, `verify.bank.copy_cost`, on random destinations and
+    figure verify's engines use, `verify.model.bank.copy_cost`, on random destinations and
     sources, drawn from few lines so that banks collide. (.cg's rule S, which
     `cp_async_cost` gives, is compared in tests/test_hw_rules.py.)"""
-    from verify.bank import copy_cost
-    from verify.instructions import parse_instruction
+    from verify.model.bank import copy_cost
+    from verify.model.instructions import parse_instruction
 
     rng = random.Random(f"{cache}{size}")
     instr = hardware.instruction(f"cp.async.{cache}.{size}")
@@ -525,7 +525,7 @@ check wavefronts <= 8 cp
 def test_global_base_zero_stands_for_every_aligned_global_base(align):
     """README: moving every source by whole words rotates the source banks, so base 0
     stands for every aligned global base; here every base of one period is tried."""
-    from benchmarks import spec_generator
+    from oracle import spec_generator
 
     texts = [COPY_SPEC.format(align=align, instr="cp.async.ca.4")]
     texts += [spec_generator.copy_family(random.Random(f"bases:{n}")) for n in range(40)]

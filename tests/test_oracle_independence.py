@@ -1,4 +1,4 @@
-"""The oracle (verify/oracle/) must not reuse verify's reading of the notations.
+"""The oracle (oracle/) must not reuse verify's reading of the notations.
 
 It may import the standard library, lark, pycute, triton, numpy and its own
 modules; from the rest of `verify` nothing at all (the grammar file is read as
@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-ORACLE = pathlib.Path(__file__).resolve().parents[1] / "verify" / "oracle"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+ORACLE = ROOT / "oracle"
 ALLOWED_THIRD_PARTY = {"lark", "pycute", "triton", "numpy"}
 ALLOWED_STRINGS = {"verify.spec"}  # importlib.resources package holding grammar.lark
 
@@ -24,7 +25,7 @@ def imported_modules(tree: ast.AST):
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                yield node.lineno, "verify.oracle." + (node.module or "")
+                yield node.lineno, "oracle." + (node.module or "")
             elif node.module == "verify":
                 for alias in node.names:
                     yield node.lineno, f"verify.{alias.name}"
@@ -35,8 +36,13 @@ def imported_modules(tree: ast.AST):
 def is_allowed(module: str) -> bool:
     top = module.split(".")[0]
     if top == "verify":
-        return module == "verify.oracle" or module.startswith("verify.oracle.")
-    return top in sys.stdlib_module_names or top in ALLOWED_THIRD_PARTY or top == "__future__"
+        return False
+    return (
+        top == "oracle"
+        or top in sys.stdlib_module_names
+        or top in ALLOWED_THIRD_PARTY
+        or top == "__future__"
+    )
 
 
 def oracle_files():
@@ -62,19 +68,18 @@ def test_oracle_names_no_verify_module_in_strings(path):
         and isinstance(n.value, str)
         and n.value.startswith("verify.")
         and n.value not in ALLOWED_STRINGS
-        and not n.value.startswith("verify.oracle")
     ]
     assert not named, f"{path.name} names verify modules: {named}"
 
 
 def test_the_scan_catches_forbidden_imports():
     source = (
-        "import verify.layout\nfrom verify import expr\nfrom verify.spec.parser import "
-        "parse_text\nfrom verify.oracle import cute\nimport numpy\nfrom . import hardware\n"
+        "import verify.model.layout\nfrom verify import expr\nfrom verify.spec.parser import "
+        "parse_text\nfrom oracle import cute\nimport numpy\nfrom . import hardware\n"
     )
     found = [m for _, m in imported_modules(ast.parse(source))]
     assert [m for m in found if not is_allowed(m)] == [
-        "verify.layout",
+        "verify.model.layout",
         "verify.expr",
         "verify.spec.parser",
     ]
@@ -95,31 +100,28 @@ def only_thread_maps(path: str) -> bool:
 
 RUN_ALONE = """
 import glob, json, sys
-from verify.oracle import answers
-assert sys.modules["verify"].__file__.startswith(sys.argv[1]), sys.modules["verify"].__file__
+from oracle import answers
 results = {p: len(answers(open(p).read(), p)) for p in sys.argv[2:]}
+assert sys.modules["verify"].__file__.startswith(sys.argv[1]), sys.modules["verify"].__file__
 loaded = sorted(m for m in sys.modules if m.split(".")[0] == "verify")
 print(json.dumps({"answered": results, "loaded": loaded}))
 """
 
 
 def test_oracle_runs_with_nothing_of_verify_but_the_grammar(tmp_path):
-    """Beyond the import scan: a copy holding only verify/oracle/ and the grammar file
+    """Beyond the import scan: a copy holding only oracle/ and the grammar file
     (empty package __init__s) answers the bundled specs, so no code of verify runs."""
     import json
     import shutil
     import subprocess
 
     root = tmp_path / "alone"
-    shutil.copytree(
-        ORACLE, root / "verify" / "oracle", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    (root / "verify" / "spec").mkdir()
-    shutil.copy(ORACLE.parent / "spec" / "grammar.lark", root / "verify" / "spec")
+    shutil.copytree(ORACLE, root / "oracle", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "verify" / "spec").mkdir(parents=True)
+    shutil.copy(ROOT / "verify" / "spec" / "grammar.lark", root / "verify" / "spec")
     for package in ("verify", "verify/spec"):
         (root / package / "__init__.py").write_text("")
-    repo = ORACLE.parents[1]
-    specs = sorted(str(p) for p in (repo / "specs").rglob("*.spec"))
+    specs = sorted(str(p) for p in (ROOT / "specs").rglob("*.spec"))
     out = subprocess.run(
         [sys.executable, "-c", RUN_ALONE, str(root), *specs],
         cwd=root,
@@ -134,5 +136,18 @@ def test_oracle_runs_with_nothing_of_verify_but_the_grammar(tmp_path):
     # oracle does not read thread maps); every other spec gets some.
     assert all(n > 0 for p, n in report["answered"].items() if not only_thread_maps(p))
     assert all(
-        m in ("verify", "verify.spec") or m.startswith("verify.oracle") for m in report["loaded"]
+        m in ("verify", "verify.spec") or m.startswith("oracle") for m in report["loaded"]
     ), report["loaded"]
+
+
+def test_the_oracle_is_not_installed():
+    """The oracle is a test instrument: the wheel's packages (pyproject's
+    `packages.find` patterns) hold verify alone."""
+    import setuptools
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages = setuptools.find_packages(str(ROOT), **found["packages"]["find"])
+    assert "verify" in packages and "verify.engines" in packages
+    assert not [p for p in packages if not p.startswith("verify")]

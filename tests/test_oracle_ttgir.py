@@ -19,7 +19,10 @@ import pytest
 from test_oracles import oracle
 
 from benchmarks.differential import compare
-from benchmarks.spec_generator import (
+from oracle import OracleRefusal, triton_encodings
+from oracle import memdesc as oracle_memdesc
+from oracle.reading import read
+from oracle.spec_generator import (
     linear_bases,
     padded_shared,
     shared_linear,
@@ -27,9 +30,6 @@ from benchmarks.spec_generator import (
     unit_bases,
 )
 from verify.errors import SpecError
-from verify.oracle import OracleRefusal, triton_encodings
-from verify.oracle import memdesc as oracle_memdesc
-from verify.oracle.reading import read
 from verify.spec.parser import parse_text
 
 SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"

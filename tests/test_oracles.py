@@ -20,7 +20,7 @@ import pytest
 
 from verify import offsets
 from verify.errors import SpecError
-from verify.layout import fmt_tuple
+from verify.model.layout import fmt_tuple
 
 
 def oracle(module: str):

@@ -1,7 +1,7 @@
 import pytest
 
 from verify.errors import SpecError
-from verify.layout import Composed, CuteLayout, Swizzle
+from verify.model.layout import Composed, CuteLayout, Swizzle
 from verify.spec.parser import parse_file, parse_text
 
 

@@ -10,8 +10,8 @@ from importlib.metadata import entry_points
 import pytest
 from conftest import SPECS
 
-from verify.pytest_plugin import planned_checks
-from verify.runner import run_spec
+from verify.engines.runner import run_spec
+from verify.integrations.pytest_plugin import planned_checks
 from verify.spec.parser import parse_file
 
 SWIZZLED = """dtype f16
@@ -58,7 +58,7 @@ def project(tmp_path):
 
 
 def test_the_plugin_is_registered_for_pytest():
-    assert "verify.pytest_plugin" in {e.value for e in entry_points(group="pytest11")}
+    assert "verify.integrations.pytest_plugin" in {e.value for e in entry_points(group="pytest11")}
 
 
 def test_without_verify_no_spec_is_collected(project):

@@ -1,12 +1,12 @@
 import pytest
 
-from verify import bv
-from verify import properties as props
+from verify.engines import solver as props
+from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError
-from verify.expr import Range, Var
-from verify.program import Program
-from verify.runner import run_spec
-from verify.solve import (
+from verify.model.expr import Range, Var
+from verify.model.program import Program
+from verify.smt import bv
+from verify.smt.solve import (
     Budget,
     Maximum,
     Search,

@@ -9,7 +9,7 @@ import sys
 
 from conftest import ROOT, SPECS
 
-from verify import stream
+from verify.engines import stream
 
 SEED = [
     os.path.join(SPECS, "seed", name)

@@ -1,4 +1,4 @@
-"""Suggestions (verify.suggest): for each layout family, the nearest member that
+"""Suggestions (verify.synth.repair): for each layout family, the nearest member that
 fixes a refuted bank check without breaking the spec's other checks. Every
 suggestion printed here is substituted into the spec by the test itself and the
 spec run again through the API or the CLI: it must pass."""
@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from conftest import SPECS
 
 import verify
-from verify import suggest
 from verify.cli import main
-from verify.report import result_json
+from verify.report.text import result_json
+from verify.synth import repair as suggest
 
 ROWS = """dtype f16
 buffer align 1024

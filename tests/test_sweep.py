@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import ROOT, SPECS
 
 from verify.cli import main
+from verify.engines.runner import run_spec
 from verify.errors import SpecError, SpecErrors
-from verify.runner import run_spec
 from verify.spec.parser import parse_file, parse_text
 from verify.sweep import key, plan
 from verify.sweep.cache import Cache, NoCache

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from conftest import ROOT
 
 from verify.cli import main
+from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError
-from verify.runner import run_spec
 from verify.spec.parser import parse_text
 
 SYNTH = os.path.join(ROOT, "specs", "synth")
@@ -273,7 +273,7 @@ def _copy_lemma():
 def test_a_wrong_lemma_instance_is_refuted_by_its_query():
     """The query states the lemma: 4-way is proved (UNSAT below it), while a claimed
     5-way bound is refuted (a layout with a 4-way phase exists)."""
-    from verify.solve import Budget
+    from verify.smt.solve import Budget
     from verify.synth import gf2
 
     enc, _, lemma = _copy_lemma()
@@ -282,7 +282,7 @@ def test_a_wrong_lemma_instance_is_refuted_by_its_query():
 
 
 def test_an_unproved_lemma_is_neither_used_nor_printed(monkeypatch):
-    from verify.solve import Budget
+    from verify.smt.solve import Budget
     from verify.synth import gf2
 
     enc, pid, lemma = _copy_lemma()

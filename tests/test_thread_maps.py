@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
+from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
-from verify.expr import Const, evaluate
+from verify.model.expr import Const, evaluate
+from verify.model.program import Program
 from verify.notation import triton_threads
-from verify.program import Program
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 BLOCKED_ROWS = (

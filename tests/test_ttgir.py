@@ -11,11 +11,9 @@ import pytest
 pytest.importorskip("triton")
 
 from verify.errors import SpecError  # noqa: E402
-from verify.solve import Status  # noqa: E402
-from verify.ttgir import (
-    check,  # noqa: E402
-    lowering,  # noqa: E402
-)
+from verify.notation import triton_lowering as lowering  # noqa: E402
+from verify.smt.solve import Status  # noqa: E402
+from verify.ttgir import check  # noqa: E402
 from verify.ttgir.module import EXTRA, require_triton, run_kernel  # noqa: E402
 
 KERNELS = "specs/triton_kernels"

@@ -12,10 +12,11 @@ import pytest
 
 pytest.importorskip("triton")
 
-from verify.runner import run_spec  # noqa: E402
-from verify.solve import Status  # noqa: E402
+from verify.engines.runner import run_spec  # noqa: E402
+from verify.notation import triton_lowering as lowering  # noqa: E402
+from verify.smt.solve import Status  # noqa: E402
 from verify.spec.parser import parse_text  # noqa: E402
-from verify.ttgir import lowering, specgen  # noqa: E402
+from verify.ttgir import specgen
 from verify.ttgir.module import run_kernel  # noqa: E402
 
 KERNELS = "specs/triton_kernels"
@@ -613,7 +614,7 @@ class _Lanes:
     def __init__(self, line: str, solve, elem: int):
         import itertools
 
-        from verify.instructions import parse_instruction
+        from verify.model.instructions import parse_instruction
 
         self.instr = parse_instruction(line.split(" = ", 1)[1].split(" ", 1)[0])
         coords, loops = _access_parts(line)
@@ -630,7 +631,7 @@ class _Lanes:
     def worst(self, pointer, shared_base: int) -> int:
         """The worst rule S cost over the instances, on the real global addresses
         (the evaluated pointer tensor, bytes) and shared destinations."""
-        from verify import bank
+        from verify.model import bank
 
         worst = 0
         for index, offsets in self.instances:

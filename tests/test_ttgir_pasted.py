@@ -264,7 +264,7 @@ def test_an_alias_names_a_thread_map_too():
 def test_the_oracle_reads_ttgir_as_pasted_and_agrees():
     """The independent oracle reads alias lines and memdesc types too (48b1fd5):
     each of its answers on the pasted spec is verify's verdict."""
-    from verify.oracle import answers
+    from oracle import answers
 
     theirs = answers(ALIASED)
     mine = {r.property: r for r in verify.check_text(ALIASED, name="t.spec")}

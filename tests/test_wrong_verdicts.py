@@ -9,9 +9,9 @@ bug by construction.
 import pytest
 
 from verify import offsets
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 

@@ -1,7 +1,7 @@
-"""bv.py's rule, enforced: only verify/bv.py builds Z3 bit-vector terms, and only it
+"""bv.py's rule, enforced: only verify/smt/bv.py builds Z3 bit-vector terms, and only it
 and the Boolean synthesis encodings (verify/synth/gf2.py, params.py) build Z3 terms.
 
-Everywhere else z3 may be named only for its types (annotations), and verify/solve.py
+Everywhere else z3 may be named only for its types (annotations), and verify/smt/solve.py
 may also drive a solver (seed parameters, check's answers, the exception a resource
 limit raises). A constructor or operator function named anywhere else (z3.Not,
 z3.BitVec, z3.ULT, ...) would build terms outside the module that sizes their widths.
@@ -13,7 +13,7 @@ import pathlib
 import verify
 
 PACKAGE = pathlib.Path(verify.__file__).parent
-TERM_BUILDERS = {"bv.py", "synth/gf2.py", "synth/params.py"}
+TERM_BUILDERS = {"smt/bv.py", "synth/gf2.py", "synth/params.py"}
 BOOLEAN_BUILDERS = {"synth/gf2.py", "synth/params.py"}  # no bit-vectors: no widths
 BIT_VECTOR = {
     "BitVec",
@@ -37,7 +37,7 @@ BIT_VECTOR = {
 # Reading z3's version (the sweep cache's fingerprint) builds nothing.
 TYPES = {"BoolRef", "BitVecRef", "ModelRef", "Solver", "get_version_string"}
 SOLVER_DRIVING = {"set_param", "sat", "unsat", "Z3Exception"}
-ALLOWED = {"solve.py": TYPES | SOLVER_DRIVING}
+ALLOWED = {"smt/solve.py": TYPES | SOLVER_DRIVING}
 
 
 def z3_names(tree: ast.AST) -> set[str]:

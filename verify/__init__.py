@@ -22,9 +22,9 @@ from verify.api import (
     wavefronts,
 )
 from verify.errors import SpecError
-from verify.report import Report
+from verify.report.text import Report
 from verify.results import CheckResult
-from verify.solve import Status
+from verify.smt.solve import Status
 
 __all__ = [
     "check",

@@ -1,11 +1,16 @@
-"""What a check found: plain data shared by properties, reports and the CLI."""
+"""What a check found: plain data shared by the engines, reports and the CLI.
+
+`str(result)` is the CLI's text for it; the text is rendered by
+`verify.report.text`, which reads these classes for their types only.
+"""
 
 from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
 
-from verify.solve import Maximum, Status
+from verify.report.text import result_text
+from verify.smt.solve import Maximum, Status
 
 
 @dataclass(frozen=True)
@@ -26,9 +31,10 @@ class Counterexample:
     instance: dict[str, int]  # loop values, stage, base (bytes)
     rows: tuple[LaneRow, ...] = ()
     notes: tuple[str, ...] = ()
-    # ("why" | "fix", sentence): what the layout does to the colliding lanes (verify.explain)
+    # ("why" | "fix", sentence): what the layout does to the colliding lanes
+    # (verify.engines.explain)
     explanation: tuple[tuple[str, str], ...] = ()
-    suggestion: str = ""  # a layout that fixes it, re-checked (verify.suggest)
+    suggestion: str = ""  # a layout that fixes it, re-checked (verify.synth.repair)
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,5 @@ class CheckResult:
         return self.status.value == (self.expect or "proved")
 
     def __str__(self) -> str:
-        # report.py imports this module, so the text is fetched at call time.
-        from verify.report import result_text
-
+        """The result as the CLI prints it."""
         return "\n".join(result_text(self))

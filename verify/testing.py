@@ -16,7 +16,7 @@ stage_bytes, timeout, engine).
 from __future__ import annotations
 
 from verify.api import DEFAULT_LAYOUT_NAME, check_layout
-from verify.report import Report, result_text
+from verify.report.text import Report, result_text
 
 ACCESS_NAME = "access"
 

@@ -14,15 +14,15 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-from verify.bank import BANKS, WORD_BYTES, phase_cost
+from verify.engines.runner import run_spec
+from verify.engines.witness import shown_instance
 from verify.errors import SpecError
-from verify.program import BASE, STAGE, Access, Program
-from verify.report import ranges_text
+from verify.model.bank import BANKS, WORD_BYTES, phase_cost
+from verify.model.program import BASE, STAGE, Access, Program
+from verify.report.text import ranges_text
 from verify.results import CheckResult, Counterexample
-from verify.runner import run_spec
 from verify.spec.ast import Spec
 from verify.spec.names import did_you_mean
-from verify.witness import shown_instance
 
 ROW_BYTES = BANKS * WORD_BYTES  # one turn of the banks
 CHUNK_BYTES = 16  # the seeds' cell: one bank group of 4 banks
@@ -129,7 +129,7 @@ def _internal_value(program: Program, access: Access, var: str, value: int) -> i
                 f"--instance: base {value} is not a multiple of the buffer's alignment {align}"
             )
         value //= align
-        # Bases repeat with the layout's period (see verify.program): draw the one inside it.
+        # Bases repeat with the layout's period (see verify.model.program): draw the one inside it.
         value %= access.ranges[BASE].hi
     r = access.ranges[var]
     if not r.lo <= value < r.hi:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verify.bank import bank_cost, hardware_copy_cost
 from verify.gpu import fragments
 from verify.gpu.probe import Case, Outcome, Probe, address_tag_fill, explicit_fill, op_name
-from verify.instructions import Instruction
+from verify.model.bank import bank_cost, hardware_copy_cost
+from verify.model.instructions import Instruction
 
 
 def cp_async(size: int) -> Instruction:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from verify.instructions import Instruction
+from verify.model.instructions import Instruction
 
 # A register byte: (lane, register index, byte index within the 32-bit register).
 RegByte = tuple[int, int, int]

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 
-from verify.instructions import Instruction
+from verify.model.instructions import Instruction
 
 SMEM_BYTES = 48 * 1024
 SOURCE_BYTES = 64 * 1024  # the probe's global buffer that cp.async copies from

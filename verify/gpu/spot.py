@@ -5,7 +5,7 @@ Instances: every instance when there are at most `limit`; otherwise a seeded
 sample plus the model's worst instances (max-ways and wavefronts). Each runs with
 the buffer at the probe's real shared-memory address, and a base chosen so that
 the bits a pointer swizzle reads are those of the instance (see
-`verify.program.base_period`).
+`verify.model.program.base_period`).
 
 Data: shared memory is filled through the layout (the producer mapping) with a
 16-bit tag per halfword that names the logical element; for 8-bit types the
@@ -19,15 +19,15 @@ import math
 import random
 from dataclasses import dataclass
 
-from verify.expr import Var, evaluate
+from verify.engines.solver import BankQuery
+from verify.engines.witness import shown_instance
 from verify.gpu import fragments
 from verify.gpu.compare import Agreement, compare, dump_size, estimate_by_timing
 from verify.gpu.probe import SMEM_BYTES, SOURCE_BYTES, Case, GpuError, Probe, op_name
-from verify.layout import coordinate_vars
-from verify.program import BASE, STAGE, Access, Program, base_period
-from verify.properties import BankQuery
-from verify.solve import Budget
-from verify.witness import shown_instance
+from verify.model.expr import Var, evaluate
+from verify.model.layout import coordinate_vars
+from verify.model.program import BASE, STAGE, Access, Program, base_period
+from verify.smt.solve import Budget
 
 
 @dataclass

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from math import prod
 from typing import TypeGuard
 
-from verify.dtypes import CUTE_TYPE_BITS
 from verify.errors import Pos, SpecError
-from verify.layout import Composed, CuteLayout, IntTuple, Layout, Swizzle, flatten
+from verify.model.dtypes import CUTE_TYPE_BITS
+from verify.model.layout import Composed, CuteLayout, IntTuple, Layout, Swizzle, flatten
 
 _SWIZZLE_BITS = {"INTER": 0, "SW32": 1, "SW64": 2, "SW128": 3}
 GMMA_ATOM = re.compile(r"(GMMA::)?Layout_(?P<major>K|MN)_(?P<mode>INTER|SW32|SW64|SW128)_Atom$")

@@ -49,9 +49,9 @@ import itertools
 from dataclasses import dataclass
 
 from verify.errors import Pos, SpecError
-from verify.expr import Const, Range, Var, add, compiled, mul
-from verify.instructions import Instruction
-from verify.layout import CuteLayout, flatten, idx2crd
+from verify.model.expr import Const, Range, Var, add, compiled, mul
+from verify.model.instructions import Instruction
+from verify.model.layout import CuteLayout, flatten, idx2crd
 from verify.notation.threads import MAX_POINTS, element_offsets, layout_extents
 from verify.spec.ast import LayoutDef
 

@@ -11,7 +11,7 @@ the library's own notation:
   copy atom as the instruction (`verify.notation.cute_tv`).
 
 Each becomes an ordinary access once the layout it touches and the dtype are
-known (`MappedAccessDef.expand`, called by `verify.program.Program`): one
+known (`MappedAccessDef.expand`, called by `verify.model.program.Program`): one
 coordinate per dimension, over ``lane``, a register-group loop ``r`` and a
 ``warp`` loop. Which registers (values) one instruction moves follows the
 library's own lowering rule; the rest of verify sees a plain access.
@@ -29,40 +29,18 @@ access is ``st.shared.v4.b32 A((lane >> 3 & 3) ^ (r & 3) * 16 ^ (warp & 3) * 4,
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from verify.errors import Pos, SpecError
-from verify.expr import Expr, Range, Var, compiled
-from verify.instructions import Instruction
-from verify.layout import coordinate_vars
-from verify.notation import triton_threads
-from verify.spec.ast import AccessDef, LayoutDef
+from verify.model.expr import Expr, Range, Var, compiled
+from verify.model.instructions import Instruction
+from verify.model.layout import coordinate_vars
+from verify.notation import triton_access, triton_threads
+from verify.notation import triton_lowering as lowering
+from verify.spec.ast import LayoutDef
 
 MAX_POINTS = 1 << 20
-
-
-class ThreadMap(Protocol):
-    """What ``by THREAD_MAP`` names: a Triton distributed layout or a CuTe TV layout."""
-
-    def coordinates(
-        self, name: str, instr: Instruction, ldef: LayoutDef, elem_bytes: int
-    ) -> tuple[Sequence[Expr], Sequence[tuple[str, Range]]]: ...
-
-
-@dataclass(frozen=True)
-class MappedAccessDef(AccessDef):
-    """An access written ``... LAYOUT by THREAD_MAP``: no coordinates or loops of
-    its own until `expand` derives them from the thread map."""
-
-    threads: ThreadMap | None = None
-
-    def expand(self, instr: Instruction, ldef: LayoutDef, elem_bytes: int) -> AccessDef:
-        """The plain access the thread map gives for `instr` on `ldef`."""
-        assert self.threads is not None, f"{self.name}: the parser gives it its thread map"
-        coords, loops = self.threads.coordinates(self.name, instr, ldef, elem_bytes)
-        return replace(self, coords=tuple(coords), loops=tuple(loops))
 
 
 # -- shared helpers -------------------------------------------------------------------
@@ -86,14 +64,6 @@ def element_offsets(ldef: LayoutDef, rank: int, elem_bytes: int):
     return offset
 
 
-def parse_coordinates(texts: list[str], pos: Pos):
-    """Coordinate expressions written in the spec language, parsed as the parser
-    parses an access's coordinates."""
-    from verify.spec.parser import parse_expr  # the parser imports this module
-
-    return [parse_expr(t, pos) for t in texts]
-
-
 # -- Triton ---------------------------------------------------------------------------
 
 
@@ -105,19 +75,21 @@ class TritonThreads:
     shape: tuple[int, ...]
     bases: dict = field(compare=False)
     pos: Pos
+    # The spec parser's expression reader: Triton's lowering rules give each
+    # coordinate as spec text (`triton_lowering.access_for`), read as an access's are.
+    read_expr: Callable[[str, Pos], Expr] = field(compare=False, repr=False)
 
     @classmethod
-    def read(cls, text: str, shape: tuple[int, ...], pos: Pos) -> TritonThreads:
+    def read(
+        cls, text: str, shape: tuple[int, ...], pos: Pos, read_expr: Callable[[str, Pos], Expr]
+    ) -> TritonThreads:
         enc = triton_threads.parse_encoding(text, pos)
-        return cls(enc, shape, triton_threads.bases(enc, shape, pos), pos)
+        return cls(enc, shape, triton_threads.bases(enc, shape, pos), pos, read_expr)
 
     def coordinates(self, name: str, instr: Instruction, ldef: LayoutDef, elem_bytes: int):
         """(coordinates, loops) of the access: the registers Triton's lowering puts in
-        one instruction (`verify.ttgir.lowering`) form the lane's vector or ldmatrix
+        one instruction (`verify.notation.triton_lowering`) form the lane's vector or ldmatrix
         rows; the other registers are the loop ``r``, the warps ``warp``."""
-        # Imported here: verify.ttgir's package imports the parser, which imports this.
-        from verify.ttgir import lowering, specgen
-
         if layout_extents(ldef) != self.shape:
             raise SpecError(
                 f"the tensor is {'x'.join(map(str, self.shape))} but layout "
@@ -129,19 +101,17 @@ class TritonThreads:
         check_linear(solve, self.shape, ldef.name, self.pos)
         cvt = lowering.make_cvt(self.bases, lambda coord: solve(tuple(coord)))
         low = self._lowering(cvt, instr, 8 * elem_bytes)
-        access = specgen.access_for(
+        access = triton_access.access_for(
             name, ("", 0), self.bases, cvt, low, list(self.shape), list(self.shape)
         )
         return (
-            parse_coordinates(access.coords, self.pos),
+            [self.read_expr(t, self.pos) for t in access.coords],
             [(v, Range(0, n)) for v, n in access.loops],
         )
 
     def _lowering(self, cvt, instr: Instruction, bits: int):
-        """The `verify.ttgir.lowering.Lowering` Triton's rule gives for the family
+        """The `verify.notation.triton_lowering.Lowering` Triton's rule gives for the family
         `instr` names; a located error where its shape is not `instr`'s."""
-        from verify.ttgir import lowering
-
         if instr.family in ("ld", "st"):
             v, chosen = lowering.largest_vectorisation(cvt, bits)
             if v * bits // 8 != instr.bytes_per_address:

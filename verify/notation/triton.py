@@ -51,8 +51,8 @@ import re
 from dataclasses import dataclass
 
 from verify.errors import Pos, SpecError
-from verify.expr import BinOp, Const, Expr, Range, Var
-from verify.layout import CuteLayout, Formula, Swizzle
+from verify.model.expr import BinOp, Const, Expr, Range, Var
+from verify.model.layout import CuteLayout, Formula, Swizzle
 from verify.notation import triton_linear
 
 ENCODING = re.compile(r"#(?P<dialect>ttg|triton_gpu)\.(?P<kind>[A-Za-z_]+)<(?P<inner>.*)>$")

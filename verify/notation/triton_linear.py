@@ -44,7 +44,7 @@ from __future__ import annotations
 from typing import TypeGuard
 
 from verify.errors import Pos, SpecError
-from verify.expr import BinOp, Const, Expr, Var
+from verify.model.expr import BinOp, Const, Expr, Var
 
 FIELDS = {
     "padded_shared": ("intervals", "order", "shape", "offset", "block"),

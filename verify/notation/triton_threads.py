@@ -416,7 +416,7 @@ def linear_bases(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> dict:
             f"expected shape {spanned}, found {tuple(shape)}",
             pos,
         )
-    from verify.ttgir.lowering import gf2_rank  # late: verify.ttgir imports the runner
+    from verify.notation.triton_lowering import gf2_rank  # late: verify.ttgir imports the runner
 
     if gf2_rank([_pack(b, shape) for b in bases]) != sum(n.bit_length() - 1 for n in shape):
         raise SpecError(

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
 
 from verify.errors import Pos
-from verify.expr import Const, Expr, Range, mul
-from verify.layout import Layout, Swizzle
+from verify.model.expr import Const, Expr, Range, mul
+from verify.model.layout import Layout, Swizzle
+
+if TYPE_CHECKING:
+    from verify.model.instructions import Instruction
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ class UnknownLayout:
 
     Its coordinates are (r, c) with c the contiguous one: a lane's vector holds
     (r, c), (r, c+1), ... The spec's `layouts` holds a row-major stand-in so that
-    names resolve; `verify SPEC` refuses to check it (`verify.runner.run_spec`).
+    names resolve; `verify SPEC` refuses to check it (`verify.engines.runner.run_spec`).
     """
 
     name: str
@@ -121,3 +125,25 @@ class Spec:
     accesses: dict[str, AccessDef] = field(default_factory=dict)
     checks: list[CheckDef] = field(default_factory=list)
     unknown_layouts: dict[str, UnknownLayout] = field(default_factory=dict)
+
+
+class ThreadMap(Protocol):
+    """What ``by THREAD_MAP`` names: a Triton distributed layout or a CuTe TV layout."""
+
+    def coordinates(
+        self, name: str, instr: Instruction, ldef: LayoutDef, elem_bytes: int
+    ) -> tuple[Sequence[Expr], Sequence[tuple[str, Range]]]: ...
+
+
+@dataclass(frozen=True)
+class MappedAccessDef(AccessDef):
+    """An access written ``... LAYOUT by THREAD_MAP``: no coordinates or loops of
+    its own until `expand` derives them from the thread map."""
+
+    threads: ThreadMap | None = None
+
+    def expand(self, instr: Instruction, ldef: LayoutDef, elem_bytes: int) -> AccessDef:
+        """The plain access the thread map gives for `instr` on `ldef`."""
+        assert self.threads is not None, f"{self.name}: the parser gives it its thread map"
+        coords, loops = self.threads.coordinates(self.name, instr, ldef, elem_bytes)
+        return replace(self, coords=tuple(coords), loops=tuple(loops))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-# canonical_dtype is verify.dtypes', imported here too for the parser's dtype messages.
-from verify.dtypes import DTYPE_ALIASES, DTYPE_BYTES, canonical_dtype  # noqa: F401
+# canonical_dtype is verify.model.dtypes', imported here too for the parser's dtype messages.
+from verify.model.dtypes import DTYPE_ALIASES, DTYPE_BYTES, canonical_dtype  # noqa: F401
 
 
 def unknown_dtype_message(name: str) -> str:

@@ -22,12 +22,21 @@ from importlib import resources
 import lark
 from lark import Token, Transformer, v_args
 
-from verify.dtypes import DTYPE_BYTES
 from verify.errors import Pos, SpecError, SpecErrors
-from verify.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
-from verify.layout import Composed, CuteLayout, Formula, Swizzle, depth, flatten, fmt_tuple
+from verify.model.dtypes import DTYPE_BYTES
+from verify.model.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars
+from verify.model.layout import Composed, CuteLayout, Formula, Swizzle, depth, flatten, fmt_tuple
 from verify.notation import cute, cute_tv, threads, triton, ttgir_types
-from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec, UnknownLayout
+from verify.spec.ast import (
+    AccessDef,
+    Buffer,
+    CheckDef,
+    LayoutDef,
+    MappedAccessDef,
+    SourceDef,
+    Spec,
+    UnknownLayout,
+)
 from verify.spec.names import canonical_dtype, did_you_mean, unknown_dtype_message
 from verify.spec.resolve import first_var, resolution_errors
 
@@ -312,7 +321,7 @@ class _ToSpec(Transformer):
             raise SpecError(
                 f"shape of a Triton encoding: expected flat extents, found {shape}", _pos(tok)
             )
-        return threads.TritonThreads.read(self.encoding_text(tok), shape, _pos(tok))
+        return threads.TritonThreads.read(self.encoding_text(tok), shape, _pos(tok), parse_expr)
 
     def cute_threads(self, children):
         (tv, pos), *tile = children
@@ -322,7 +331,7 @@ class _ToSpec(Transformer):
         name, instr, layout, thread_map = children
         if str(name) in self.spec.accesses:
             raise SpecError(f"access '{name}' is defined twice", _pos(name))
-        self.spec.accesses[str(name)] = threads.MappedAccessDef(
+        self.spec.accesses[str(name)] = MappedAccessDef(
             str(name),
             str(instr),
             str(layout),

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from verify.errors import Pos, SpecError
-from verify.expr import BinOp, Expr, Var
-from verify.instructions import parse_instruction
-from verify.program import LANE, Program
+from verify.model.expr import BinOp, Expr, Var
+from verify.model.instructions import parse_instruction
+from verify.model.program import LANE, Program
 from verify.spec.ast import AccessDef, CheckDef, Spec
 from verify.spec.names import did_you_mean
 

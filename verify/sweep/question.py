@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError, each_error
 from verify.results import CheckResult
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 # Worst first: how a configuration's verdict is summed up.

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verify.engines.runner import run_spec
 from verify.errors import InternalError
-from verify.expr import Var, render
-from verify.formula import formula
-from verify.layout import coordinate_vars
+from verify.model.expr import Var, render
+from verify.model.layout import coordinate_vars
+from verify.report.formula import formula
 from verify.results import CheckResult
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 from verify.synth import families
 from verify.synth.problem import Problem
@@ -122,7 +122,7 @@ def equal_notations(problem: Problem, answer: Answer) -> dict:
 def _formula(problem: Problem, notation: str) -> str:
     """``A(r in 0..R, c in 0..C) = ...``: the notation's offset as a spec formula
     (sympy's simplified form where it is exact, as `verify map` prints it)."""
-    from verify.api import parse_layout
+    from verify.spec.layout_text import parse_layout
 
     rows, cols = problem.shape
     if notation.startswith("#"):
@@ -136,7 +136,7 @@ def _formula(problem: Problem, notation: str) -> str:
 
 def simplified(problem: Problem, layout: str) -> str:
     """The formula `verify map` prints for `layout` (for people; not re-parsed)."""
-    from verify.api import parse_layout
+    from verify.spec.layout_text import parse_layout
 
     ldef = parse_layout(layout)
     domain = coordinate_vars(ldef.function)

@@ -20,7 +20,7 @@ are 128 bytes apart, all in banks 0-3, so max-ways is 8 and each instance costs
 
 The math
 --------
-Bank figures use `verify.enumerate.phase_costs`, the enumeration engine's own
+Bank figures use `verify.engines.enumeration.phase_costs`, the enumeration engine's own
 numpy bank model, on ``eb * T[r, c]`` (the problem's module doc says why bases
 and stages drop out).
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from verify.enumerate import phase_costs
+from verify.engines.enumeration import phase_costs
 from verify.synth.problem import Problem, Requirement, SynthAccess
 
 

@@ -10,7 +10,7 @@ The n^2 entries of M are the unknowns; this module states the hard constraints
 and the bank figures as Boolean and cardinality constraints over them, and
 `minimise` walks the objective down with UNSAT proofs at each step.
 
-This is the second module (after `verify.bv`) that builds Z3 terms. It builds no
+This is the second module (after `verify.smt.bv`) that builds Z3 terms. It builds no
 bit-vectors at all: every term is a Boolean (an entry of M, a parity of
 entries) or a cardinality / pseudo-Boolean constraint over Booleans, so there is
 no width to overflow and no adder to wrap.
@@ -63,7 +63,7 @@ import numpy as np
 import z3
 
 from verify.errors import InternalError, SpecError
-from verify.solve import SEED, Budget, search
+from verify.smt.solve import SEED, Budget, search
 from verify.synth.cost import Objective, hard_name, score
 from verify.synth.problem import Problem, SynthAccess
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from verify.report import result_json, text_report
+from verify.report.text import result_json, text_report
 from verify.synth.certificate import Certificate
 from verify.synth.problem import Problem
 from verify.synth.search import Answer

@@ -57,7 +57,7 @@ from functools import partial
 import numpy as np
 import z3
 
-from verify.solve import SEED, search
+from verify.smt.solve import SEED, search
 from verify.synth import families
 from verify.synth.gf2 import Encoding, View, applied, hard_only, table_of
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify.errors import SpecError
-from verify.instructions import Instruction
-from verify.program import BASE, LANE, STAGE, Access, Program
+from verify.model.instructions import Instruction
+from verify.model.program import BASE, LANE, STAGE, Access, Program
 from verify.spec.ast import Spec, UnknownLayout
 
 # Instances (loop values) of one access that synthesis evaluates per candidate.

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from verify.solve import Budget
+from verify.smt.solve import Budget
 from verify.synth import families, gf2, params
 from verify.synth.cost import Objective, Score, score
 from verify.synth.problem import Problem
@@ -162,7 +162,7 @@ def _ruled_out(problem: Problem, pitches: list[int], budget: Budget, steps: list
 
 
 def _ranges(values: list[int]) -> str:
-    from verify.report import ranges_text
+    from verify.report.text import ranges_text
 
     return ranges_text(values)
 

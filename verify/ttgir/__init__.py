@@ -17,7 +17,7 @@ an already compiled kernel (`verify.ttgir.kernel`).
 
 from __future__ import annotations
 
-from verify.decide import AUTO
+from verify.engines.decide import AUTO
 from verify.results import CheckResult
 from verify.ttgir.kernel import check_compiled, check_kernel
 from verify.ttgir.module import check_module

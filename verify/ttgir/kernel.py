@@ -23,7 +23,7 @@ import re
 import sys
 import traceback
 
-from verify.decide import AUTO
+from verify.engines.decide import AUTO
 from verify.errors import Pos, SpecError
 from verify.results import CheckResult
 from verify.ttgir.module import check_module, require_triton

@@ -18,13 +18,14 @@ import subprocess
 import sys
 import tempfile
 
-from verify.decide import AUTO
+from verify.engines.decide import AUTO
+from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
+from verify.notation import triton_lowering as lowering
 from verify.results import CheckResult
-from verify.runner import run_spec
-from verify.solve import Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
-from verify.ttgir import lowering, specgen
+from verify.ttgir import specgen
 
 MAX_TTGIR_BYTES = 16 << 20
 MAX_NESTING = 200
@@ -485,5 +486,5 @@ def run_kernel(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> 
 
 def check_module(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
     """Every check of a kernel (see `run_kernel`), each decided by `engine` as
-    `verify.runner.run_spec` decides a spec's."""
+    `verify.engines.runner.run_spec` decides a spec's."""
     return run_kernel(path_or_text, timeout, engine).results

@@ -23,14 +23,14 @@ uniform), ``arith.remsi``/``remui`` by a uniform value, ``arith.constant`` (spla
 other operation yields `Untraced` with the reason; nothing is guessed.
 
 `mask_alignment_bound` bounds what Triton's AxisInfo can prove about a copy's
-mask from above (for the vector width, `verify.ttgir.lowering.copy_lowering`).
+mask from above (for the vector width, `verify.notation.triton_lowering.copy_lowering`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from verify.ttgir.lowering import element_bits
+from verify.notation.triton_lowering import element_bits
 
 INFINITE = 1 << 30
 

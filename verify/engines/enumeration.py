@@ -1,0 +1,657 @@
+"""The enumeration engine: every property decided by evaluating every point.
+
+Over a finite domain, evaluating every point is a complete proof. The domain is
+exactly the one the solver quantifies: every lane, loop value, `$stage` and
+`$base` (the aligned bases of one period, `Program.base_range`: the module doc of
+`verify.model.program` says why they stand for the whole 32-bit window), every layout
+coordinate. `verify.engines.decide` sends a check here when its domain is small.
+
+Evaluation is vectorised: each variable is a numpy array along its own axis and
+an expression is evaluated with the same operators `verify.model.expr.evaluate` applies
+to integers, broadcast over the domain. That is exact because `bounds` has proved
+every subexpression non-negative, every divisor non-zero and every shift at most
+64 over the variables' ranges before anything is evaluated, so floor division,
+remainder and shifts agree with Python's; values that could pass 2^62 are
+evaluated on Python integers (numpy object arrays) instead of int64.
+
+Figures (max-ways, wavefronts, cosize) are exact maxima over the domain, as the
+solver's are. Wavefronts are the H200's: the phase model's, less the phase pairs
+rule L merges for 64/128-bit loads (`merged_pairs`); max-ways stays the phase
+model's busiest bank. Every witness -- the first violating point in enumeration order, or
+the first instance attaining a maximum -- is replayed by `verify.engines.witness` with the
+plain evaluator and `verify.model.bank`, so a numpy result that the replay does not
+confirm is an InternalError, never a verdict.
+
+The domain is walked in chunks of at most CHUNK points, so memory stays bounded
+and the check's time budget is looked at between chunks: running out is UNKNOWN,
+as for the solver.
+
+What this engine is not: an oracle for what the notations mean. It evaluates the
+expression trees `verify.model.layout` and `verify.notation` build, the same trees the
+solver encodes, so its agreement with z3 (tests/test_differential.py) checks the
+bit-vector encoding against plain evaluation, nothing more. A misreading of CuTe,
+Triton or a formula would be shared by both engines; the meaning is checked by
+`oracle`, which reads the spec text with pycute, Triton's linear layouts and
+its own interpreter and shares none of this code (tests/test_oracle_independence.py,
+the campaign in benchmarks/differential.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from math import prod
+
+import numpy as np
+
+from verify.engines import cp_async as copies
+from verify.engines import witness
+from verify.errors import InternalError, SpecError
+from verify.model.bank import (
+    BANKS,
+    CHUNK_BYTES,
+    LINE_BYTES,
+    WORD_BYTES,
+    bank_cost,
+    hardware_wavefronts,
+)
+from verify.model.expr import (
+    CONCRETE_OPS,
+    BinOp,
+    Const,
+    Expr,
+    Range,
+    Var,
+    bounds,
+    max_intermediate,
+)
+from verify.model.instructions import WARP, Instruction
+from verify.model.layout import coordinate_vars
+from verify.model.program import BASE, GBASE, LANE, STAGE, Access, Program
+from verify.results import BankFigures, Counterexample, Verdict
+from verify.smt import bv
+from verify.smt.solve import Budget, Maximum, Status
+from verify.spec.ast import LayoutDef
+
+# Points evaluated at once: an int64 array of a chunk is 8 MB, and the bank cost
+# sorts a few such arrays; large enough that numpy's per-call overhead vanishes.
+CHUNK = 1 << 20
+# Bijectivity sorts every (coordinate, stage) address of one base at once: beyond
+# this many (2 GB of int64 with the sort's copies) it refuses rather than swap.
+MAX_SORTED = 1 << 27
+# When every subexpression stays below this (`max_intermediate`), int64 holds
+# every value exactly; otherwise the values are Python integers.
+INT64_SAFE = 1 << 62
+
+
+# -- the domain and vectorised evaluation ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Named variables with ranges, walked in C order (the last name varies fastest)."""
+
+    names: tuple[str, ...]
+    ranges: tuple[Range, ...]
+
+    @classmethod
+    def of(cls, ranges: dict[str, Range]) -> Domain:
+        return cls(tuple(ranges), tuple(ranges.values()))
+
+    @property
+    def points(self) -> int:
+        return prod(r.size for r in self.ranges)
+
+    def values_at(self, flat: int) -> dict[str, int]:
+        """The assignment at position `flat` of the walk."""
+        out = {}
+        for name, r in reversed(list(zip(self.names, self.ranges))):
+            flat, i = divmod(flat, r.size)
+            out[name] = r.lo + i
+        return dict(reversed(list(out.items())))
+
+    def chunks(self):
+        """(first flat position, {name: array}) for consecutive blocks of the walk.
+
+        Trailing axes whose product fits in CHUNK are taken whole; the axis before
+        them is cut into pieces; earlier axes are fixed one value at a time. Each
+        array has its values along its own axis, so expressions broadcast.
+        """
+        sizes = [r.size for r in self.ranges]
+        split, inner = len(sizes), 1
+        while split > 0 and inner * sizes[split - 1] <= CHUNK:
+            split -= 1
+            inner *= sizes[split]
+        rank = len(sizes)
+        whole = {
+            self.names[i]: _along(np.arange(self.ranges[i].lo, self.ranges[i].hi), i, rank)
+            for i in range(split, rank)
+        }
+        if split == 0:
+            yield 0, whole
+            return
+        cut, step = split - 1, max(1, CHUNK // inner)
+        fixed_axes = [range(r.lo, r.hi) for r in self.ranges[:cut]]
+        position = 0
+        for fixed in itertools.product(*fixed_axes):
+            env = dict(zip(self.names[:cut], (np.int64(v) for v in fixed)))
+            r = self.ranges[cut]
+            for lo in range(r.lo, r.hi, step):
+                piece = np.arange(lo, min(lo + step, r.hi))
+                yield position, {**env, self.names[cut]: _along(piece, cut, rank), **whole}
+                position += piece.size * inner
+
+    def shape_of(self, env: dict) -> tuple[int, ...]:
+        return np.broadcast_shapes(*(np.shape(a) for a in env.values()))
+
+
+def _along(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
+    shape = [1] * rank
+    shape[axis] = values.size
+    return values.astype(np.int64).reshape(shape)
+
+
+class Vectorised:
+    """Expressions evaluated over a domain's chunks, as `evaluate` would at each point."""
+
+    def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
+        for e in exprs:
+            bounds(e, ranges)  # the located SpecErrors the solver path raises
+        bv.width_for(exprs, ranges)
+        self.exact_ints = any(max_intermediate(e, ranges) >= INT64_SAFE for e in exprs)
+
+    def __call__(self, e: Expr, env: dict, shape: tuple[int, ...]) -> np.ndarray:
+        if self.exact_ints:
+            env = {n: np.asarray(a).astype(object) for n, a in env.items()}
+        value = self._eval(e, env, {})
+        return np.broadcast_to(np.asarray(value), shape)
+
+    def _eval(self, e: Expr, env: dict, memo: dict):
+        if id(e) in memo:
+            return memo[id(e)]
+        if isinstance(e, Const):
+            value = e.value if self.exact_ints else np.int64(e.value)
+        elif isinstance(e, Var):
+            value = env[e.name]
+        else:
+            assert isinstance(e, BinOp)
+            value = CONCRETE_OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
+        memo[id(e)] = value
+        return value
+
+
+def _first(mask: np.ndarray) -> int | None:
+    """Flat position of the first True in C order, if any."""
+    flat = np.flatnonzero(mask)
+    return int(flat[0]) if flat.size else None
+
+
+class _Clock:
+    """Charges the time spent to the budget's solver_seconds; says when it is spent."""
+
+    def __init__(self, budget: Budget):
+        self.budget = budget
+        self.stopped = ""  # why `lane_chunks` stopped early, if it did
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.budget.solver_seconds += time.monotonic() - self.started
+
+    def out_of_time(self) -> bool:
+        return self.budget.remaining_ms() <= 0
+
+    def reason(self) -> str:
+        return f"timeout after {self.budget.seconds:g} s"
+
+    def lane_chunks(self, domain: Domain, evaluate: Vectorised, exprs: list[Expr], lanes: int):
+        """Each chunk of `domain` as (its first instance, each of `exprs` as an int64
+        array of instances x lanes), until the budget is spent (`stopped` says so)."""
+        for start, env in domain.chunks():
+            if self.out_of_time():
+                self.stopped = self.reason()
+                return
+            shape = domain.shape_of(env)
+            arrays = [evaluate(e, env, shape).reshape(-1, lanes).astype(np.int64) for e in exprs]
+            yield start // lanes, arrays
+
+
+def _find(
+    domain: Domain,
+    exprs: list[Expr],
+    violated,
+    budget: Budget,
+    replay: Callable[[dict[str, int]], Counterexample],
+) -> Verdict:
+    """The first point of `domain` where violated(*values of exprs) holds, replayed
+    into the counterexample; none proves the property."""
+    ranges = dict(zip(domain.names, domain.ranges))
+    evaluate = Vectorised(exprs, ranges)
+    with _Clock(budget) as clock:
+        for start, env in domain.chunks():
+            if clock.out_of_time():
+                return Verdict(Status.UNKNOWN, reason=clock.reason())
+            shape = domain.shape_of(env)
+            hit = _first(violated(*(evaluate(e, env, shape) for e in exprs)))
+            if hit is not None:
+                return Verdict(Status.REFUTED, replay(domain.values_at(start + hit)))
+    return Verdict(Status.PROVED)
+
+
+def _misaligned(n: int):
+    return lambda address: address % n != 0
+
+
+# -- alignment and bounds of one access ---------------------------------------
+
+
+def _access_domain(access: Access, base: Range) -> tuple[Domain, list[str]]:
+    """Instances outside, the lane innermost; and the solver's order of the names."""
+    ranges = {**access.ranges, BASE: base}
+    walk = {n: ranges[n] for n in ranges if n != LANE}
+    walk[LANE] = ranges[LANE]
+    return Domain.of(walk), list(ranges)
+
+
+def _in_order(values: dict[str, int], names: list[str]) -> dict[str, int]:
+    return {n: values[n] for n in names}
+
+
+def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict:
+    """Every lane's address is a multiple of n, for every instance and aligned base."""
+    if n <= 0 or n & (n - 1):
+        raise SpecError(f"aligned: expected a power of two, found {n}")
+    domain, order = _access_domain(access, program.base_range(access.layout, n))
+    return _find(
+        domain,
+        [access.address],
+        _misaligned(n),
+        budget,
+        lambda values: witness.misaligned(program, access, n, _in_order(values, order)),
+    )
+
+
+def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
+    """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
+    n = ldef.required_align
+    domain = Domain.of(
+        {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
+    )
+    return _find(
+        domain,
+        [program.stage_start()],
+        _misaligned(n),
+        budget,
+        lambda values: witness.stage_misaligned(program, ldef, values),
+    )
+
+
+def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
+    """Every coordinate an access names lies inside its layout's domain."""
+    coords, limits = list(access.definition.coords), access.coordinate_ranges
+    domain, order = _access_domain(access, access.ranges[BASE])
+
+    def outside(*values):
+        return np.logical_or.reduce([(c < r.lo) | (c >= r.hi) for c, r in zip(values, limits)])
+
+    return _find(
+        domain,
+        coords,
+        outside,
+        budget,
+        lambda values: witness.out_of_bounds(program, access, _in_order(values, order)),
+    )
+
+
+# -- bank conflicts ----------------------------------------------------------
+
+
+def _phase_ways(words: np.ndarray) -> np.ndarray:
+    """words: (instances, items) word indices of one phase -> per instance, the
+    distinct words of its busiest bank."""
+    ordered = np.sort(words, axis=1)
+    new = np.ones(ordered.shape, dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    rows = np.arange(ordered.shape[0])[:, None]
+    slots = (BANKS * rows + ordered % BANKS)[new]
+    counts = np.bincount(slots, minlength=BANKS * ordered.shape[0])
+    return counts.reshape(-1, BANKS).max(axis=1)
+
+
+def _lane_words(instr: Instruction, addresses: np.ndarray, lanes: range) -> np.ndarray:
+    """(instances, items): the words lanes `lanes` touch, a lane's words side by side."""
+    first = addresses[:, lanes.start : lanes.stop, None] // WORD_BYTES
+    words = first + np.arange(instr.words_per_address)
+    return words.reshape(words.shape[0], -1)
+
+
+def phase_costs(access: Access, addresses: np.ndarray) -> np.ndarray:
+    """addresses: (instances, address lanes), naturally aligned -> (instances, phases)
+    of the bank model's per-phase cost (`verify.model.bank.phase_cost`'s ways)."""
+    instr = access.instruction
+    per_phase = [_phase_ways(_lane_words(instr, addresses, lanes)) for lanes in instr.phases]
+    return np.stack(per_phase, axis=1)
+
+
+def merged_pairs(instr: Instruction, addresses: np.ndarray) -> np.ndarray:
+    """Per instance, the phase pairs rule L serves in one wavefront instead of two
+    (`verify.model.bank.hardware_wavefronts`): a 64/128-bit load whose lanes come in equal
+    pairs (2k, 2k+1) or alternate two addresses, and a pair of neighbouring phases
+    whose union has at most one distinct word in every bank. Such a pair's phases
+    cost one each, so rule L's wavefronts are the phase model's minus this count."""
+    if not instr.merges_phases:
+        return np.zeros(addresses.shape[0], dtype=np.int64)
+    in_pairs = (addresses[:, 0::2] == addresses[:, 1::2]).all(axis=1)
+    alternating = (addresses == addresses[:, [lane % 2 for lane in range(WARP)]]).all(axis=1)
+    phases = instr.phases
+    union_ok = [
+        _phase_ways(_lane_words(instr, addresses, range(p.start, q.stop))) == 1
+        for p, q in zip(phases[::2], phases[1::2])
+    ]
+    return ((in_pairs | alternating)[:, None] & np.stack(union_ok, axis=1)).sum(axis=1)
+
+
+class _Best:
+    """The largest value seen and the first instance reaching it."""
+
+    def __init__(self):
+        self.value, self.flat = -1, None
+
+    def offer(self, values: np.ndarray, start: int):
+        i = int(np.argmax(values))
+        if values[i] > self.value:
+            self.value, self.flat = int(values[i]), start + i
+
+
+def bank_figures(access: Access, budget: Budget) -> BankFigures:
+    """Max-ways and wavefronts of an access, exact over every instance.
+
+    Requires: the access is naturally aligned (checked before any bank figure).
+    """
+    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
+    domain, _ = _access_domain(access, access.ranges[BASE])
+    evaluate = Vectorised([access.address], dict(access.ranges))
+    lanes = access.instruction.address_lanes
+    ways, waves = _Best(), _Best()
+    with _Clock(budget) as clock:
+        for first, (addresses,) in clock.lane_chunks(domain, evaluate, [access.address], lanes):
+            costs = phase_costs(access, addresses)
+            merged = merged_pairs(access.instruction, addresses)
+            ways.offer(costs.max(axis=1), first)
+            waves.offer(costs.sum(axis=1) - merged, first)
+    return BankFigures(
+        _replayed(access, instance, ways, "max_ways", clock.stopped),
+        _replayed(access, instance, waves, "wavefronts", clock.stopped),
+    )
+
+
+# A bank figure of one instance, replayed on plain integers.
+REPLAY = {
+    "max_ways": lambda instr, addresses: bank_cost(instr, addresses).max_ways,
+    "wavefronts": hardware_wavefronts,
+}
+
+
+def _replayed(access: Access, instance: Domain, best: _Best, metric: str, reason: str) -> Maximum:
+    """The maximum with its witness, confirmed by the plain bank model (wavefronts by
+    the measured rules, `verify.model.bank.hardware_wavefronts`)."""
+    values = instance.values_at(best.flat or 0)
+    replay = REPLAY[metric](access.instruction, access.lane_addresses(values))
+    if best.flat is not None and replay != best.value:
+        raise InternalError(f"enumerated {metric} {best.value} replays as {replay}: {values}")
+    return Maximum(replay, values, exact=not reason, reason=reason)
+
+
+# -- cp.async: rule C, rule S and bound G ---------------------------------------------
+
+
+class _CopyBest:
+    """The largest exact and bound-G costs seen, each with the first (instance,
+    global base) reaching it."""
+
+    def __init__(self):
+        self.exact, self.bound = _Best(), _Best()
+
+    def offer(self, costs: np.ndarray, exact: np.ndarray, start: int, base: int):
+        for best, mask in ((self.exact, exact), (self.bound, ~exact)):
+            values = np.where(mask, costs, -1)
+            i = int(np.argmax(values))
+            if values[i] > best.value:
+                best.value, best.flat = int(values[i]), (start + i, base)
+
+
+def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.CopyFigures:
+    """A cp.async's largest cost over every instance and global base
+    (`Program.global_bases`): rule C for .ca; for .cg rule S where it is exact and
+    bound G elsewhere, kept apart. Each maximum's first instance is replayed by
+    `verify.model.bank.hardware_copy_cost`.
+
+    Requires: destinations and sources naturally aligned (checked before)."""
+    source = access.source
+    assert source is not None, f"{access.name}: a copy without its global source"
+    domain, _ = _access_domain(access, access.ranges[BASE])
+    evaluate = Vectorised([access.address, source.address], dict(access.ranges))
+    instr, bases = access.instruction, program.global_bases(access)
+    rule_s = program.copy_rule_s(access)
+    best = _CopyBest()
+    exprs = [access.address, source.address]
+    with _Clock(budget) as clock:
+        for first, (dst, src) in clock.lane_chunks(domain, evaluate, exprs, instr.address_lanes):
+            for base in bases:
+                costs, exact = copy_costs(instr, dst, src + base, rule_s)
+                best.offer(costs, exact, first, base)
+    reason = clock.stopped
+    instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
+    return copies.CopyFigures(
+        _replayed_copy(program, access, instance, best.exact, True, reason),
+        _replayed_copy(program, access, instance, best.bound, False, reason),
+        stopped=reason,
+    )
+
+
+def _replayed_copy(
+    program: Program, access: Access, instance: Domain, best: _Best, exact: bool, reason: str
+) -> Maximum | None:
+    """The maximum with its witness, confirmed by `verify.model.bank.hardware_copy_cost`
+    (its figure and whether it is exact); None where no instance was of this kind."""
+    if best.flat is None:
+        return None
+    flat, base = best.flat
+    values = {**instance.values_at(flat), GBASE: base}
+    replay = copies.replayed_cost(program, access, values)
+    if (replay.wavefronts, replay.exact) != (best.value, exact):
+        raise InternalError(
+            f"enumerated cp.async wavefronts {best.value} (exact {exact}) replay as "
+            f"{replay.wavefronts} (exact {replay.exact}): {values}"
+        )
+    return Maximum(replay.wavefronts, values, exact=not reason, reason=reason)
+
+
+def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray, rule_s: bool = True):
+    """(instances, lanes) destinations and full global sources -> each instance's
+    cost and whether it is exact: rule C (.ca, always exact), rule S (.cg), or bound
+    G for every .cg instance without `rule_s` (`Program.copy_rule_s`)."""
+    if instr.cache == "cg" and rule_s:
+        return cg_costs(dst, src)
+    if instr.cache == "cg":
+        ordered = np.sort(dst // CHUNK_BYTES, axis=1)
+        distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+        return distinct, np.zeros(dst.shape[0], dtype=bool)
+    words = np.arange(instr.words_per_address)
+    src_banks = (src[:, :, None] // WORD_BYTES + words) % BANKS
+    dst_banks = (dst[:, :, None] // WORD_BYTES + words) % BANKS
+    total = np.zeros(dst.shape[0], dtype=np.int64)
+    for lanes in instr.phases:
+        a = src_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
+        b = dst_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
+        # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
+        same_a = a[:, :, None] == a[:, None, :]
+        same_b = b[:, :, None] == b[:, None, :]
+        per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
+        total += per_edge.max(axis=1)
+    return total, np.ones(dst.shape[0], dtype=bool)
+
+
+# Instances whose rule S is evaluated at once: a few (block, 32, 32) masks stay small.
+CG_BLOCK = 4096
+
+
+def cg_costs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rule S (`verify.model.bank.cg_cost`) per instance, vectorised: (instances, 32)
+    16-byte-aligned destinations and sources -> costs, and whether each is exact
+    (rule S is, on every measured pattern: all true)."""
+    parts = [
+        _cg_block(dst[i : i + CG_BLOCK], src[i : i + CG_BLOCK])
+        for i in range(0, len(dst), CG_BLOCK)
+    ]
+    costs = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return costs, np.ones(len(costs), dtype=bool)
+
+
+def _pairs(values: np.ndarray) -> np.ndarray:
+    """(n, lanes) -> (n, lanes, lanes): lanes i and j have equal values."""
+    return values[:, :, None] == values[:, None, :]
+
+
+EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
+
+
+def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """Rule S on one block. Counted lanes: the lowest writing each 16-byte
+    destination. A counted copy's round: how many later counted lanes copy its
+    source chunk into the same half of a sector of its shared line (`bank.copy_rounds`).
+    Each unit (a whole sector, or a half) is carried by exactly two (symmetry, half
+    swap) pairs: the rotation by u - t and the reflection u + t (mod 4) with its
+    swap, so a class's fewest symmetries is the minimum vertex cover of a graph
+    whose edges are its units (`_COVER`); units are summed per set of (global line,
+    shared line, round, class, swap)."""
+    counted = ~(_pairs(dst // CHUNK_BYTES) & EARLIER).any(axis=2)
+    both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
+    source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
+    p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
+    repeat = both & _pairs(source_chunk) & _pairs(shared_line) & _pairs(q % 2)
+    rounds = (repeat & EARLIER.T).sum(axis=2)
+    # A source sector moved whole: its other half copied, in the same round, into
+    # the other half of the same shared sector.
+    partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
+    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES)) & _pairs(rounds)).any(axis=2)
+    kind = np.where(whole, 2, p % 2)
+    unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
+    t, u, swap = p // 2, q // 2, (p ^ q) & 1
+    edge = np.left_shift(1, (u - t) % 4 * 4 + (u + t) % 4)
+    same_set = (
+        unit[:, :, None]
+        & unit[:, None, :]
+        & _pairs(src // LINE_BYTES)
+        & _pairs(shared_line)
+        & _pairs(rounds)
+        & _pairs(kind)
+        & _pairs(swap)
+    )
+    graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
+    first = unit & ~(same_set & EARLIER).any(axis=2)
+    return np.where(first, _cover_table()[graph], 0).sum(axis=1)
+
+
+@cache
+def _cover_table() -> np.ndarray:
+    """For every graph between 4 rotations and 4 reflections (16 edge bits, edge r*4
+    + r' joining rotation r and reflection r'), the fewest vertices touching every
+    edge: try each of the 256 vertex sets."""
+    graphs = np.arange(1 << 16)
+    best = np.full(graphs.size, 8, dtype=np.int64)
+    edges = [(r, r2) for r in range(4) for r2 in range(4)]
+    for chosen in range(1 << 8):
+        touched = sum(
+            1 << (4 * r + r2) for r, r2 in edges if chosen >> r & 1 or chosen >> (4 + r2) & 1
+        )
+        fits = graphs & ~touched == 0
+        best[fits] = np.minimum(best[fits], chosen.bit_count())
+    return best
+
+
+# -- layouts -----------------------------------------------------------------
+
+
+def _layout_address(program: Program, ldef: LayoutDef):
+    coords = coordinate_vars(ldef.function)
+    address = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
+    return coords, address
+
+
+def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
+    """No two (coordinate, stage) pairs overlap in memory, for every aligned base:
+    per base, every address sorted, neighbours at least an element apart."""
+    coords, address = _layout_address(program, ldef)
+    ranges = {**dict(coords), **program.buffer_ranges(ldef)}
+    if ldef.pointer_swizzle is None:
+        # The base moves every address alike, and overlap is invariant under a
+        # common shift: base 0 decides every base (as in the solver's query).
+        ranges[BASE] = Range(0, 1)
+    program.check_window(address, ranges, ldef.pos)
+    eb = program.elem_bytes(ldef.pos, ldef)
+    own = Domain.of({**dict(coords), STAGE: ranges[STAGE]})
+    if own.points > MAX_SORTED:
+        return Verdict(
+            Status.UNKNOWN,
+            reason=f"{own.points} addresses per base are too many "
+            "to sort in memory: this check needs the solver "
+            "engine",
+        )
+    evaluate = Vectorised([address], ranges)
+    with _Clock(budget) as clock:
+        for base in range(ranges[BASE].lo, ranges[BASE].hi):
+            addresses = []
+            for _, env in own.chunks():
+                if clock.out_of_time():
+                    return Verdict(Status.UNKNOWN, reason=clock.reason())
+                env[BASE] = np.int64(base)
+                addresses.append(evaluate(address, env, own.shape_of(env)).ravel())
+            flat = np.concatenate(addresses).astype(np.int64)
+            order = np.argsort(flat, kind="stable")
+            close = _first(np.diff(flat[order]) < eb)
+            if close is not None:
+                va, vb = own.values_at(int(order[close])), own.values_at(int(order[close + 1]))
+                return Verdict(
+                    Status.REFUTED,
+                    witness.overlap(program, ldef, address, coords, va, vb, base, eb),
+                )
+    return Verdict(Status.PROVED)
+
+
+def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
+    """cosize: 1 + the largest element offset (base 0, stage 0)."""
+    coords = coordinate_vars(ldef.function)
+    value = ldef.value([Var(n) for n, _ in coords])
+    domain = Domain.of(dict(coords))
+    evaluate = Vectorised([value], dict(coords))
+    top, exact = 0, True
+    with _Clock(budget) as clock:
+        for _, env in domain.chunks():
+            if clock.out_of_time():
+                exact = False
+                break
+            top = max(top, int(evaluate(value, env, domain.shape_of(env)).max()))
+    scale = program.elem_bytes(ldef.pos, ldef) if ldef.pointer_swizzle else 1
+    cosize = top // scale + 1
+    facts = {"size": ldef.function.size(), "cosize": cosize if exact else None}
+    if exact:
+        facts["cosize_bytes"] = cosize * program.elem_bytes(ldef.pos, ldef)
+    return facts
+
+
+def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict:
+    """lhs == rhs for every value of the loop variables."""
+    return _find(
+        Domain.of(dict(loops)),
+        [lhs, rhs],
+        operator.ne,
+        budget,
+        lambda values: witness.unequal(lhs, rhs, values),
+    )

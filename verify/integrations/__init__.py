@@ -1,0 +1,1 @@
+"""verify inside other tools: the pytest plugin, and quiet exits after Triton."""

@@ -1,0 +1,238 @@
+"""Integer expressions over named, ranged variables.
+
+Every address function in verify -- a CuTe layout, a swizzle, a formula typed by
+the user, a lane's coordinate -- is lowered to this one small tree. It has two
+interpreters that must agree:
+
+* `evaluate` on Python integers (used for replay, `verify map`, brute force);
+* `verify.smt.bv.lower` on Z3 bit-vectors (used for proofs).
+
+Semantics: all values are non-negative integers. ``/`` and ``%`` are floor
+division and remainder, ``>>`` is an unsigned shift. `bounds` proves, by interval
+arithmetic over the variables' ranges, that no subexpression can be negative and
+how many bits the largest one needs; the bit-vector width is chosen from it, so
+the unsigned bit-vector operations are exact (no wrap-around).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from verify.errors import Pos, SpecError
+
+OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+
+# Shift amounts beyond this are certainly a typo and would blow up widths.
+MAX_SHIFT = 64
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int
+    pos: Pos = field(default=Pos(), compare=False)
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    pos: Pos = field(default=Pos(), compare=False)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str
+    a: Expr
+    b: Expr
+    pos: Pos = field(default=Pos(), compare=False)
+
+
+Expr = Const | Var | BinOp
+
+
+@dataclass(frozen=True)
+class Range:
+    """Half-open integer range [lo, hi), as written ``lo..hi`` in specs."""
+
+    lo: int
+    hi: int
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo
+
+    def __str__(self) -> str:
+        return f"{self.lo}..{self.hi}"
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and a.value == 0:
+        return b
+    if isinstance(b, Const) and b.value == 0:
+        return a
+    return BinOp("+", a, b)
+
+
+def mul(a: Expr, b: Expr) -> Expr:
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, Const) and x.value == 1:
+            return y
+        if isinstance(x, Const) and x.value == 0:
+            return Const(0)
+    return BinOp("*", a, b)
+
+
+def free_vars(e: Expr) -> set[str]:
+    if isinstance(e, Var):
+        return {e.name}
+    if isinstance(e, BinOp):
+        return free_vars(e.a) | free_vars(e.b)
+    return set()
+
+
+def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
+    """Replace variables by expressions (capture is impossible: no binders)."""
+    if isinstance(e, Var):
+        return env.get(e.name, e)
+    if isinstance(e, BinOp):
+        return BinOp(e.op, substitute(e.a, env), substitute(e.b, env), e.pos)
+    return e
+
+
+# The operators on Python integers (numpy's arrays take the same ones: the
+# enumeration engine evaluates with this table too).
+CONCRETE_OPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.floordiv,
+    "%": operator.mod,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+}
+
+
+def _apply(op: str, x: int, y: int, pos: Pos) -> int:
+    if op in ("/", "%") and y == 0:
+        raise SpecError(f"division by zero in '{op}'", pos)
+    if op in ("<<", ">>") and y > MAX_SHIFT:
+        raise SpecError(f"shift amount {y} is larger than {MAX_SHIFT}", pos)
+    r = CONCRETE_OPS[op](x, y)
+    if r < 0:
+        raise SpecError(
+            f"expression is negative ({x} {op} {y} = {r}); "
+            "addresses and coordinates must be non-negative",
+            pos,
+        )
+    return r
+
+
+def evaluate(e: Expr, env: Mapping[str, int]) -> int:
+    """Concrete value of `e` under `env` (every free variable must be bound)."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        try:
+            return env[e.name]
+        except KeyError:
+            raise SpecError(f"unknown variable '{e.name}'", e.pos) from None
+    return _apply(e.op, evaluate(e.a, env), evaluate(e.b, env), e.pos)
+
+
+def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
+    """`evaluate` prepared once for many environments (the brute-force oracle
+    evaluates one address millions of times); same values, same errors."""
+    if isinstance(e, Const):
+        value = e.value
+        return lambda env: value
+    if isinstance(e, Var):
+        name = e.name
+
+        def variable(env):
+            try:
+                return env[name]
+            except KeyError:
+                return evaluate(e, env)  # raises the located "unknown variable"
+
+        return variable
+    a, b, op, pos = compiled(e.a), compiled(e.b), e.op, e.pos
+    fn = CONCRETE_OPS[op]
+    if op in ("+", "*", "&", "|", "^"):  # cannot fail on non-negative operands
+        return lambda env: fn(a(env), b(env))
+    return lambda env: _apply(op, a(env), b(env), pos)
+
+
+def _interval(op: str, a: tuple[int, int], b: tuple[int, int], pos: Pos) -> tuple[int, int]:
+    (alo, ahi), (blo, bhi) = a, b
+    if op == "+":
+        return alo + blo, ahi + bhi
+    if op == "-":
+        if alo - bhi < 0:
+            raise SpecError(
+                f"subtraction may be negative: left side in [{alo}, {ahi}], right side in "
+                f"[{blo}, {bhi}]; addresses and coordinates must be non-negative",
+                pos,
+            )
+        return alo - bhi, ahi - blo
+    if op == "*":
+        return alo * blo, ahi * bhi
+    if op in ("/", "%") and blo == 0:
+        raise SpecError(f"divisor of '{op}' may be zero (range [{blo}, {bhi}])", pos)
+    if op == "/":
+        return alo // bhi, ahi // blo
+    if op == "%":
+        return 0, min(ahi, bhi - 1)
+    if op == "&":
+        return 0, min(ahi, bhi)
+    if op in ("|", "^"):
+        return 0, (1 << max(ahi, bhi).bit_length()) - 1
+    if bhi > MAX_SHIFT:
+        raise SpecError(f"shift amount may reach {bhi}; at most {MAX_SHIFT} is allowed", pos)
+    if op == "<<":
+        return alo << blo, ahi << bhi
+    return alo >> bhi, ahi >> blo
+
+
+def bounds(e: Expr, ranges: Mapping[str, Range]) -> tuple[int, int]:
+    """Inclusive [min, max] that `e` can take; raises SpecError if it may go negative.
+
+    Postcondition: every subexpression of `e` lies in [0, max of its own bound],
+    so a bit-vector of `width_for` bits evaluates `e` without overflow.
+    """
+    if isinstance(e, Const):
+        return e.value, e.value
+    if isinstance(e, Var):
+        r = ranges.get(e.name)
+        if r is None:
+            raise SpecError(f"unknown variable '{e.name}'", e.pos)
+        return r.lo, r.hi - 1
+    return _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
+
+
+def max_intermediate(e: Expr, ranges: Mapping[str, Range]) -> int:
+    """Largest value any subexpression of `e` can take (for choosing a width)."""
+    return _bounds_and_top(e, ranges)[1]
+
+
+def _bounds_and_top(e: Expr, ranges: Mapping[str, Range]) -> tuple[tuple[int, int], int]:
+    """`bounds` of `e` and the largest upper bound of its subexpressions, in one walk
+    (calling `bounds` at every node re-walked each subtree once per ancestor)."""
+    if not isinstance(e, BinOp):
+        interval = bounds(e, ranges)
+        return interval, interval[1]
+    (a, top_a), (b, top_b) = _bounds_and_top(e.a, ranges), _bounds_and_top(e.b, ranges)
+    interval = _interval(e.op, a, b, e.pos)
+    return interval, max(interval[1], top_a, top_b)
+
+
+def render(e: Expr) -> str:
+    """Fully parenthesised text, readable back by the spec parser."""
+    if isinstance(e, Const):
+        return str(e.value)
+    if isinstance(e, Var):
+        return e.name
+    return f"({render(e.a)} {e.op} {render(e.b)})"
