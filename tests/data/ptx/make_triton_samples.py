@@ -1,0 +1,44 @@
+"""Compile the catalog's Triton kernels to PTX on the CPU (no GPU needed) for the
+PTX reader's tests: ``python tests/data/ptx/make_triton_samples.py`` from the
+repository root writes tests/data/ptx/triton_<kernel>_sm<NN>.ptx. The kernels and
+their signatures are benchmarks/triton_kernels.py's catalog."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+from benchmarks.triton_kernels import CATALOG
+from verify.ttgir.kernel import compile_kernel
+
+OUT = os.path.dirname(__file__)
+WANTED = ("transpose", "softmax", "matmul", "attention")
+
+
+def load(module: str, function: str):
+    path = f"specs/triton_kernels/{module}.py"
+    spec = importlib.util.spec_from_file_location(f"_sample_{module}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, function)
+
+
+def main() -> None:
+    for kernel in CATALOG:
+        if kernel.stem not in WANTED:
+            continue
+        fn = load(kernel.module, kernel.function)
+        for target in ("sm_80", "sm_90"):
+            compiled = compile_kernel(
+                fn, target, kernel.constants, kernel.signature, **kernel.options
+            )
+            ptx = compiled.asm["ptx"].replace(os.getcwd() + "/", "")
+            name = f"triton_{kernel.stem}_{target.replace('_', '')}.ptx"
+            with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
+                f.write(ptx)
+            print(name, len(ptx))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+"""PTX text -> `verify.ptx.ir.Module`, by a lark grammar (ptx.lark).
+
+PyPI's ``ptx-parser`` (0.x) was judged first: it parses instruction lines but
+rejects ``.target sm_90a`` and ``.param .align 4 .b8 x[N]``, both in every nvcc
+kernel of this repository's samples, so the reader has its own grammar of the
+subset nvcc and Triton emit. Instructions are read generically, so one this
+reader does not model parses and stays opaque; anything else outside the subset
+is a `SpecError` at its line and column (``expected ..., found ...``), never a
+traceback. Input is bounded before lark sees it: size and brace nesting.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from verify.errors import Pos, SpecError
+from verify.ptx import ir
+
+MAX_PTX_BYTES = 32 << 20
+MAX_NESTING = 64
+# How the grammar's terminals read in "expected ..." (the rest by their own name).
+_READABLE = {
+    "SEMICOLON": "';'",
+    "COMMA": "','",
+    "RBRACE": "'}'",
+    "LBRACE": "'{'",
+    "RSQB": "']'",
+    "LSQB": "'['",
+    "RPAR": "')'",
+    "LPAR": "'('",
+    "OPCODE": "an instruction",
+    "REG": "a register",
+    "INT": "an integer",
+    "NAME": "a name",
+    "LABEL": "a label",
+    "STATE": "a state space (.reg, .shared, ...)",
+    "TYPE": "a type (.b32, .u64, ...)",
+}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    path = os.path.join(os.path.dirname(__file__), "ptx.lark")
+    with open(path, encoding="utf-8") as f:
+        return Lark(f.read(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+
+
+class _Loc:
+    """One ``.loc FILE LINE COL[, inlined_at FILE LINE COL]``."""
+
+    def __init__(self, key: tuple[int, int, int], inlined_at: tuple[int, int, int] | None):
+        self.key, self.inlined_at = key, inlined_at
+
+
+def _int(token: Token) -> int:
+    text = str(token).rstrip("U")
+    sign = -1 if text.startswith("-") else 1
+    text = text.lstrip("-")
+    if text[:2] in ("0x", "0X"):
+        return sign * int(text[2:], 16)
+    if text[:2] in ("0b", "0B"):
+        return sign * int(text[2:], 2)
+    return sign * int(text, 10)
+
+
+@v_args(inline=True)
+class _Build(Transformer):
+    # -- operands ------------------------------------------------------------
+    def reg(self, t):
+        return ir.Reg(str(t))
+
+    def reg_pair(self, a, b):
+        return ir.RegPair(ir.Reg(str(a)), ir.Reg(str(b)))
+
+    def not_reg(self, t):
+        return ir.NotReg(ir.Reg(str(t)))
+
+    def int_imm(self, t):
+        return ir.Imm(_int(t))
+
+    def float_imm(self, t):
+        return ir.FloatImm(str(t))
+
+    def symbol(self, t):
+        return ir.Sym(str(t))
+
+    def sink(self):
+        return ir.Sink()
+
+    def vector(self, *items):
+        return ir.Vec(tuple(items))
+
+    def group(self, *items):
+        return ir.Group(tuple(items))
+
+    def reg_address(self, base, *offset):
+        return ir.Addr(ir.Reg(str(base)), _int(offset[-1]) if offset else 0)
+
+    def sym_address(self, base, *offset):
+        return ir.Addr(ir.Sym(str(base)), _int(offset[-1]) if offset else 0)
+
+    def abs_address(self, t):
+        return ir.Addr(None, _int(t))
+
+    def guard(self, *parts):
+        return (str(parts[-1]), len(parts) == 2)
+
+    # -- statements ----------------------------------------------------------
+    def instr(self, *parts):
+        guard = parts[0] if isinstance(parts[0], tuple) else None
+        rest = parts[1:] if guard else parts
+        opcode = rest[0]
+        return ir.Instr(str(opcode), tuple(rest[1:]), opcode.line, opcode.column, guard)
+
+    def label(self, t):
+        return ir.Label(str(t).rstrip(": \t"), t.line)
+
+    def loc(self, *tokens):
+        ints = [_int(t) for t in tokens if t.type == "INT"]
+        inlined = (ints[3], ints[4], ints[5]) if len(ints) >= 6 else None
+        return _Loc((ints[0], ints[1], ints[2]), inlined)
+
+    def body(self, *stmts):
+        out = []
+        for s in stmts:
+            out += s if isinstance(s, list) else [s]
+        return out
+
+    def pragma(self, *strings):
+        return None
+
+    # -- declarations --------------------------------------------------------
+    def align(self, _, n):
+        return ("align", _int(n))
+
+    def type(self, t):
+        return ("type", str(t)[1:])
+
+    def ptr(self, _):
+        return ("ptr", True)
+
+    def space(self, t):
+        return ("space", str(t)[1:])
+
+    def array(self, *n):
+        return ("array", _int(n[0]) if n else None)
+
+    def var_name(self, name, *rest):
+        regs = next((_int(r) for r in rest if isinstance(r, Token)), None)
+        arrays = [a[1] for a in rest if isinstance(a, tuple)]
+        return (str(name), name.line, regs, arrays)
+
+    def decl_head(self, state, *rest):
+        attrs = [r for r in rest if isinstance(r, tuple) and len(r) == 2]
+        return (str(state)[1:], attrs, rest[-1])
+
+    def initializer(self, *items):
+        return ("init", items)
+
+    def var_decl(self, *parts):
+        linkage = [str(p) for p in parts if isinstance(p, Token)]
+        head = next(p for p in parts if isinstance(p, tuple) and len(p) == 3)
+        names = [head[2]] + [p for p in parts if isinstance(p, tuple) and len(p) == 4]
+        return [_variable(head, name, ".extern" in linkage) for name in names]
+
+    def perf(self, name, *values):
+        return (str(name)[1:], tuple(_int(v) for v in values))
+
+    def params(self, *heads):
+        return ("params", [_variable(h, h[2], False) for h in heads])
+
+    def ret_params(self, *heads):
+        return ("ret", [_variable(h, h[2], False) for h in heads])
+
+    def function(self, *parts):
+        tokens = [p for p in parts if isinstance(p, Token)]
+        kind = next(t for t in tokens if t.type in ("ENTRY", "FUNC"))
+        name = next(t for t in tokens if t.type == "NAME")
+        params: list[ir.Variable] = next(
+            (p[1] for p in parts if isinstance(p, tuple) and p[0] == "params"), []
+        )
+        perf: dict[str, tuple[int, ...]] = dict(
+            p for p in parts if isinstance(p, tuple) and isinstance(p[1], tuple)
+        )
+        fn = ir.Function(str(name), kind.type == "ENTRY", params, name.line or 0, perf=perf)
+        body = next((p for p in parts if isinstance(p, list)), None)
+        if body is not None:
+            _fill_body(fn, body)
+        return fn
+
+    # -- module --------------------------------------------------------------
+    def version(self, t):
+        return ("version", str(t))
+
+    def target(self, *names):
+        return ("target", tuple(str(n) for n in names))
+
+    def address_size(self, t):
+        return ("address_size", _int(t))
+
+    def file(self, n, path, *_):
+        return ("file", (_int(n), str(path)[1:-1]))
+
+
+def _variable(head, name, extern: bool) -> ir.Variable:
+    space, attrs, _ = head
+    text, line, regs, arrays = name
+    found = dict(attrs)
+    count = None
+    for n in arrays:
+        count = None if n is None else (count or 1) * n
+    return ir.Variable(
+        space,
+        text,
+        found.get("type", ""),
+        found.get("align"),
+        count,
+        bool(arrays),
+        extern,
+        regs,
+        line,
+    )
+
+
+def _fill_body(fn: ir.Function, stmts: list) -> None:
+    """Instructions and labels in order, each instruction with its .loc chain."""
+    parent: dict[tuple[int, int, int], tuple[int, int, int] | None] = {}
+    current: _Loc | None = None
+    for s in stmts:
+        if isinstance(s, _Loc):
+            parent[s.key] = s.inlined_at
+            current = s
+        elif isinstance(s, ir.Variable):
+            fn.variables.append(s)
+        elif isinstance(s, ir.Instr):
+            frames = _frames(current, parent) if current else ()
+            fn.body.append(
+                ir.Instr(s.opcode, s.operands, s.line, s.col, s.guard, ir.Source(frames))
+            )
+        elif isinstance(s, ir.Label):
+            fn.body.append(s)
+        elif isinstance(s, list):
+            fn.variables.extend(s)
+
+
+def _frames(loc: _Loc, parent: dict) -> tuple[tuple[str, int], ...]:
+    """(file number, line) from the innermost frame out; `_name_files` puts the
+    paths .file gives for the numbers."""
+    frames = [(str(loc.key[0]), loc.key[1])]
+    key = loc.inlined_at
+    while key is not None and len(frames) < 64:
+        frames.append((str(key[0]), key[1]))
+        key = parent.get(key)
+    return tuple(frames)
+
+
+def _bounded(text: str, name: str) -> None:
+    if len(text) > MAX_PTX_BYTES:
+        raise SpecError(
+            f"PTX of {len(text)} bytes: at most {MAX_PTX_BYTES} are read", Pos(1, 1), name
+        )
+    depth, line, col = 0, 1, 0
+    for i, c in enumerate(text):
+        if c == "\n":
+            line, col = line + 1, i
+        elif c == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise SpecError(
+                    f"braces nested deeper than {MAX_NESTING}", Pos(line, i - col), name
+                )
+        elif c == "}":
+            depth = max(0, depth - 1)
+
+
+def _readable(terminal: str) -> str:
+    """A grammar terminal as a person reads it: ``'.version'``, ``a register``."""
+    if terminal in _READABLE:
+        return _READABLE[terminal]
+    pattern = _parser().get_terminal(terminal).pattern
+    if pattern.type == "str":
+        return repr(pattern.value)
+    return terminal.lower().replace("_", " ")
+
+
+def _error(e: UnexpectedInput, name: str, text: str) -> SpecError:
+    line: int = getattr(e, "line", 0) or 0
+    col: int = getattr(e, "column", 0) or 0
+    expected: list[str]
+    if isinstance(e, UnexpectedEOF):
+        found = "the end of the input"
+        expected = [str(x) for x in e.expected]
+        line = text.count("\n") + 1
+    elif isinstance(e, UnexpectedToken):
+        found = repr(str(e.token)) if e.token.type != "$END" else "the end of the input"
+        expected = sorted(str(x) for x in e.expected)
+    else:
+        assert isinstance(e, UnexpectedCharacters)
+        at = e.pos_in_stream or 0
+        found = repr(text[at : at + 12].split("\n")[0])
+        expected = sorted(str(x) for x in e.allowed or ())
+    words = sorted({_readable(x) for x in expected})
+    wanted = ", ".join(words[:6]) + (", ..." if len(words) > 6 else "")
+    return SpecError(f"expected {wanted or 'PTX'}, found {found}", Pos(line, col), name)
+
+
+def parse_ptx(text: str, name: str = "<ptx>") -> ir.Module:
+    """The module of PTX `text`; a located `SpecError` if it is not PTX this reads."""
+    _bounded(text, name)
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as e:
+        raise _error(e, name, text).with_source(text) from None
+    items = _Build().transform(tree).children
+    module = ir.Module(name)
+    for item in items:
+        if isinstance(item, ir.Function):
+            module.functions.append(item)
+        elif isinstance(item, list):
+            module.variables.extend(item)
+        elif isinstance(item, tuple):
+            key, value = item
+            if key == "file":
+                module.files[value[0]] = value[1]
+            else:
+                setattr(module, key, value)
+    _name_files(module)
+    return module
+
+
+def _name_files(module: ir.Module) -> None:
+    """Replace .loc file numbers by the paths .file gives them."""
+    for fn in module.functions:
+        fn.body = [
+            ir.Instr(
+                s.opcode,
+                s.operands,
+                s.line,
+                s.col,
+                s.guard,
+                ir.Source(
+                    tuple((module.files.get(int(f), f"file{f}"), n) for f, n in s.source.frames)
+                ),
+            )
+            if isinstance(s, ir.Instr)
+            else s
+            for s in fn.body
+        ]
+
+
+def read_ptx(path: str) -> ir.Module:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(MAX_PTX_BYTES + 1)
+    except OSError as e:
+        raise SpecError(f"cannot read the PTX file: {e.strerror}", None, path) from None
+    return parse_ptx(text, path)
