@@ -1,0 +1,331 @@
+"""A kernel's PTX -> traced shared-memory instructions -> verify specs -> results
+at each instruction's PTX line and source line.
+
+Per kernel (`check_ptx_text`): the block geometry (--block, else the PTX's own
+.reqntid/.maxntid), the parameters' values (`Assumptions`), one thread traced
+symbolically (`verify.ptx.trace`), each shared-memory instruction placed in its
+allocation (`verify.ptx.memory`), one spec per allocation (`verify.ptx.specgen`)
+run by verify's own runner, every result relabelled with the instruction and
+its lines. An instruction under a guard or branch is checked for every lane and
+instance, which a proof covers; a refutation stands only where the guard holds
+at the counterexample (`verify.ptx.guards`). What cannot be decided is UNKNOWN
+with its reason.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from verify.engines.decide import AUTO
+from verify.engines.runner import run_spec
+from verify.errors import Pos, SpecError
+from verify.model.expr import Const, Expr, Range, Var, bounds, free_vars
+from verify.ptx import guards, ir, memory, specgen
+from verify.ptx.assume import Assumptions
+from verify.ptx.ops import Machine
+from verify.ptx.parse import parse_ptx, read_ptx
+from verify.ptx.trace import Trace, Tracer
+from verify.ptx.values import Context, Unknown, Value
+from verify.results import CheckResult
+from verify.smt.solve import Status
+from verify.spec.parser import parse_text
+
+WARP = 32
+SHARED_WINDOW = 1 << 24  # bytes: every shared address lies below this
+_GRID = (1 << 31, 1 << 16, 1 << 16)  # CUDA's largest grid
+
+
+@dataclass
+class Options:
+    block: tuple[int, ...] | None = None
+    grid: tuple[int, ...] | None = None
+    kernel: str | None = None
+    global_align: int | None = None
+    shared_align: int | None = None
+    dynamic_shared: int | None = None
+    assume: tuple[str, ...] = ()
+    timeout: float = 60.0
+    engine: str = AUTO
+    # cp.async sources' per-lane offsets wider than this need an --assume
+    extra: dict = field(default_factory=dict)
+
+
+def parse_dims(text: str, what: str) -> tuple[int, int, int]:
+    """``128`` / ``32,8`` / ``32,8,1`` -> (x, y, z)."""
+    try:
+        dims = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise SpecError(f"--{what} {text!r}: expected X[,Y[,Z]], e.g. 128 or 32,8") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise SpecError(f"--{what} {text!r}: expected one to three positive integers")
+    return (dims + [1, 1])[:3]  # type: ignore[return-value]
+
+
+class Kernel:
+    """One entry function being checked."""
+
+    def __init__(self, module: ir.Module, fn: ir.Function, options: Options):
+        self.module, self.fn, self.options = module, fn, options
+        self.block = self._block()
+        threads = self.block[0] * self.block[1] * self.block[2]
+        self.threads = threads
+        ranges = {"lane": Range(0, WARP), "warp": Range(0, -(-threads // WARP))}
+        grid = options.grid or _GRID
+        for axis, n in zip("xyz", grid):
+            ranges[f"ctaid_{axis}"] = Range(0, n)
+        self.ctx = Context(ranges)
+        self.assumptions = Assumptions(fn, options.assume, self.ctx)
+        self.shared = self._shared_variables()
+
+    def _block(self) -> tuple[int, int, int]:
+        if self.options.block:
+            b = tuple(self.options.block) + (1, 1)
+            return (b[0], b[1], b[2])
+        for key in ("reqntid", "maxntid"):
+            if key in self.fn.perf:
+                dims = list(self.fn.perf[key]) + [1, 1]
+                return (dims[0], dims[1], dims[2])
+        raise SpecError(
+            f"kernel {self.fn.name} declares no .reqntid or .maxntid: give the block "
+            "shape, e.g. --block 128 or --block 32,8",
+            Pos(self.fn.line, 1),
+            self.module.file,
+        )
+
+    def _shared_variables(self) -> dict[str, tuple[str, ir.Variable]]:
+        found = [v for v in self.module.variables + self.fn.variables if v.space == "shared"]
+        out = {}
+        for i, v in enumerate(found):
+            name = f"{memory.SHARED_SYMBOL}{i}"
+            self.ctx.ranges[name] = Range(0, SHARED_WINDOW)
+            out[v.name] = (name, v)
+        return out
+
+    def shared_label(self, allocation: str) -> str:
+        return next(n for n, (a, _) in self.shared.items() if a == allocation)
+
+    def shared_variable(self, allocation: str) -> ir.Variable:
+        return next(v for a, v in self.shared.values() if a == allocation)
+
+    def global_align(self, accesses: list[memory.Access]) -> int:
+        """--global-align, else what cp.async itself demands (a source aligned to its
+        size) or the pointer's declared .align, whichever is larger."""
+        if self.options.global_align:
+            return self.options.global_align
+        need = 16
+        for a in accesses:
+            if a.source_param:
+                need = max(need, a.bytes, self.assumptions.pointer_align(a.source_param))
+        return need
+
+    # -- the thread's view ------------------------------------------------------
+
+    def special(self, reg: str) -> Value:
+        x, y, _ = self.block
+        t: Expr = self.ctx.op("+", self.ctx.op("*", Var("warp"), Const(WARP)), Var("lane"))
+        op = self.ctx.op
+        table: dict[str, Value] = {
+            "%tid.x": op("%", t, Const(x)),
+            "%tid.y": op("%", op("/", t, Const(x)), Const(y)),
+            "%tid.z": op("/", t, Const(x * y)),
+            "%laneid": Var("lane"),
+            "%ntid.x": Const(self.block[0]),
+            "%ntid.y": Const(self.block[1]),
+            "%ntid.z": Const(self.block[2]),
+            **{f"%ctaid.{a}": Var(f"ctaid_{a}") for a in "xyz"},
+        }
+        if self.options.grid:
+            table.update({f"%nctaid.{a}": Const(n) for a, n in zip("xyz", self.options.grid)})
+        if reg in table:
+            return table[reg]
+        return Unknown(f"the special register {reg}")
+
+    def symbol(self, name: str) -> Value:
+        if name in self.shared:
+            return Var(self.shared[name][0])
+        value = self.assumptions.value(name)
+        if value is not None:
+            return value
+        return Unknown(f"the address of {name}, not a shared variable")
+
+    def widths(self) -> dict[str, int]:
+        out = {}
+        for v in self.fn.variables:
+            if v.space == "reg":
+                bits = 1 if v.type == "pred" else v.element_bytes * 8
+                out[v.name] = bits
+        return out
+
+    def trace(self) -> Trace:
+        machine = Machine(self.ctx, self.special, self.symbol)
+        return Tracer(self.fn, machine, self.ctx, self.widths()).run(memory.is_memory)
+
+
+def _source(module: ir.Module, instr: ir.Instr) -> tuple[str, int]:
+    outer = instr.source.outer
+    if outer is None:
+        return module.file, instr.line
+    return outer
+
+
+def _label(instr: ir.Instr, ptx: str) -> str:
+    return f"{instr.opcode} [{os.path.basename(ptx)}:{instr.line}]"
+
+
+def _facts(kernel: Kernel, access: memory.Access) -> dict:
+    instr = access.event.instr
+    return {
+        "instruction": instr.opcode,
+        "ptx_line": instr.line,
+        "kernel": kernel.fn.name,
+        "source": [f"{f}:{n}" for f, n in instr.source.frames],
+        "allocation": kernel.shared_label(access.allocation) if access.allocation else None,
+    }
+
+
+def _unknown(kernel: Kernel, access: memory.Access, what: str, reason: str) -> CheckResult:
+    file, line = _source(kernel.module, access.event.instr)
+    result = CheckResult(
+        file,
+        line,
+        f"{what} {_label(access.event.instr, kernel.module.file)}",
+        Status.UNKNOWN,
+        reason=reason,
+    )
+    result.facts.update(_facts(kernel, access))
+    return result
+
+
+def _why_not(access: memory.Access, trace: Trace, ctx: Context) -> str:
+    """Why a placed access cannot be written as a spec, or ''."""
+    offset = access.offset
+    assert isinstance(offset, Expr)
+    for v in sorted(free_vars(offset)):
+        loop = trace.loops.get(v)
+        if loop is not None and loop.trip is None:
+            return (
+                f"its address depends on the iteration of the loop at PTX line "
+                f"{loop.header_line}, whose trip count is unknown: {loop.why_no_trip}"
+            )
+    try:
+        top = bounds(offset, ctx.ranges)[1]
+    except SpecError as e:
+        return f"its offset cannot be bounded: {e.message}"
+    if top >= 1 << 32:
+        wide = sorted(v for v in free_vars(offset) if ctx.ranges[v].size > 1 << 16)
+        return f"its offset is unbounded through {', '.join(wide)} (--assume decides it)"
+    return ""
+
+
+def _kernel_results(kernel: Kernel) -> list[CheckResult]:
+    trace = kernel.trace()
+    results: list[CheckResult] = []
+    placed: dict[str, list[memory.Access]] = {}
+    for event in trace.events:
+        access = memory.access_of(event, kernel.ctx, kernel.symbol)
+        if access.allocation is None:
+            if access.reason:
+                what = "not modelled:" if access.reason.startswith("not modelled") else "unknown:"
+                reason = access.reason.removeprefix("not modelled: ")
+                results.append(_unknown(kernel, access, what.rstrip(":"), reason))
+            continue
+        why = _why_not(access, trace, kernel.ctx)
+        if why:
+            results.append(_unknown(kernel, access, "unknown", why))
+            continue
+        placed.setdefault(access.allocation, []).append(access)
+    for allocation, accesses in placed.items():
+        results += _allocation_results(kernel, trace, allocation, accesses)
+    return sorted(results, key=lambda r: (r.facts.get("ptx_line", 0), r.property))
+
+
+def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult]:
+    label = kernel.shared_label(allocation)
+    variable = kernel.shared_variable(allocation)
+    align = variable.align or 1
+    if variable.size is None and kernel.options.shared_align:
+        align = max(align, kernel.options.shared_align)
+    size = variable.size if variable.size is not None else kernel.options.dynamic_shared
+    spec, refused = specgen.build(
+        allocation,
+        label,
+        align,
+        size,
+        accesses,
+        kernel.ctx.ranges,
+        kernel.global_align(accesses),
+    )
+    results = [_unknown(kernel, a, "unknown", why) for a, why in refused]
+    name = f"{kernel.module.file}#{kernel.fn.name}#{label}"
+    try:
+        checked = run_spec(
+            parse_text(spec.text, name), kernel.options.timeout, kernel.options.engine
+        )
+    except SpecError as e:
+        return results + [
+            _unknown(kernel, a, "unknown", f"verify refused its spec: {e.message}")
+            for a in spec.names.values()
+        ]
+    for r in checked:
+        origin = spec.origin.get(r.line)
+        if origin is None or r.property.startswith("in_bounds") and " from " in r.property:
+            continue
+        access, _ = origin
+        results.append(
+            _relabel(kernel, trace, r, access, spec, variable.size is None and size is None)
+        )
+    return results
+
+
+def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) -> CheckResult:
+    instr = access.event.instr
+    words = result.property.split()
+    for i, w in enumerate(words):
+        if w in spec.names:
+            words[i] = _label(instr, kernel.module.file)
+    result.property = " ".join(words)
+    result.file, result.line = _source(kernel.module, instr)
+    result.facts.update(_facts(kernel, access))
+    if unsized and result.property.startswith("in_bounds"):
+        result.status = Status.UNKNOWN
+        result.counterexample = None
+        result.reason = (
+            "the size of the dynamic shared memory is not stated (--dynamic-shared BYTES)"
+        )
+    return guards.settle(result, access, trace, kernel)
+
+
+def check_module(module: ir.Module, options: Options) -> list[CheckResult]:
+    kernels = module.entries()
+    if options.kernel:
+        kernels = [k for k in kernels if k.name == options.kernel] or [
+            k for k in kernels if options.kernel in k.name
+        ]
+        if len(kernels) != 1:
+            names = ", ".join(k.name for k in module.entries())
+            raise SpecError(
+                f"--kernel {options.kernel!r} names {len(kernels)} of the kernels ({names})",
+                Pos(1, 1),
+                module.file,
+            )
+    if not kernels:
+        raise SpecError("nothing to verify: no .entry with a body", Pos(1, 1), module.file)
+    results: list[CheckResult] = []
+    for fn in kernels:
+        results += _kernel_results(Kernel(module, fn, options))
+    if not results:
+        raise SpecError(
+            "nothing to verify: no shared-memory instruction found", Pos(1, 1), module.file
+        )
+    return results
+
+
+def check_ptx_text(
+    text: str, name: str = "<ptx>", options: Options | None = None
+) -> list[CheckResult]:
+    return check_module(parse_ptx(text, name), options or Options())
+
+
+def check_ptx(path: str, options: Options | None = None) -> list[CheckResult]:
+    return check_module(read_ptx(path), options or Options())

@@ -1,0 +1,120 @@
+"""A result about an instruction that runs under a guard or branch condition.
+
+The spec checks every lane and instance; the instruction runs only where its
+condition (a 0/1 expression, `verify.ptx.trace.Event.condition`) holds. So:
+
+* PROVED stands: it holds for every lane and instance, so for those that run.
+  One exception: where the condition depends on the lane, masked-off lanes
+  change which lanes a wavefront serves; removing lanes never adds a distinct
+  word to a bank, so the phase model's figures (32-bit and narrower accesses,
+  ldmatrix, stmatrix) stay bounds, but rule L's merged phases and cp.async's
+  rules need the lanes that run: those bank results become UNKNOWN.
+* REFUTED stands only if the condition holds for every lane the counterexample
+  shows, at its instance; variables of the condition the counterexample does
+  not fix are searched over a few values of their ranges (a parameter bound,
+  say); if no value makes it hold, the result is UNKNOWN, never a guess.
+* A counterexample over loop counters whose relation to each other the trace
+  could not keep (a cycling stage counter beside the iteration) may be
+  unreachable: UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from verify.errors import SpecError
+from verify.model.expr import Const, Expr, Range, Var, evaluate, free_vars
+from verify.model.instructions import parse_instruction
+from verify.ptx.values import Unknown
+from verify.results import CheckResult
+from verify.smt.solve import Status
+
+MAX_TRIES = 4096
+
+
+def condition(access, kernel) -> Expr | Unknown:
+    cond = access.event.condition
+    if isinstance(cond, Unknown) or kernel.threads % 32 == 0:
+        return cond
+    t = kernel.ctx.op("+", kernel.ctx.op("*", Var("warp"), Const(32)), Var("lane"))
+    in_block = kernel.ctx.less(t, Const(kernel.threads))
+    return in_block if isinstance(in_block, Unknown) else kernel.ctx.op("*", cond, in_block)
+
+
+def _access_vars(access) -> set[str]:
+    out = set(free_vars(access.offset)) if isinstance(access.offset, Expr) else set()
+    if isinstance(access.source, Expr):
+        out |= free_vars(access.source)
+    return out
+
+
+def _candidates(r: Range) -> list[int]:
+    picks = {r.lo, r.lo + 1, r.hi - 1, (r.lo + r.hi) // 2}
+    picks |= {1 << k for k in range(64) if r.lo <= 1 << k < r.hi}
+    return sorted(v for v in picks if r.lo <= v < r.hi)
+
+
+def _holds_somewhere(cond: Expr, fixed: dict[str, int], ranges: dict[str, Range]) -> bool:
+    free = sorted(free_vars(cond) - set(fixed))
+    choices = [_candidates(ranges.get(v, Range(0, 1))) for v in free]
+    for n, values in enumerate(itertools.product(*choices)):
+        if n >= MAX_TRIES:
+            return False
+        try:
+            if evaluate(cond, {**fixed, **dict(zip(free, values))}) == 1:
+                return True
+        except SpecError:
+            continue
+    return False
+
+
+def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
+    cond = condition(access, kernel)
+    if result.status == Status.PROVED:
+        bank = result.property.split()[0] in ("conflict_free", "wavefronts", "max_ways")
+        lane_masked = isinstance(cond, Expr) and "lane" in free_vars(cond)
+        if bank and lane_masked and not parse_instruction(access.instruction).exact:
+            return _unknown(
+                result,
+                "a guard masks lanes off, and this instruction's cost "
+                "(merged phases or copy rules) depends on which lanes run",
+            )
+        if isinstance(cond, Unknown):
+            result.facts["condition"] = f"runs under a condition not resolved: {cond.reason}"
+        return result
+    if result.status != Status.REFUTED:
+        return result
+    loose = _access_vars(access) & trace.loose
+    loops_used = {v for v in _access_vars(access) if v in trace.loops}
+    if loose and (len(loose) > 1 or loops_used):
+        return _unknown(
+            result,
+            "its counterexample combines loop counters whose relation "
+            "this reader does not keep, so it may not happen",
+        )
+    if cond == Const(1):
+        return result
+    if isinstance(cond, Unknown):
+        return _unknown(
+            result,
+            f"it runs under a condition this reader cannot resolve "
+            f"({cond.reason}), so the counterexample may not happen",
+        )
+    cex = result.counterexample
+    if cex is None:
+        return _unknown(result, "its counterexample cannot be checked against its guard")
+    fixed = {k: v for k, v in cex.instance.items() if isinstance(v, int)}
+    lanes: list[int | None] = [row.lane for row in cex.rows if row.lane is not None] or [None]
+    for lane in lanes:
+        env = dict(fixed) if lane is None else {**fixed, "lane": lane}
+        if not _holds_somewhere(cond, env, kernel.ctx.ranges):
+            return _unknown(result, "its guard may mask off the lanes of the counterexample")
+    result.facts["condition"] = "the guard holds at the counterexample"
+    return result
+
+
+def _unknown(result: CheckResult, reason: str) -> CheckResult:
+    result.status = Status.UNKNOWN
+    result.reason = reason
+    result.counterexample = None
+    return result

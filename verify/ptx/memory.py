@@ -1,0 +1,165 @@
+"""Shared-memory instructions of a trace as accesses: which allocation each
+address lies in, its offset there, and the instruction verify's bank model
+knows it as.
+
+An address is modelled when it is one shared variable's address plus an
+offset that does not involve any variable's address (`split_base`); a
+cp.async's global source likewise is one pointer parameter plus an offset.
+Everything else is a reason: an address loaded from memory, a generic pointer
+this reader cannot place, an instruction not modelled yet (TMA, wgmma, atomics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verify.model.expr import BinOp, Const, Expr, Var, free_vars
+from verify.ptx import ir
+from verify.ptx.trace import Event
+from verify.ptx.values import Context, Unknown, Value
+
+SHARED_SYMBOL = "smem_"  # prefix of the variables that stand for shared variables' addresses
+POINTER = "param_"
+_SPACES = ("shared", "shared::cta", "shared::cluster", "global", "local", "param", "const")
+_NOT_MODELLED = {
+    "wgmma": "wgmma reads its shared-memory operands itself (the Hopper issue)",
+    "bulk": "a TMA/bulk copy (cp.async.bulk): the Hopper issue",
+    "atom": "an atomic on shared memory: listed, its bank cost is not modelled",
+    "red": "a reduction on shared memory: listed, its bank cost is not modelled",
+    "cluster": "distributed shared memory (shared::cluster) is not modelled",
+}
+
+
+@dataclass
+class Access:
+    event: Event
+    instruction: str  # verify's spelling: "ld.shared.v4.b32", "cp.async.cg.16"
+    allocation: str | None = None
+    offset: Value = field(default_factory=lambda: Unknown("not traced"))
+    source_param: str | None = None
+    source: Value | None = None  # a cp.async's global offset from its pointer parameter
+    reason: str = ""  # set when the access is not modelled
+    partial: bool = False  # a cp.async whose src-size operand may be below its size
+
+    @property
+    def bytes(self) -> int:
+        from verify.model.instructions import parse_instruction
+
+        return parse_instruction(self.instruction).bytes_per_address
+
+
+def is_memory(instr: ir.Instr) -> bool:
+    """Instructions that may touch shared memory (generic ld/st are placed later)."""
+    parts = instr.parts
+    head = parts[0]
+    if head in ("ldmatrix", "stmatrix") or any(q.startswith("shared") for q in parts):
+        return True
+    if head == "wgmma" and "mma_async" in parts:
+        return True
+    return head in ("ld", "st") and not any(q in _SPACES for q in parts)
+
+
+def split_base(e: Expr, prefix: str) -> tuple[str, Expr] | Unknown:
+    """(variable, rest) when e = variable + rest with the variable's name starting
+    with `prefix` and no other such variable anywhere in e."""
+    terms: list[Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BinOp) and x.op == "+":
+            stack += [x.b, x.a]
+        else:
+            terms.append(x)
+    bases = [t for t in terms if isinstance(t, Var) and t.name.startswith(prefix)]
+    rest = [t for t in terms if t not in bases[:1]]
+    if len(bases) != 1 or any(v.startswith(prefix) for t in rest for v in free_vars(t)):
+        what = "a shared variable" if prefix == SHARED_SYMBOL else "a pointer parameter"
+        return Unknown(f"the address is not {what}'s address plus an offset")
+    out: Expr = Const(0)
+    for t in rest:
+        out = t if out == Const(0) else BinOp("+", out, t)
+    return bases[0].name, out
+
+
+def _address(event: Event, operand: ir.Operand, ctx: Context, symbol) -> Value:
+    if not isinstance(operand, ir.Addr):
+        return Unknown("an address operand this reader does not read")
+    if isinstance(operand.base, ir.Reg):
+        base = event.state.get(operand.base.name, Unknown(f"{operand.base.name} is unset"))
+    elif isinstance(operand.base, ir.Sym):
+        base = symbol(operand.base.name)
+    else:
+        base = Const(0)
+    if isinstance(base, Unknown):
+        return base
+    base = ctx.rebuild(base)
+    return ctx.op("+", base, Const(operand.offset)) if operand.offset else base
+
+
+def instruction_name(instr: ir.Instr) -> str | Unknown:
+    """verify's name for a shared-memory instruction, or why it has none."""
+    parts = instr.parts
+    head = parts[0]
+    for key, reason in _NOT_MODELLED.items():
+        if key == head or key in parts or (key == "cluster" and "shared::cluster" in parts):
+            return Unknown(f"not modelled: {reason}")
+    if head in ("ldmatrix", "stmatrix"):
+        return instr.opcode
+    if head == "cp" and parts[1:2] == ["async"]:
+        cache = next((q for q in parts if q in ("ca", "cg")), None)
+        size = instr.operands[2] if len(instr.operands) > 2 else None
+        if cache is None or not isinstance(size, ir.Imm):
+            return Unknown(f"not modelled: {instr.opcode} without a constant copy size")
+        return f"cp.async.{cache}.{size.value}"
+    if head in ("ld", "st"):
+        vec = [q for q in parts if q in ("v2", "v4", "v8")]
+        types = [q for q in parts if q[:1] in "bsuf" and q[1:].isdigit() or q in ("f16x2",)]
+        if not types:
+            return Unknown(f"not modelled: {instr.opcode} without a type")
+        return ".".join([head, "shared", *vec, types[-1]])
+    return Unknown(f"not modelled: {instr.opcode}")
+
+
+def access_of(event: Event, ctx: Context, symbol) -> Access:
+    instr = event.instr
+    name = instruction_name(instr)
+    if isinstance(name, Unknown):
+        return Access(event, instr.opcode, reason=name.reason)
+    head = instr.parts[0]
+    operand = instr.operands[1] if head in ("ld", "ldmatrix") else instr.operands[0]
+    address = _address(event, operand, ctx, symbol)
+    access = Access(event, name)
+    if isinstance(address, Unknown):
+        access.reason = address.reason
+        return access
+    placed = split_base(address, SHARED_SYMBOL)
+    if isinstance(placed, Unknown):
+        generic = head in ("ld", "st") and "shared" not in instr.parts
+        access.reason = "" if generic else placed.reason
+        return access
+    access.allocation, access.offset = placed
+    if head == "cp":
+        _source(access, event, ctx, symbol)
+    return access
+
+
+def _source(access: Access, event: Event, ctx: Context, symbol) -> None:
+    instr = event.instr
+    src = _address(event, instr.operands[1], ctx, symbol)
+    if isinstance(src, Unknown):
+        access.source = src
+        return
+    placed = split_base(src, POINTER)
+    if isinstance(placed, Unknown):
+        access.source = placed
+        return
+    access.source_param, access.source = placed
+    if len(instr.operands) > 3:
+        given = instr.operands[3]
+        size = instr.operands[2]
+        value = event.state.get(given.name, Unknown("unset")) if isinstance(given, ir.Reg) else None
+        if isinstance(given, ir.Imm) and isinstance(size, ir.Imm) and given.value == size.value:
+            return
+        if isinstance(value, Expr) and isinstance(size, ir.Imm) and value == Const(size.value):
+            return
+        access.partial = True

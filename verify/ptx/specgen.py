@@ -1,0 +1,154 @@
+"""The accesses of one shared allocation as a verify spec.
+
+Addresses are bytes, so the spec's element is ``u8`` and each access reads a
+formula layout over the allocation's bytes whose domain ends where the access
+would run past the allocation (``layout M16(a in 0..SIZE - 15) = a`` for a
+16-byte access): the implicit in_bounds check is then "every byte it touches
+lies in the allocation". The allocation's declared alignment is the spec's
+``buffer align``, so bank figures hold for every base the alignment allows.
+
+A cp.async's global source is its offset from the pointer parameter it reads,
+in a layout ``G<k>`` that holds every value, under ``global align N``. Its
+lane-independent terms shift every lane's source by one amount U; rule C and
+rule S read sources only modulo 128 bytes and through which of them share a
+128-byte line, and both are functions of (base + U) mod 128 alone. A term that
+is a polynomial in its variables repeats modulo 128 when any one variable moves
+by 128, so each variable found only in such terms ranges over 0..128 here:
+every residue U can take is taken, and no other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verify.model.expr import BinOp, Const, Expr, Range, Var, bounds, free_vars, render, substitute
+from verify.ptx.memory import Access
+from verify.ptx.values import Unknown
+
+RESIDUES = 128  # bytes: the period of a global source's banks and lines
+MAX_SOURCE_RANGE = 1 << 12  # a per-lane source variable wider than this needs an assumption
+
+
+@dataclass
+class SharedSpec:
+    allocation: str
+    label: str  # the PTX variable's name
+    lines: list[str] = field(default_factory=list)
+    origin: dict[int, tuple[Access, str]] = field(default_factory=dict)  # line -> access, name
+    names: dict[str, Access] = field(default_factory=dict)
+
+    def add(self, text: str, access: Access | None = None, name: str = "") -> None:
+        self.lines.append(text)
+        if access is not None:
+            self.origin[len(self.lines)] = (access, name)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _terms(e: Expr) -> list[Expr]:
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BinOp) and x.op == "+":
+            stack += [x.b, x.a]
+        else:
+            out.append(x)
+    return out
+
+
+def _polynomial(e: Expr) -> bool:
+    if isinstance(e, BinOp):
+        return e.op in ("+", "*") and _polynomial(e.a) and _polynomial(e.b)
+    return True
+
+
+def _sum(terms: list[Expr]) -> Expr:
+    out: Expr = Const(0)
+    for t in terms:
+        out = t if out == Const(0) else BinOp("+", out, t)
+    return out
+
+
+def source_expr(
+    access: Access, ranges: dict[str, Range], shared_vars: set[str]
+) -> tuple[Expr, dict[str, Range]] | Unknown:
+    """(source offset, the ranges of its own variables) per the module doc."""
+    src = access.source
+    assert src is not None, "only a cp.async has a source"
+    if isinstance(src, Unknown):
+        return Unknown(f"its global source: {src.reason}")
+    lane_terms = [t for t in _terms(src) if "lane" in free_vars(t)]
+    uniform = [t for t in _terms(src) if "lane" not in free_vars(t)]
+    lane_vars = {v for t in lane_terms for v in free_vars(t)}
+    for v in sorted(lane_vars - {"lane"}):
+        if ranges[v].size > MAX_SOURCE_RANGE:
+            return Unknown(
+                f"its global source's per-lane offset depends on {v} "
+                f"(--assume {v}=VALUE decides it)"
+            )
+    own: dict[str, Range] = {}
+    renamed: dict[str, Expr] = {}
+    if all(_polynomial(t) for t in uniform):
+        for v in sorted({v for t in uniform for v in free_vars(t)} - lane_vars):
+            if v in shared_vars and ranges[v].size <= RESIDUES:
+                continue  # the same variable as the destination's, already a full period
+            renamed[v] = Var(f"g_{v}")
+            own[f"g_{v}"] = Range(0, min(RESIDUES, ranges[v].size))
+    expr = substitute(_sum(lane_terms + uniform), renamed)
+    return expr, own
+
+
+def build(
+    allocation: str,
+    label: str,
+    align: int,
+    size: int | None,
+    accesses: list[Access],
+    ranges: dict[str, Range],
+    global_align: int,
+) -> tuple[SharedSpec, list[tuple[Access, str]]]:
+    """The spec of one allocation, and the accesses it could not write (with why)."""
+    spec = SharedSpec(allocation, label)
+    spec.add(f"# verify ptx: shared variable {label}")
+    spec.add("dtype u8")
+    spec.add(f"buffer align {align}")
+    if any(a.source is not None for a in accesses):
+        spec.add(f"global align {global_align}")
+    refused: list[tuple[Access, str]] = []
+    widths: dict[int, str] = {}
+    extent = size
+    if extent is None:  # dynamic memory of unstated size: as far as any access reaches
+        extent = max(bounds(a.offset, ranges)[1] + a.bytes for a in accesses)  # type: ignore[arg-type]
+    for k, access in enumerate(accesses):
+        offset = access.offset
+        assert not isinstance(offset, Unknown), "only placed accesses reach specgen"
+        variables = free_vars(offset) - {"lane"}
+        own: dict[str, Range] = {}
+        source = ""
+        if access.source is not None:
+            found = source_expr(access, ranges, variables)
+            if isinstance(found, Unknown):
+                refused.append((access, found.reason))
+                continue
+            src, own = found
+            all_ranges = {**ranges, **own}
+            top = bounds(src, all_ranges)[1]
+            spec.add(f"layout G{k}(a in 0..{top + 1}) = a", access, f"G{k}")
+            source = f" from G{k}({render(src)})"
+            variables |= free_vars(src) - {"lane"}
+        n = access.bytes
+        if n not in widths:
+            widths[n] = f"M{n}"
+            spec.add(f"layout M{n}(a in 0..{max(1, extent - n + 1)}) = a")
+        loops = ", ".join(f"{v} in {({**ranges, **own})[v]}" for v in sorted(variables))
+        name = f"a{k}"
+        spec.names[name] = access
+        spec.add(
+            f"access {name} = {access.instruction} {widths[n]}({render(offset)}){source}"
+            + (f" for {loops}" if loops else ""),
+            access,
+            name,
+        )
+        spec.add(f"check conflict_free {name}", access, name)
+    return spec, refused

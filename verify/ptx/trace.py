@@ -1,0 +1,338 @@
+"""Symbolic execution of one kernel for one thread of a block.
+
+A thread is ``warp * 32 + lane`` (its linear index in the block, x fastest), so
+``%tid.{x,y,z}`` are expressions over ``lane`` and ``warp``; ``%ctaid`` and the
+kernel's ``.param`` values are variables with the ranges their types allow
+(unless an assumption fixes them); loops contribute their iteration variable.
+
+Blocks run in reverse postorder over forward edges. A block's condition (0/1,
+when it executes) is the sum over its incoming edges of the predecessor's
+condition times the branch predicate; a register that differs between incoming
+edges is the same sum of its values. A loop's header gives each register the
+loop writes a placeholder; at the latch each placeholder is classified:
+
+* invariant (the latch value is the placeholder): its value on entry;
+* affine ``r += c``: ``r0 + c * it``, ``it`` the loop's iteration variable;
+* a counter that cycles through a few values (``s = s + 1 == 3 ? 0 : s + 1``,
+  found by running its update from its constant start): a variable over them,
+  ``a + d * s``, when they form a progression;
+* anything else: `Unknown`, with the reason.
+
+The trip count is found by running the loop's own counters concretely from
+their starts until the back edge is not taken; where that needs a value not
+known here (a parameter, a lane), the trip count is unknown, and so is every
+shared address that depends on the iteration variable (`verify.ptx.memory`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from verify.errors import SpecError
+from verify.model.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars, substitute
+from verify.ptx import cfg, ir
+from verify.ptx.ops import Machine, destinations
+from verify.ptx.values import Context, Unknown, Value
+
+MAX_TRIP = 1 << 16  # iterations simulated to find a trip count
+MAX_CYCLE = 64  # values a cycling counter may take
+UNKNOWN_TRIP = 1 << 20  # the range an iteration variable gets when its count is unknown
+
+
+@dataclass
+class LoopInfo:
+    name: str  # the iteration variable, "it0"
+    header_line: int
+    trip: int | None
+    why_no_trip: str = ""
+    counters: list[str] = field(default_factory=list)  # cycling-counter variables
+
+
+@dataclass
+class Event:
+    """A memory instruction as one thread executes it."""
+
+    instr: ir.Instr
+    state: dict[str, Value]  # registers just before it
+    condition: Value  # 0/1: when it executes (block condition times its guard)
+    loops: list[str]  # the iteration variables of the loops around it
+
+
+@dataclass
+class Trace:
+    events: list[Event]
+    ranges: dict[str, Range]
+    loops: dict[str, LoopInfo]
+    problems: list[str]
+    loose: set[str]  # variables standing for values whose relation to others is lost
+
+
+class Tracer:
+    def __init__(self, fn: ir.Function, machine: Machine, ctx: Context, widths: dict[str, int]):
+        self.fn, self.m, self.ctx, self.widths = fn, machine, ctx, widths
+        self.graph = cfg.build(fn)
+        self.out: dict[int, dict[str, Value]] = {}
+        self.cond: dict[int, Value] = {}
+        self.events: list[Event] = []
+        self.loops: dict[str, LoopInfo] = {}
+        self.loose: set[str] = set()
+        self.open: list[tuple[cfg.Loop, LoopInfo, int, dict[str, tuple[Var, Value]]]] = []
+
+    def run(self, is_memory) -> Trace:
+        self.is_memory = is_memory
+        for b in self.graph.order:
+            self._block(b)
+        return Trace(self.events, self.ctx.ranges, self.loops, self.graph.problems, self.loose)
+
+    # -- entering a block -----------------------------------------------------
+
+    def _block(self, b: int) -> None:
+        state, cond = self._merge(b)
+        loop = self.graph.loops.get(b)
+        if loop is not None:
+            state = self._enter_loop(loop, state)
+        block = self.graph.blocks[b]
+        for instr in block.instrs:
+            if self.is_memory(instr):
+                guard = self._guard(state, instr)
+                where = self._and(cond, guard)
+                loops = [info.name for _, info, _, _ in self.open]
+                self.events.append(Event(instr, dict(state), where, loops))
+            self.m.step(state, instr)
+        self.out[b], self.cond[b] = state, cond
+        while self.open and self.open[-1][0].latch == b:
+            self._close_loop(b)
+
+    def _guard(self, state, instr: ir.Instr) -> Value:
+        if instr.guard is None:
+            return Const(1)
+        reg, negated = instr.guard
+        p = state.get(reg, Unknown(f"{reg} is read before it is written"))
+        if isinstance(p, Unknown) or not negated:
+            return p
+        return self.ctx.negate(p)
+
+    def _and(self, a: Value, b: Value) -> Value:
+        if isinstance(a, Unknown):
+            return a
+        if isinstance(b, Unknown):
+            return b
+        return self.ctx.op("*", a, b)
+
+    def _edge(self, p: int, guard, succ: int) -> Value:
+        cond = self.cond.get(p, Const(0))
+        if guard is None or self._exits_loop(p, succ):
+            return cond  # a loop's exit from its latch is taken once, when the loop ends
+        reg, negated, taken = guard
+        pred = self.out[p].get(reg, Unknown(f"{reg} is read before it is written"))
+        if isinstance(pred, Unknown):
+            return Unknown(f"a branch on {pred.reason}")
+        if negated != (not taken):
+            pred = self.ctx.negate(pred)
+        return self._and(cond, pred)
+
+    def _exits_loop(self, p: int, succ: int) -> bool:
+        return any(loop.latch == p and succ != h for h, loop in self.graph.loops.items())
+
+    def _merge(self, b: int) -> tuple[dict[str, Value], Value]:
+        preds = [(p, g) for p, g in self.graph.preds(b) if p in self.out]
+        if b == 0 or not preds:
+            return {}, Const(1 if b == 0 else 0)
+        edges = [(self.out[p], self._edge(p, g, b)) for p, g in preds]
+        if len(edges) == 1:
+            return dict(edges[0][0]), edges[0][1]
+        cond: Value = Const(0)
+        for _, c in edges:
+            cond = Unknown(c.reason) if isinstance(c, Unknown) else self._sum(cond, c)
+        state: dict[str, Value] = {}
+        for reg in {r for s, _ in edges for r in s}:
+            values = [(s[reg], c) for s, c in edges if reg in s]
+            if all(v == values[0][0] for v, _ in values):
+                state[reg] = values[0][0]
+            else:
+                state[reg] = self._merged(values)
+        return state, cond
+
+    def _sum(self, a: Value, b: Expr) -> Value:
+        return a if isinstance(a, Unknown) else self.ctx.op("+", a, b)
+
+    def _merged(self, values: list[tuple[Value, Value]]) -> Value:
+        out: Expr = Const(0)
+        for v, c in values:
+            if isinstance(v, Unknown):
+                return v
+            if isinstance(c, Unknown):
+                return Unknown(f"a value merged under an unknown branch ({c.reason})")
+            out = self.ctx.op("+", out, self.ctx.op("*", c, v))
+        return out
+
+    # -- loops ------------------------------------------------------------------
+
+    def _enter_loop(self, loop: cfg.Loop, state: dict[str, Value]) -> dict[str, Value]:
+        info = LoopInfo(f"it{len(self.loops)}", self._line(loop.header), None)
+        self.loops[info.name] = info
+        self.ctx.ranges[info.name] = Range(0, UNKNOWN_TRIP)
+        written = {
+            d
+            for blk in loop.body
+            for instr in self.graph.blocks[blk].instrs
+            for d in destinations(instr)
+        }
+        holders: dict[str, tuple[Var, Value]] = {}
+        for reg in sorted(written):
+            width = self.widths.get(reg.rstrip("0123456789"), 64)
+            holder = Var(f"h{len(self.loops) - 1}_{reg[1:].replace('.', '_')}")
+            self.ctx.ranges[holder.name] = Range(0, 1 << width)
+            holders[reg] = (holder, state.get(reg, Unknown(f"{reg} is read before it is written")))
+            state[reg] = holder
+        self.open.append((loop, info, len(self.events), holders))
+        return state
+
+    def _line(self, block: int) -> int:
+        instrs = self.graph.blocks[block].instrs
+        return instrs[0].line if instrs else 0
+
+    def _close_loop(self, latch: int) -> None:
+        loop, info, first_event, holders = self.open.pop()
+        after = self.out[latch]
+        info.trip, info.why_no_trip = self._trip(loop, holders, after)
+        if info.trip is not None:
+            self.ctx.ranges[info.name] = Range(0, max(1, info.trip))
+        it = Var(info.name)
+        subst: dict[str, Value] = {}
+        for reg, (holder, init) in holders.items():
+            subst[holder.name] = self._classify(reg, holder, init, after.get(reg), it, info)
+        for event in self.events[first_event:]:
+            event.state = {r: _apply(v, subst) for r, v in event.state.items()}
+            event.condition = _apply(event.condition, subst)
+        exit_subst = dict(subst)
+        if info.trip is not None:
+            exit_subst[info.name] = Const(info.trip - 1)
+        for blk in loop.body:
+            self.out[blk] = {r: self._after(v, exit_subst, info) for r, v in self.out[blk].items()}
+            self.cond[blk] = self._after(self.cond[blk], exit_subst, info)
+        self.loose.update(info.counters)
+
+    def _after(self, v: Value, subst: Mapping[str, Value], info: LoopInfo) -> Value:
+        v = _apply(v, subst)
+        if not isinstance(v, Unknown) and info.name in free_vars(v):
+            return Unknown(f"a value after the loop at line {info.header_line}")
+        return v
+
+    def _classify(
+        self, reg: str, holder: Var, init: Value, latch: Value | None, it: Var, info: LoopInfo
+    ) -> Value:
+        if latch is None or latch == holder:
+            return init
+        if isinstance(init, Unknown):
+            return init
+        if isinstance(latch, Unknown):
+            return Unknown(f"{reg} in the loop at line {info.header_line}: {latch.reason}")
+        width = self.widths.get(reg.rstrip("0123456789"), 64)
+        step = _step(latch, holder, width)
+        if step is not None:
+            if step < 1 << (width - 1):
+                return self.ctx.wrap(
+                    self.ctx.op("+", init, self.ctx.op("*", it, Const(step))), width
+                )
+            down = self.ctx.op("*", it, Const((1 << width) - step))
+            return self.ctx.sub(init, down, width)
+        values = _cycle(latch, holder, init)
+        if values is None:
+            return Unknown(
+                f"{reg} in the loop at line {info.header_line} is not an induction variable "
+                "this reader follows"
+            )
+        return self._counter(values, info)
+
+    def _counter(self, values: list[int], info: LoopInfo) -> Value:
+        ordered = sorted(values)
+        if len(ordered) == 1:
+            return Const(ordered[0])
+        d = ordered[1] - ordered[0]
+        if any(b - a != d for a, b in zip(ordered, ordered[1:])):
+            return Unknown(f"a loop counter cycling through {ordered}, not a progression")
+        name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
+        self.ctx.ranges[name] = Range(0, len(ordered))
+        info.counters.append(name)
+        return self.ctx.op("+", Const(ordered[0]), self.ctx.op("*", Var(name), Const(d)))
+
+    def _trip(self, loop: cfg.Loop, holders, after) -> tuple[int | None, str]:
+        block = self.graph.blocks[loop.latch]
+        guard = next((g for s, g in block.succs if s == loop.header), None)
+        if guard is None:
+            return None, "the loop's back edge is not a conditional branch"
+        reg, negated, _ = guard
+        cond = after.get(reg)
+        if not isinstance(cond, Expr):
+            return None, "the loop's exit condition is not known"
+        env: dict[str, int] = {}
+        updates = {}
+        for r, (holder, init) in holders.items():
+            if isinstance(init, Const) and isinstance(after.get(r), Expr):
+                env[holder.name] = init.value
+                updates[holder.name] = after[r]
+        needed = set(free_vars(cond))
+        for n in range(MAX_TRIP):
+            missing = needed - set(env)
+            if missing:
+                return None, f"the trip count depends on {', '.join(sorted(_named(missing)))}"
+            try:
+                taken = evaluate(cond, env) != int(negated)
+                nxt = {h: evaluate(u, env) for h, u in updates.items() if free_vars(u) <= set(env)}
+            except SpecError:
+                return None, "the loop's counters leave the range this reader follows"
+            if not taken:
+                return n + 1, ""
+            needed |= {v for h in nxt for v in free_vars(updates[h])}
+            env.update(nxt)
+            env = {h: v for h, v in env.items() if h in nxt}
+        return None, f"the loop runs more than {MAX_TRIP} times"
+
+
+def _named(names: set[str]) -> set[str]:
+    return {n.split("_", 1)[1] if n.startswith("h") and "_" in n else n for n in names}
+
+
+def _apply(v: Value, subst: Mapping[str, Value]) -> Value:
+    if isinstance(v, Unknown):
+        return v
+    names = free_vars(v)
+    for n in names:
+        s = subst.get(n)
+        if isinstance(s, Unknown):
+            return s
+    return substitute(v, {n: s for n, s in subst.items() if n in names and isinstance(s, Expr)})
+
+
+def _step(latch: Expr, holder: Var, width: int) -> int | None:
+    """c where latch is holder + c modulo 2^width."""
+    e = latch
+    if isinstance(e, BinOp) and e.op == "%" and e.b == Const(1 << width):
+        e = e.a
+    if isinstance(e, BinOp) and e.op == "+" and e.a == holder and isinstance(e.b, Const):
+        return e.b.value % (1 << width)
+    if isinstance(e, BinOp) and e.op == "+" and e.a == holder:
+        inner = e.b  # holder + (2^w - c)
+        constant = isinstance(inner, BinOp) and inner.op == "-"
+        if constant and isinstance(inner.a, Const) and isinstance(inner.b, Const):  # type: ignore[union-attr]
+            return (inner.a.value - inner.b.value) % (1 << width)  # type: ignore[union-attr]
+    return None
+
+
+def _cycle(latch: Expr, holder: Var, init: Expr) -> list[int] | None:
+    """The values a counter updated by `latch` takes from a constant start."""
+    if not isinstance(init, Const) or free_vars(latch) != {holder.name}:
+        return None
+    seen: list[int] = []
+    v = init.value
+    while v not in seen:
+        if len(seen) >= MAX_CYCLE:
+            return None
+        seen.append(v)
+        try:
+            v = evaluate(latch, {holder.name: v})
+        except SpecError:
+            return None
+    return seen

@@ -1,0 +1,280 @@
+"""Register values of one thread: verify's integer expressions (`verify.model.expr`)
+over ranged variables, with PTX's fixed-width arithmetic made exact.
+
+Every PTX integer op works modulo 2^w; an expression of verify is a non-negative
+integer without wrap. So each op's result is written plainly where interval
+bounds prove it stays below 2^w (the common case: thread indices, offsets), and
+with an explicit ``% 2^w`` otherwise, so the value is always the hardware's. A
+signed op (``shr.s32``, ``mul.wide.s32``, ``setp.lt.s32``) reads its operand as
+the bit pattern it is: where the operand is provably below 2^(w-1) it is the
+unsigned op; comparisons flip the sign bit. Predicates are 0/1 expressions
+(`Pred`), so ``selp`` is ``p * a + (1 - p) * b`` and a value merged from two
+branches is the same sum over the branch conditions: exact, and evaluable by the
+same code as everything else. What no expression can say is `Unknown`, with the
+reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from verify.errors import SpecError
+from verify.model.expr import BinOp, Const, Expr, Range, bounds
+
+MAX_NODES = 4000  # a value larger than this is Unknown: no address needs it
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+
+
+Value = Expr | Unknown
+
+
+def nodes(e: Expr, limit: int = MAX_NODES) -> int:
+    """Nodes of `e`, counted up to `limit` (shared subtrees count each time)."""
+    stack, count = [e], 0
+    while stack and count <= limit:
+        x = stack.pop()
+        count += 1
+        if isinstance(x, BinOp):
+            stack += [x.a, x.b]
+    return count
+
+
+class Context:
+    """The ranges of the variables the values are written over, and the
+    arithmetic that keeps them exact under those ranges."""
+
+    def __init__(self, ranges: Mapping[str, Range]):
+        self.ranges = dict(ranges)
+
+    def top(self, e: Expr) -> int | None:
+        """The largest value `e` takes, or None if its bounds are not provable."""
+        try:
+            return bounds(e, self.ranges)[1]
+        except SpecError:
+            return None
+
+    def low(self, e: Expr) -> int | None:
+        try:
+            return bounds(e, self.ranges)[0]
+        except SpecError:
+            return None
+
+    def below(self, e: Expr, limit: int) -> bool:
+        top = self.top(e)
+        return top is not None and top < limit
+
+    # -- construction with simplification -------------------------------------
+
+    def op(self, op: str, a: Expr, b: Expr) -> Expr:
+        if isinstance(a, Const) and isinstance(b, Const):
+            folded = _fold(op, a.value, b.value)
+            if folded is not None:
+                return Const(folded)
+        simpler = self._simplify(op, a, b)
+        return simpler if simpler is not None else BinOp(op, a, b)
+
+    def _simplify(self, op: str, a: Expr, b: Expr) -> Expr | None:
+        zero_a = isinstance(a, Const) and a.value == 0
+        zero_b = isinstance(b, Const) and b.value == 0
+        one_b = isinstance(b, Const) and b.value == 1
+        if op in ("+", "|", "^") and zero_a:
+            return b
+        if op in ("+", "-", "|", "^", "<<", ">>") and zero_b:
+            return a
+        if op in ("*", "&") and (zero_a or zero_b):
+            return Const(0)
+        if op == "*" and isinstance(a, Const) and a.value == 1:
+            return b
+        if op in ("*", "/") and one_b:
+            return a
+        if op == "+" and isinstance(a, Const) and not isinstance(b, Const):
+            return self.op("+", b, a)
+        if op == "+" and isinstance(b, Const) and _plus_const(a):  # (x + c1) + c2
+            assert isinstance(a, BinOp) and isinstance(a.b, Const)
+            return self.op("+", a.a, Const(a.b.value + b.value))
+        if op == "-" and isinstance(a, BinOp) and a.op == "+" and a.b == b:
+            return a.a  # (x + y) - y
+        if op == "-" and isinstance(b, BinOp) and b.op == "&" and b.a == a:
+            return self._and_not(a, b.b)  # x - (x & m) = x & ~m
+        if op == "-" and isinstance(b, Const) and _plus_const(a):
+            assert isinstance(a, BinOp) and isinstance(a.b, Const)
+            if a.b.value >= b.value:
+                return self.op("+", a.a, Const(a.b.value - b.value))
+        if op == "&" and isinstance(b, Const):
+            return self._mask(a, b.value)
+        if op in ("%", "/") and isinstance(b, Const) and b.value > 0:
+            return self._divmod(op, a, b.value)
+        if op == ">>" and isinstance(b, Const) and self.below(a, 1 << b.value):
+            return Const(0)
+        if op == "<<" and isinstance(b, Const) and _shifted(a):
+            assert isinstance(a, BinOp) and isinstance(a.b, Const)
+            return self.op("<<", a.a, Const(a.b.value + b.value))
+        return None
+
+    def _and_not(self, x: Expr, m: Expr) -> Expr | None:
+        if not isinstance(m, Const):
+            return None
+        top = self.top(x)
+        if top is None:
+            return None
+        width = max(top.bit_length(), m.value.bit_length())
+        return self.op("&", x, Const(((1 << width) - 1) & ~m.value))
+
+    def _mask(self, a: Expr, m: int) -> Expr | None:
+        top = self.top(a)
+        if top is not None and m & ((1 << top.bit_length()) - 1) == (1 << top.bit_length()) - 1:
+            return a  # the mask keeps every bit `a` can have
+        if m & (m + 1) == 0 and m > 0:
+            return self._divmod("%", a, m + 1)  # x & (2^k - 1) = x % 2^k
+        return None
+
+    def _divmod(self, op: str, a: Expr, k: int) -> Expr | None:
+        if self.below(a, k):
+            return a if op == "%" else Const(0)
+        if isinstance(a, BinOp) and a.op == "+":
+            # (x + y) with one side a multiple of k: it leaves % and adds whole to /
+            for m, rest in ((a.a, a.b), (a.b, a.a)):
+                q = self._multiple(m, k)
+                if q is not None:
+                    if op == "%":
+                        return self.op("%", rest, Const(k))
+                    return self.op("+", q, self.op("/", rest, Const(k)))
+        q = self._multiple(a, k)
+        if q is not None:
+            return Const(0) if op == "%" else q
+        return None
+
+    def _multiple(self, e: Expr, k: int) -> Expr | None:
+        """e / k when e is provably a multiple of k built as c * x or x << s."""
+        if isinstance(e, Const) and e.value % k == 0:
+            return Const(e.value // k)
+        if isinstance(e, BinOp) and e.op == "*":
+            for c, x in ((e.a, e.b), (e.b, e.a)):
+                if isinstance(c, Const) and c.value % k == 0:
+                    return self.op("*", x, Const(c.value // k))
+        if isinstance(e, BinOp) and e.op == "<<" and isinstance(e.b, Const):
+            factor = 1 << e.b.value
+            if factor % k == 0:
+                return self.op("*", e.a, Const(factor // k))
+        return None
+
+    def rebuild(self, e: Expr) -> Expr:
+        """`e` simplified again under the current ranges (after a substitution made
+        a wrap-around provably impossible, its ``% 2^w`` goes)."""
+        if not isinstance(e, BinOp):
+            return e
+        a, b = self.rebuild(e.a), self.rebuild(e.b)
+        if e.op == "%" and isinstance(b, Const) and b.value >= 1 << 16 and self.below(a, b.value):
+            return a
+        return self.op(e.op, a, b)
+
+    # -- PTX's fixed-width ops ------------------------------------------------
+
+    def wrap(self, e: Expr, width: int) -> Value:
+        """`e` modulo 2^width: `e` itself where it provably fits."""
+        if nodes(e) > MAX_NODES:
+            return Unknown("an address expression larger than this reader follows")
+        if self.below(e, 1 << width):
+            return e
+        if self.low(e) is None:
+            return Unknown("a value that may be negative before it wraps")
+        return self.op("%", e, Const(1 << width))
+
+    def sub(self, a: Expr, b: Expr, width: int) -> Value:
+        """a - b modulo 2^width."""
+        direct = self.op("-", a, b)
+        if not (isinstance(direct, BinOp) and direct.op == "-") or self.low(direct) is not None:
+            return self.wrap(direct, width)
+        top = self.top(b)
+        if top is None or top >= 1 << width:
+            return Unknown("a subtraction whose operand range is unknown")
+        return self.wrap(self.op("+", a, self.op("-", Const(1 << width), b)), width)
+
+    def signed(self, e: Expr, width: int) -> Value:
+        """`e` read as a signed `width`-bit value, where it is non-negative."""
+        if self.below(e, 1 << (width - 1)):
+            return e
+        return Unknown(f"a signed {width}-bit value that may be negative")
+
+    def immediate(self, value: int, width: int) -> Expr:
+        return Const(value % (1 << width))
+
+    # -- predicates as 0/1 expressions ---------------------------------------
+
+    def less(self, a: Expr, b: Expr) -> Value:
+        """[a < b] for non-negative a, b."""
+        if isinstance(b, Const):
+            return self._less_const(a, b.value)
+        top = self.top(b)
+        if top is None:
+            return Unknown("a comparison with an unbounded value")
+        # a < b  <=>  a + (top - b) < top
+        return self._less_const(self.op("+", a, self.op("-", Const(top), b)), top)
+
+    def _less_const(self, a: Expr, c: int) -> Value:
+        lo, hi = self.low(a), self.top(a)
+        if lo is None or hi is None:
+            return Unknown("a comparison of a value with unprovable bounds")
+        if hi < c:
+            return Const(1)
+        if lo >= c:
+            return Const(0)
+        q = self.op("/", a, Const(c))  # 0 exactly when a < c
+        k = hi // c
+        return self.op("/", self.op("-", Const(k), q), Const(k))
+
+    def equal(self, a: Expr, b: Expr) -> Value:
+        """[a == b]."""
+        diff = self.op("^", a, b)
+        if isinstance(diff, Const):
+            return Const(int(diff.value == 0))
+        top = self.top(diff)
+        if top is None:
+            return Unknown("a comparison of a value with unprovable bounds")
+        if top == 0:
+            return Const(1)
+        return self.op("/", self.op("-", Const(top), diff), Const(top))
+
+    def negate(self, p: Expr) -> Expr:
+        return self.op("^", p, Const(1))
+
+    def select(self, p: Expr, a: Expr, b: Expr) -> Expr:
+        """p ? a : b for a 0/1 predicate p."""
+        if isinstance(p, Const):
+            return a if p.value else b
+        if a == b:
+            return a
+        return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
+
+
+def _plus_const(e: Expr) -> bool:
+    return isinstance(e, BinOp) and e.op == "+" and isinstance(e.b, Const)
+
+
+def _shifted(e: Expr) -> bool:
+    return isinstance(e, BinOp) and e.op == "<<" and isinstance(e.b, Const)
+
+
+def _fold(op: str, x: int, y: int) -> int | None:
+    if op in ("/", "%") and y == 0:
+        return None
+    if op in ("<<", ">>") and y > 64:
+        return None
+    r = {
+        "+": x + y,
+        "-": x - y,
+        "*": x * y,
+        "/": x // y if y else 0,
+        "%": x % y if y else 0,
+        "&": x & y,
+        "|": x | y,
+        "^": x ^ y,
+        "<<": x << y if y <= 64 else 0,
+        ">>": x >> y if y <= 64 else 0,
+    }[op]
+    return r if r >= 0 else None
