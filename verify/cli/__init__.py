@@ -824,3 +824,8 @@ def run():
         )
         sys.exit(4)
 
+
+from verify.cli.ptx import cuda_cmd, ptx_cmd  # noqa: E402 -- the commands join the group here
+
+main.add_command(ptx_cmd)
+main.add_command(cuda_cmd)

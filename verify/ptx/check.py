@@ -299,9 +299,14 @@ def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) ->
 def check_module(module: ir.Module, options: Options) -> list[CheckResult]:
     kernels = module.entries()
     if options.kernel:
-        kernels = [k for k in kernels if k.name == options.kernel] or [
-            k for k in kernels if options.kernel in k.name
-        ]
+        name = options.kernel
+        # the exact name, else a C++ name inside its mangling (_Z16transpose_paddedPf...),
+        # else any name containing it
+        kernels = (
+            [k for k in kernels if k.name == name]
+            or [k for k in kernels if f"{len(name)}{name}" in k.name]
+            or [k for k in kernels if name in k.name]
+        )
         if len(kernels) != 1:
             names = ", ".join(k.name for k in module.entries())
             raise SpecError(

@@ -1,0 +1,148 @@
+"""``verify ptx KERNEL.ptx`` and ``verify cuda FILE.cu``: every shared-memory
+instruction of a compiled kernel checked from its PTX (`verify.ptx.check`).
+
+Exit status as the other commands: 0 all proved, 1 some refuted, 3 some unknown
+(none refuted), 2 bad input (``file:line:col: error: ...``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import click
+
+from verify.errors import SpecError
+from verify.ptx.check import Options, check_ptx, parse_dims
+from verify.report.text import json_report, text_report
+from verify.smt.solve import Status
+
+EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+_EXIT = {Status.PROVED: EXIT_OK, Status.REFUTED: EXIT_REFUTED, Status.UNKNOWN: EXIT_UNKNOWN}
+
+
+def _options(f):
+    for option in reversed(
+        [
+            click.option(
+                "--block",
+                default=None,
+                metavar="X[,Y[,Z]]",
+                help="Threads per block (default: the kernel's .reqntid/.maxntid).",
+            ),
+            click.option(
+                "--grid",
+                default=None,
+                metavar="X[,Y[,Z]]",
+                help="Blocks per grid (default: every grid CUDA allows).",
+            ),
+            click.option("--kernel", default=None, help="The .entry to check (default: all)."),
+            click.option(
+                "--global-align",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Bytes every global pointer is aligned to (default: what "
+                "cp.async needs, or the pointer's declared .align).",
+            ),
+            click.option(
+                "--shared-align",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Bytes the dynamic shared memory is aligned to (default: its "
+                "declared .align).",
+            ),
+            click.option(
+                "--dynamic-shared",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Bytes of dynamic shared memory the launch gives.",
+            ),
+            click.option(
+                "--assume",
+                multiple=True,
+                metavar="NAME=V | 'NAME%M==R'",
+                help="A parameter's value or residue class (param_N or its name).",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Print one JSON document."),
+            click.option(
+                "--timeout",
+                default=60.0,
+                show_default=True,
+                type=click.FloatRange(min=0.001),
+                help="Seconds per check.",
+            ),
+            click.option(
+                "--engine",
+                default="auto",
+                show_default=True,
+                type=click.Choice(["auto", "z3", "enumeration"]),
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def _fail(message: str):
+    click.echo(message if "error:" in message else f"<args>: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _run(path: str, o: dict) -> None:
+    try:
+        options = Options(
+            block=parse_dims(o["block"], "block") if o["block"] else None,
+            grid=parse_dims(o["grid"], "grid") if o["grid"] else None,
+            kernel=o["kernel"],
+            global_align=o["global_align"],
+            shared_align=o["shared_align"],
+            dynamic_shared=o["dynamic_shared"],
+            assume=tuple(o["assume"]),
+            timeout=o["timeout"],
+            engine=o["engine"],
+        )
+        results = check_ptx(path, options)
+    except SpecError as e:
+        _fail(str(e.located(path)))
+    click.echo(json_report(results) if o["as_json"] else text_report(results))
+    sys.exit(_EXIT[Status.worst(r.status for r in results)])
+
+
+@click.command("ptx")
+@click.argument("path", metavar="KERNEL.ptx")
+@_options
+def ptx_cmd(path, **options):
+    """Check every shared-memory instruction of a kernel's PTX (nvcc's or Triton's),
+    reported at its PTX line and source line."""
+    _run(path, options)
+
+
+@click.command("cuda", context_settings={"ignore_unknown_options": True})
+@click.argument("path", metavar="FILE.cu")
+@click.option("--arch", default="sm_80", show_default=True, help="sm_80, sm_90a, ...")
+@_options
+@click.argument("nvcc_args", nargs=-1, type=click.UNPROCESSED)
+def cuda_cmd(path, arch, nvcc_args, **options):
+    """Compile FILE.cu with nvcc (-lineinfo -ptx) and check its PTX as `verify ptx`
+    does; arguments after -- go to nvcc."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        _fail(
+            f"{path}: error: nvcc is not on PATH: install the CUDA toolkit, or compile "
+            "to PTX yourself (nvcc -lineinfo -ptx) and run 'verify ptx'"
+        )
+    if not os.path.isfile(path):
+        _fail(f"{path}: error: cannot read the CUDA file: no such file")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, os.path.basename(path).rsplit(".", 1)[0] + ".ptx")
+        command = [nvcc, f"-arch={arch}", "-lineinfo", "-ptx", path, "-o", out, *nvcc_args]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            first = next(
+                (line for line in done.stderr.splitlines() if "error" in line),
+                done.stderr.strip()[:300],
+            )
+            _fail(first if "error" in first else f"{path}: error: nvcc failed: {first}")
+        _run(out, options)
