@@ -144,9 +144,6 @@ class Kernel:
     def symbol(self, name: str) -> Value:
         if name in self.shared:
             return Var(self.shared[name][0])
-        value = self.assumptions.value(name)
-        if value is not None:
-            return value
         return Unknown(f"the address of {name}, not a shared variable")
 
     def widths(self) -> dict[str, int]:
@@ -158,7 +155,7 @@ class Kernel:
         return out
 
     def trace(self) -> Trace:
-        machine = Machine(self.ctx, self.special, self.symbol)
+        machine = Machine(self.ctx, self.special, self.symbol, self.assumptions.value)
         return Tracer(self.fn, machine, self.ctx, self.widths()).run(memory.is_memory)
 
 
@@ -318,7 +315,9 @@ def check_module(module: ir.Module, options: Options) -> list[CheckResult]:
         raise SpecError("nothing to verify: no .entry with a body", Pos(1, 1), module.file)
     results: list[CheckResult] = []
     for fn in kernels:
-        results += _kernel_results(Kernel(module, fn, options))
+        touches_shared = any(isinstance(i, ir.Instr) and memory.is_memory(i) for i in fn.body)
+        if touches_shared or len(kernels) == 1:
+            results += _kernel_results(Kernel(module, fn, options))
     if not results:
         raise SpecError(
             "nothing to verify: no shared-memory instruction found", Pos(1, 1), module.file

@@ -45,10 +45,11 @@ def destinations(instr: ir.Instr) -> list[str]:
 class Machine:
     """Executes instructions on a register state (name -> Value)."""
 
-    def __init__(self, ctx: Context, special: Callable[[str], Value], symbol: Callable):
+    def __init__(self, ctx: Context, special: Callable[[str], Value], symbol: Callable, param):
         self.ctx = ctx
         self.special = special  # %tid.x and friends
-        self.symbol = symbol  # a variable or parameter name -> its value
+        self.symbol = symbol  # a variable's name -> its address
+        self.param = param  # (parameter, byte offset, bits) -> the value ld.param reads
 
     def read(self, state: Mapping[str, Value], op: ir.Operand, width: int) -> Value:
         if isinstance(op, ir.Reg):
@@ -264,9 +265,15 @@ def _bfe(m: Machine, state, instr: ir.Instr) -> Value:
     x, pos, length = a
     if not (isinstance(pos, Const) and isinstance(length, Const)):
         return Unknown("a bit-field extract at a position this reader cannot bound")
-    field = m.ctx.op("&", m.ctx.op(">>", x, pos), Const((1 << length.value) - 1))
-    if kind == "s" and not m.ctx.below(field, 1 << max(0, length.value - 1)):
-        return Unknown("a signed bit-field whose sign bit may be set")
+    n = length.value
+    if n == 0 or pos.value + n > w:
+        return Unknown(f"a bit-field extract this reader does not follow ({instr.opcode})")
+    field = m.ctx.op("&", m.ctx.op(">>", x, pos), Const((1 << n) - 1))
+    if kind == "s" and not m.ctx.below(field, 1 << (n - 1)):
+        # sign extension: the field's top bit copied into every bit above it
+        sign = m.ctx.op(">>", field, Const(n - 1))
+        high = ((1 << w) - 1) ^ ((1 << n) - 1)
+        return m.ctx.op("+", field, m.ctx.op("*", sign, Const(high)))
     return field
 
 
@@ -353,8 +360,8 @@ def _identity(m: Machine, state, instr: ir.Instr) -> Value:
 def _ld(m: Machine, state, instr: ir.Instr) -> Value:
     if "param" in instr.parts and len(instr.operands) > 1:
         src = instr.operands[1]
-        if isinstance(src, ir.Addr) and isinstance(src.base, ir.Sym) and src.offset == 0:
-            return m.symbol(src.base.name)
+        if isinstance(src, ir.Addr) and isinstance(src.base, ir.Sym):
+            return m.param(src.base.name, src.offset, _width(instr)[1])
     return Unknown(f"a value loaded from memory ({instr.opcode})")
 
 

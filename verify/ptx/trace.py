@@ -200,9 +200,10 @@ class Tracer:
         if info.trip is not None:
             self.ctx.ranges[info.name] = Range(0, max(1, info.trip))
         it = Var(info.name)
-        subst: dict[str, Value] = {}
+        subst: dict[str, Value] = dict(self._joint(holders, after, info))
         for reg, (holder, init) in holders.items():
-            subst[holder.name] = self._classify(reg, holder, init, after.get(reg), it, info)
+            if holder.name not in subst:
+                subst[holder.name] = self._classify(reg, holder, init, after.get(reg), it, info)
         for event in self.events[first_event:]:
             event.state = {r: _apply(v, subst) for r, v in event.state.items()}
             event.condition = _apply(event.condition, subst)
@@ -246,17 +247,88 @@ class Tracer:
             )
         return self._counter(values, info)
 
+    def _joint(self, holders, after, info: LoopInfo) -> dict[str, Expr]:
+        """Counters that step together (CuTe's read and write stages: the write stage
+        is the read stage of the iteration before): the registers with a constant
+        start whose updates read only each other, run together from their starts
+        until their joint state repeats; one variable over the states seen indexes
+        them all, and a register whose update reads only them (an address built
+        from a stage) is looked up by the same variable."""
+        start: dict[str, int] = {}
+        for reg, (holder, init) in holders.items():
+            latch = after.get(reg)
+            width = self.widths.get(reg.rstrip("0123456789"), 64)
+            counts = isinstance(init, Const) and isinstance(latch, Expr) and latch != holder
+            if counts and _step(latch, holder, width) is None:  # type: ignore[arg-type]
+                start[holder.name] = init.value  # type: ignore[union-attr]
+        update = {h.name: after[r] for r, (h, _) in holders.items() if h.name in start}
+        while True:
+            keep = {h for h in start if free_vars(update[h]) <= set(start)}
+            if keep == set(start):
+                break
+            start = {h: v for h, v in start.items() if h in keep}
+        if len(start) < 2:
+            return {}
+        states = _states(start, update)
+        if states is None:
+            return {}
+        name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
+        self.ctx.ranges[name] = Range(0, len(states))
+        info.counters.append(name)
+        out = {h: self._lookup(name, [Const(s[h]) for s in states]) for h in start}
+        for reg, (holder, init) in holders.items():
+            latch = after.get(reg)
+            if holder.name in start or not isinstance(latch, Expr) or not isinstance(init, Expr):
+                continue
+            reads = {v for v in free_vars(latch) if v.startswith("h")}
+            if not reads or not reads <= set(start):
+                continue
+            values = [init] + [
+                self.ctx.rebuild(substitute(latch, {h: Const(s[h]) for h in start}))
+                for s in states[:-1]
+            ]
+            closing = self.ctx.rebuild(substitute(latch, {h: Const(states[-1][h]) for h in start}))
+            if closing == values[_repeat(states, start, update)]:
+                out[holder.name] = self._lookup(name, values)
+        return out
+
+    def _lookup(self, name: str, values: list[Expr]) -> Expr:
+        """The k-th of `values` where variable `name` is k; terms every value shares
+        stay outside (a base address stays a bare term)."""
+        split = [_terms(v) for v in values]
+        common = [t for t in split[0] if all(t in s for s in split[1:])]
+        out: Expr = Const(0)
+        for t in common:
+            out = self.ctx.op("+", out, t)
+        for k, terms in enumerate(split):
+            rest = list(terms)
+            for t in common:
+                rest.remove(t)
+            part: Expr = Const(0)
+            for t in rest:
+                part = self.ctx.op("+", part, t)
+            pick = self.ctx.equal(Var(name), Const(k))
+            assert isinstance(pick, Expr), "a small variable compares with a constant"
+            out = self.ctx.op("+", out, self.ctx.op("*", pick, part))
+        return out
+
     def _counter(self, values: list[int], info: LoopInfo) -> Value:
         ordered = sorted(values)
         if len(ordered) == 1:
             return Const(ordered[0])
-        d = ordered[1] - ordered[0]
-        if any(b - a != d for a, b in zip(ordered, ordered[1:])):
-            return Unknown(f"a loop counter cycling through {ordered}, not a progression")
         name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
         self.ctx.ranges[name] = Range(0, len(ordered))
         info.counters.append(name)
-        return self.ctx.op("+", Const(ordered[0]), self.ctx.op("*", Var(name), Const(d)))
+        d = ordered[1] - ordered[0]
+        if all(b - a == d for a, b in zip(ordered, ordered[1:])):
+            return self.ctx.op("+", Const(ordered[0]), self.ctx.op("*", Var(name), Const(d)))
+        # any other set of values: the k-th value where the variable is k
+        out: Expr = Const(0)
+        for k, value in enumerate(ordered):
+            pick = self.ctx.equal(Var(name), Const(k))
+            assert isinstance(pick, Expr), "a small variable compares with a constant"
+            out = self.ctx.op("+", out, self.ctx.op("*", pick, Const(value)))
+        return out
 
     def _trip(self, loop: cfg.Loop, holders, after) -> tuple[int | None, str]:
         block = self.graph.blocks[loop.latch]
@@ -319,6 +391,41 @@ def _step(latch: Expr, holder: Var, width: int) -> int | None:
         if constant and isinstance(inner.a, Const) and isinstance(inner.b, Const):  # type: ignore[union-attr]
             return (inner.a.value - inner.b.value) % (1 << width)  # type: ignore[union-attr]
     return None
+
+
+def _terms(e: Expr) -> list[Expr]:
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BinOp) and x.op == "+":
+            stack += [x.b, x.a]
+        else:
+            out.append(x)
+    return out
+
+
+def _next(state: dict[str, int], update: Mapping[str, Expr]) -> dict[str, int]:
+    return {h: evaluate(u, state) for h, u in update.items() if h in state}
+
+
+def _states(start: dict[str, int], update: Mapping[str, Expr]) -> list[dict[str, int]] | None:
+    """The joint states from `start` until one repeats (at most MAX_CYCLE)."""
+    seen: list[dict[str, int]] = []
+    state = dict(start)
+    while state not in seen:
+        if len(seen) >= MAX_CYCLE:
+            return None
+        seen.append(state)
+        try:
+            state = _next(state, update)
+        except SpecError:
+            return None
+    return seen
+
+
+def _repeat(states: list[dict[str, int]], start, update) -> int:
+    """The position the last state leads back to."""
+    return states.index(_next(states[-1], {h: update[h] for h in start}))
 
 
 def _cycle(latch: Expr, holder: Var, init: Expr) -> list[int] | None:

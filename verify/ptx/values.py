@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Expr, Range, bounds
+from verify.model.expr import BinOp, Const, Expr, Range, bounds, free_vars
 
 MAX_NODES = 4000  # a value larger than this is Unknown: no address needs it
 
@@ -199,7 +199,9 @@ class Context:
         """`e` read as a signed `width`-bit value, where it is non-negative."""
         if self.below(e, 1 << (width - 1)):
             return e
-        return Unknown(f"a signed {width}-bit value that may be negative")
+        wide = sorted(v for v in free_vars(e) if self.ranges[v].size >= 1 << (width - 1))
+        through = f" (through {', '.join(wide)}: --assume bounds it)" if wide else ""
+        return Unknown(f"a signed {width}-bit value that may be negative{through}")
 
     def immediate(self, value: int, width: int) -> Expr:
         return Const(value % (1 << width))
