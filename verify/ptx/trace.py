@@ -259,8 +259,8 @@ class Tracer:
             latch = after.get(reg)
             width = self.widths.get(reg.rstrip("0123456789"), 64)
             counts = isinstance(init, Const) and isinstance(latch, Expr) and latch != holder
-            if counts and _step(latch, holder, width) is None:  # type: ignore[arg-type]
-                start[holder.name] = init.value  # type: ignore[union-attr]
+            if counts and _step(latch, holder, width) is None:
+                start[holder.name] = init.value
         update = {h.name: after[r] for r, (h, _) in holders.items() if h.name in start}
         while True:
             keep = {h for h in start if free_vars(update[h]) <= set(start)}
