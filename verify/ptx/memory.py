@@ -52,6 +52,8 @@ def is_memory(instr: ir.Instr) -> bool:
     """Instructions that may touch shared memory (generic ld/st are placed later)."""
     parts = instr.parts
     head = parts[0]
+    if head in ("fence", "membar", "bar", "barrier"):
+        return False  # orders memory, reads and writes none
     if head in ("ldmatrix", "stmatrix") or any(q.startswith("shared") for q in parts):
         return True
     if head == "wgmma" and "mma_async" in parts:

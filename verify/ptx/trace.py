@@ -68,6 +68,19 @@ class Trace:
     loose: set[str]  # variables standing for values whose relation to others is lost
 
 
+@dataclass
+class _Open:
+    """A loop being traced: its first pass, then its second (`closing`)."""
+
+    loop: cfg.Loop
+    info: LoopInfo
+    first_event: int
+    holders: dict[str, tuple[Var, Value]]
+    entry: dict[str, Value]  # the header's state on entry
+    cond: Value  # the header's condition
+    closing: bool = False
+
+
 class Tracer:
     def __init__(self, fn: ir.Function, machine: Machine, ctx: Context, widths: dict[str, int]):
         self.fn, self.m, self.ctx, self.widths = fn, machine, ctx, widths
@@ -77,7 +90,7 @@ class Tracer:
         self.events: list[Event] = []
         self.loops: dict[str, LoopInfo] = {}
         self.loose: set[str] = set()
-        self.open: list[tuple[cfg.Loop, LoopInfo, int, dict[str, tuple[Var, Value]]]] = []
+        self.open: list[_Open] = []
 
     def run(self, is_memory) -> Trace:
         self.is_memory = is_memory
@@ -91,17 +104,20 @@ class Tracer:
         state, cond = self._merge(b)
         loop = self.graph.loops.get(b)
         if loop is not None:
-            state = self._enter_loop(loop, state)
+            state = self._enter_loop(loop, state, cond)
+        self._execute(b, state, cond)
+
+    def _execute(self, b: int, state: dict[str, Value], cond: Value) -> None:
         block = self.graph.blocks[b]
         for instr in block.instrs:
             if self.is_memory(instr):
                 guard = self._guard(state, instr)
                 where = self._and(cond, guard)
-                loops = [info.name for _, info, _, _ in self.open]
+                loops = [entry.info.name for entry in self.open]
                 self.events.append(Event(instr, dict(state), where, loops))
             self.m.step(state, instr)
         self.out[b], self.cond[b] = state, cond
-        while self.open and self.open[-1][0].latch == b:
+        while self.open and self.open[-1].loop.latch == b and not self.open[-1].closing:
             self._close_loop(b)
 
     def _guard(self, state, instr: ir.Instr) -> Value:
@@ -169,7 +185,9 @@ class Tracer:
 
     # -- loops ------------------------------------------------------------------
 
-    def _enter_loop(self, loop: cfg.Loop, state: dict[str, Value]) -> dict[str, Value]:
+    def _enter_loop(self, loop: cfg.Loop, state: dict[str, Value], cond: Value) -> dict[str, Value]:
+        """The header's state for the first pass: a placeholder for each register
+        the loop writes."""
         info = LoopInfo(f"it{len(self.loops)}", self._line(loop.header), None)
         self.loops[info.name] = info
         self.ctx.ranges[info.name] = Range(0, UNKNOWN_TRIP)
@@ -180,13 +198,14 @@ class Tracer:
             for d in destinations(instr)
         }
         holders: dict[str, tuple[Var, Value]] = {}
+        entry = dict(state)
         for reg in sorted(written):
             width = self.widths.get(reg.rstrip("0123456789"), 64)
             holder = Var(f"h{len(self.loops) - 1}_{reg[1:].replace('.', '_')}")
             self.ctx.ranges[holder.name] = Range(0, 1 << width)
             holders[reg] = (holder, state.get(reg, Unknown(f"{reg} is read before it is written")))
             state[reg] = holder
-        self.open.append((loop, info, len(self.events), holders))
+        self.open.append(_Open(loop, info, len(self.events), holders, entry, cond))
         return state
 
     def _line(self, block: int) -> int:
@@ -194,7 +213,11 @@ class Tracer:
         return instrs[0].line if instrs else 0
 
     def _close_loop(self, latch: int) -> None:
-        loop, info, first_event, holders = self.open.pop()
+        """At the end of the first pass: classify the placeholders, then run the
+        body again from the header with their values, so every op of the second
+        pass sees the real ranges (a signed op, a wrap) and records its events."""
+        top = self.open[-1]
+        loop, info, holders = top.loop, top.info, top.holders
         after = self.out[latch]
         info.trip, info.why_no_trip = self._trip(loop, holders, after)
         if info.trip is not None:
@@ -204,10 +227,19 @@ class Tracer:
         for reg, (holder, init) in holders.items():
             if holder.name not in subst:
                 subst[holder.name] = self._classify(reg, holder, init, after.get(reg), it, info)
-        for event in self.events[first_event:]:
-            event.state = {r: _apply(v, subst) for r, v in event.state.items()}
-            event.condition = _apply(event.condition, subst)
-        exit_subst = dict(subst)
+        del self.events[top.first_event :]
+        state = dict(top.entry)
+        for reg, (holder, _) in holders.items():
+            state[reg] = subst[holder.name]
+        top.closing = True
+        for blk in self.graph.order:
+            if blk in loop.body:
+                if blk == loop.header:
+                    self._execute(blk, state, top.cond)
+                else:
+                    self._block(blk)  # an inner loop's header starts its own two passes
+        self.open.pop()
+        exit_subst: dict[str, Value] = {}
         if info.trip is not None:
             exit_subst[info.name] = Const(info.trip - 1)
         for blk in loop.body:
