@@ -275,3 +275,55 @@ def test_cli_exit_status():
     assert ok.returncode == 0 and '"instruction": "st.shared.f32"' in ok.stdout
     bad = _verify("ptx", path, "--assume", "nosuch=3")
     assert bad.returncode == 2 and "no parameter 'nosuch'" in bad.stderr
+
+
+def _doc_sessions(text: str) -> list[tuple[str, list[str]]]:
+    """The ``$ command`` lines of docs/ptx.md's text blocks and the lines under each."""
+    out: list[tuple[str, list[str]]] = []
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif inside and line.startswith("$ "):
+            out.append((line[2:], []))
+        elif inside and out:
+            out[-1][1].append(line)
+    return out
+
+
+def _reads_as(shown: list[str], printed: list[str]) -> bool:
+    """Every shown line appears in order; ``...`` stands for any lines; times and
+    runs of spaces are free."""
+
+    def normal(s: str) -> str:
+        return " ".join(re.sub(r"\d+ ms", "<t>", s).split())
+
+    lines = [normal(p) for p in printed]
+    at = 0
+    for s in shown:
+        if s.strip() == "...":
+            continue
+        want = normal(s)
+        while at < len(lines) and lines[at] != want:
+            at += 1
+        if at == len(lines):
+            return False
+        at += 1
+    return True
+
+
+def test_the_worked_example_in_the_docs_runs():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "ptx.md"), encoding="utf-8") as f:
+        found = _doc_sessions(f.read())
+    assert len(found) == 2
+    for command, shown in found:
+        args = command.split()[1:]
+        done = subprocess.run(
+            [sys.executable, "-m", "verify.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=root,
+        )
+        assert _reads_as(shown, done.stdout.splitlines()), (command, done.stdout)
