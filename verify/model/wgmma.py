@@ -62,8 +62,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 from functools import cached_property
 
-from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Expr, Var, add, compiled, mul
+from verify.errors import InternalError, SpecError
+from verify.model.dtypes import DTYPE_BYTES, canonical_dtype
+from verify.model.expr import BinOp, Const, Expr, Var, add, compiled, evaluate, mul, render
+from verify.model.layout import Formula
 
 # 14-bit fields of 16-byte units: the largest byte value a descriptor holds.
 _FIELD_BYTES = 1 << 18
@@ -257,27 +259,41 @@ def _in_chunk(op: Operand, row: Expr, k: Expr) -> Expr:
     return mul(_mod(along, op.per_chunk), Const(op.elem_bytes))
 
 
-def swizzled_address(address: Expr, mode: SwizzleMode, base_offset: int = 0) -> Expr:
+def swizzled_address(address: Expr, mode: SwizzleMode, base_offset: int | Expr = 0) -> Expr:
     """The mode's XOR on an absolute byte address: bits [4, 4+B) ^= the pattern row,
     ((address >> 7) - base offset) mod 2^B (module doc). Identity when unswizzled."""
     if mode is SwizzleMode.NONE:
         return address
     rows = 1 << mode.bits
-    row = BinOp("%", add(BinOp(">>", address, Const(7)), Const(8 - base_offset)), Const(rows))
+    # 8 - base offset, non-negative for a base offset of 3 bits (a constant or an Expr).
+    complement = (
+        Const(8 - base_offset)
+        if isinstance(base_offset, int)
+        else BinOp("-", Const(8), base_offset)
+    )
+    row = BinOp("%", add(BinOp(">>", address, Const(7)), complement), Const(rows))
     return BinOp("^", address, BinOp("<<", row, Const(4)))
 
 
 def read_address(
-    desc: MatrixDescriptor, op: Operand, row: Expr, k: Expr, start: Expr | None = None
+    desc: MatrixDescriptor,
+    op: Operand,
+    row: Expr,
+    k: Expr,
+    start: Expr | None = None,
+    base_offset: Expr | None = None,
 ) -> Expr:
     """Byte address wgmma reads element (row, k) of `op` from, under `desc`.
 
     `start` replaces the descriptor's start address (bytes) where a kernel computes
-    it (a stage's base plus a k-block's offset); the other fields are constants.
+    it (a stage's base plus a k-block's offset), `base_offset` its base offset field
+    (in 0..7); the other fields are constants.
     """
     origin = Const(desc.start_address) if start is None else start
     linear = _sum(origin, mul(_chunk(desc, op, row, k), Const(16)), _in_chunk(op, row, k))
-    return swizzled_address(linear, desc.swizzle, desc.base_offset)
+    return swizzled_address(
+        linear, desc.swizzle, desc.base_offset if base_offset is None else base_offset
+    )
 
 
 @dataclass(frozen=True)
@@ -352,3 +368,161 @@ def core_matrix_bank_groups(desc: MatrixDescriptor, op: Operand) -> list[list[in
     """The 16-byte bank group (address / 16 mod 8) of each row of each core matrix."""
     reads = ReadMap(desc, op)
     return [[reads.address(r, k) // 16 % 8 for r, k in rows] for rows in core_matrices(op)]
+
+
+# -- Writer = reader, as spec text ----------------------------------------------------
+#
+# The model sits below the spec language and the engines, which import it; the two
+# functions below are the bridge up, so they import verify.spec and verify.api when
+# called, never at module load.
+
+# Buffer bases are checked at every residue modulo this many bytes: every pointer
+# swizzle of CuTe, TMA and wgmma reads address bits below 2^10 (Sw<3,4,3> at most),
+# so bases equal modulo 4096 give the same addresses up to a common shift.
+BASE_PERIOD = 4096
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """An element the writer put in one place and wgmma reads from another."""
+
+    row: int
+    k: int
+    base: int
+    written: int
+    read: int
+
+    def __str__(self) -> str:
+        return (
+            f"element (row {self.row}, k {self.k}) with the buffer at byte {self.base}: "
+            f"written at byte {self.written}, read from byte {self.read}"
+        )
+
+
+def writer_reader_spec(
+    writer: str,
+    dtype: str,
+    desc: MatrixDescriptor,
+    op: Operand,
+    *,
+    align: int,
+    coords: tuple[str, str] = ("row", "k"),
+    base_offset_from_base: bool = False,
+) -> str:
+    """Spec text proving that what `writer` put in shared memory is what wgmma reads.
+
+    `writer` is the layout the producer wrote, in any notation a spec reads (CuTe
+    ``Sw<3,4,3> o smem_ptr[16b] o (_64,_64):(_64,_1)``, ``tma(SWIZZLE_128B, f16, (64,
+    64))``, a GMMA atom; a Triton encoding is not: it needs a shape). `coords` are its
+    coordinates of wgmma's element (row, k), as spec expressions (``("k", "row")`` for
+    a TMA box, whose inner extent is K; ``("row", "k + 16")`` for a second k-block).
+    `desc.start_address` is read as the offset of the descriptor's start from the
+    buffer's base. The buffer's base is every multiple of `align` below BASE_PERIOD
+    (the variable `slot`: base = align * slot); the writer's address follows verify's
+    LayoutDef (base + element bytes * layout, a pointer swizzle on the whole address).
+    With `base_offset_from_base` the descriptor's base offset is PTX's
+    ``(pattern start >> 7) & 7`` for the buffer's base as the pattern start, instead
+    of `desc.base_offset`.
+
+    One ``check equivalent`` compares, for every (row, k, slot), the byte written
+    (left) with the byte read (right); a counterexample names the element and both.
+    """
+    return _writer_reader(writer, dtype, desc, op, align, coords, base_offset_from_base)[0]
+
+
+def check_writer_reader(
+    writer: str,
+    dtype: str,
+    desc: MatrixDescriptor,
+    op: Operand,
+    *,
+    align: int,
+    coords: tuple[str, str] = ("row", "k"),
+    base_offset_from_base: bool = False,
+):
+    """Run `writer_reader_spec` with verify's runner (verify.api.check_text): the
+    Report, and the first element written and read at different bytes (replayed on
+    integers from the counterexample), or None where the check is PROVED."""
+    from verify.api import check_text  # the bridge up (module comment)
+
+    text, written, read = _writer_reader(
+        writer, dtype, desc, op, align, coords, base_offset_from_base
+    )
+    report = check_text(text, "<writer=reader>")
+    cex = report[0].counterexample
+    if cex is None:
+        return report, None
+    env = {name: cex.instance[name] for name in ("row", "k", "slot")}
+    mismatch = Mismatch(
+        env["row"], env["k"], align * env["slot"], evaluate(written, env), evaluate(read, env)
+    )
+    if mismatch.written == mismatch.read:
+        raise InternalError(f"writer = reader counterexample does not replay: {mismatch}")
+    return report, mismatch
+
+
+def _writer_reader(
+    writer: str,
+    dtype: str,
+    desc: MatrixDescriptor,
+    op: Operand,
+    align: int,
+    coords: tuple[str, str],
+    base_offset_from_base: bool,
+) -> tuple[str, Expr, Expr]:
+    """The spec text of `writer_reader_spec` and its two addresses."""
+    from verify.spec.layout_text import parse_layout
+
+    if align % 16 or not 0 < align <= BASE_PERIOD or BASE_PERIOD % align:
+        raise SpecError(f"buffer alignment: expected a power of two 16..4096, found {align}")
+    layout = parse_layout(writer, dtype=dtype)
+    domain = f"row in 0..{op.rows}, k in 0..{op.k}, slot in 0..{BASE_PERIOD // align}"
+    base = mul(Const(align), Var("slot"))
+    elem_bytes = DTYPE_BYTES[canonical_dtype(dtype) or dtype]
+    written = _written_address(layout, [_coordinate(c, domain) for c in coords], base, elem_bytes)
+    pattern_row = BinOp("%", BinOp(">>", base, Const(7)), Const(8))
+    read = read_address(
+        desc,
+        op,
+        Var("row"),
+        Var("k"),
+        start=add(base, Const(desc.start_address)),
+        base_offset=pattern_row if base_offset_from_base else None,
+    )
+    base_offset = "(base >> 7) & 7" if base_offset_from_base else str(desc.base_offset)
+    text = "\n".join(
+        [
+            f"# writer = reader: {writer.strip()} ({dtype}), buffer aligned to {align} bytes",
+            f"# read by wgmma through {desc} (start from the buffer base, base offset",
+            f"# {base_offset}), a {op.rows}x{op.k} {op.major}-major operand; the writer's",
+            f"# coordinates of element (row, k): ({', '.join(coords)}); base = {align} * slot.",
+            "# Left: the byte written; right: the byte wgmma reads.",
+            f"dtype {dtype}",
+            f"layout Written({domain}) = {render(written)}",
+            f"layout Read({domain}) = {render(read)}",
+            f"check equivalent Written(row, k, slot) == Read(row, k, slot) for {domain}",
+            "",
+        ]
+    )
+    return text, written, read
+
+
+def _coordinate(text: str, domain: str) -> Expr:
+    """A coordinate written as a spec expression of row and k, parsed by the spec parser."""
+    from verify.spec.layout_text import parse_layout
+
+    function = parse_layout(f"C({domain}) = {text}").function
+    assert isinstance(function, Formula), "a formula statement gives a formula layout"
+    return function.body
+
+
+def _written_address(layout, coords: list[Expr], base: Expr, elem_bytes: int) -> Expr:
+    """Byte address of `coords` in `layout` (a LayoutDef) for a buffer at `base`."""
+    if len(coords) != len(layout.function.mode_sizes):
+        raise SpecError(
+            f"writer layout takes {len(layout.function.mode_sizes)} coordinates, "
+            f"found {len(coords)}"
+        )
+    absolute = add(base, mul(Const(elem_bytes), layout.function.crd2idx(coords)))
+    swizzle = layout.pointer_swizzle
+    return absolute if swizzle is None else swizzle.apply_expr(absolute)
