@@ -327,3 +327,37 @@ def test_the_worked_example_in_the_docs_runs():
             cwd=root,
         )
         assert _reads_as(shown, done.stdout.splitlines()), (command, done.stdout)
+
+
+SOFTMAX_LAUNCH = (
+    "param_2=1024",  # input row stride
+    "param_3=1024",  # output row stride
+    "param_4=4096",  # rows
+    "param_5=1024",  # columns
+)
+
+
+def test_assumptions_decide_triton_copies():
+    path = sample("triton_softmax_sm80.ptx")
+    bare = check_ptx(path, Options(timeout=30))
+    copies = [r for r in bare if r.facts["instruction"].startswith("cp.async")]
+    assert copies and all(r.status == Status.UNKNOWN for r in copies)
+    assert any("--assume" in r.reason for r in copies)
+    launched = check_ptx(
+        path,
+        Options(
+            assume=SOFTMAX_LAUNCH,
+            grid=(64, 1, 1),
+            global_align=256,
+            dynamic_shared=16384,
+            timeout=30,
+        ),
+    )
+    first = [
+        r
+        for r in launched
+        if r.facts["instruction"].startswith("cp.async") and r.facts["ptx_line"] < 200
+    ]
+    assert len(first) == 8 * 4  # in bounds, aligned, source aligned, conflict-free, per copy
+    assert all(r.status == Status.PROVED for r in first)
+    assert {r.wavefronts for r in first if r.property.startswith("conflict_free")} == {1}

@@ -70,8 +70,18 @@ def _holds_somewhere(cond: Expr, fixed: dict[str, int], ranges: dict[str, Range]
 
 def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
     cond = condition(access, kernel)
+    bank = result.property.split()[0] in ("conflict_free", "wavefronts", "max_ways")
+    if bank and access.full != Const(1):
+        # a cp.async whose src-size may be below its size zero-fills: its cost is
+        # modelled for full copies only
+        if result.status == Status.PROVED:
+            why = access.full.reason if isinstance(access.full, Unknown) else "it may be below"
+            return _unknown(
+                result,
+                f"its src-size operand may be below the copy size (zero fill, not modelled): {why}",
+            )
+        cond = _both(cond, access.full, kernel)
     if result.status == Status.PROVED:
-        bank = result.property.split()[0] in ("conflict_free", "wavefronts", "max_ways")
         lane_masked = isinstance(cond, Expr) and "lane" in free_vars(cond)
         if bank and lane_masked and not parse_instruction(access.instruction).exact:
             return _unknown(
@@ -111,6 +121,14 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
             return _unknown(result, "its guard may mask off the lanes of the counterexample")
     result.facts["condition"] = "the guard holds at the counterexample"
     return result
+
+
+def _both(a, b, kernel):
+    if isinstance(a, Unknown):
+        return a
+    if isinstance(b, Unknown):
+        return b
+    return kernel.ctx.op("*", a, b)
 
 
 def _unknown(result: CheckResult, reason: str) -> CheckResult:

@@ -39,7 +39,8 @@ class Access:
     source_param: str | None = None
     source: Value | None = None  # a cp.async's global offset from its pointer parameter
     reason: str = ""  # set when the access is not modelled
-    partial: bool = False  # a cp.async whose src-size operand may be below its size
+    # a cp.async's [src-size == copy size] (0/1): below it the copy zero-fills
+    full: Value = field(default_factory=lambda: Const(1))
 
     @property
     def bytes(self) -> int:
@@ -157,11 +158,12 @@ def _source(access: Access, event: Event, ctx: Context, symbol) -> None:
         return
     access.source_param, access.source = placed
     if len(instr.operands) > 3:
-        given = instr.operands[3]
-        size = instr.operands[2]
-        value = event.state.get(given.name, Unknown("unset")) if isinstance(given, ir.Reg) else None
-        if isinstance(given, ir.Imm) and isinstance(size, ir.Imm) and given.value == size.value:
-            return
-        if isinstance(value, Expr) and isinstance(size, ir.Imm) and value == Const(size.value):
-            return
-        access.partial = True
+        given, size = instr.operands[3], instr.operands[2]
+        assert isinstance(size, ir.Imm), "instruction_name refuses a copy size that is not one"
+        if isinstance(given, ir.Reg):
+            value = event.state.get(given.name, Unknown(f"{given.name} is unset"))
+        elif isinstance(given, ir.Imm):
+            value = Const(given.value)
+        else:
+            value = Unknown("a src-size operand this reader does not read")
+        access.full = value if isinstance(value, Unknown) else ctx.equal(value, Const(size.value))

@@ -107,6 +107,9 @@ class Context:
                 return self.op("+", a.a, Const(a.b.value - b.value))
         if op == "&" and isinstance(b, Const):
             return self._mask(a, b.value)
+        if op in ("^", "|") and isinstance(b, Const) and b.value & (b.value - 1) == 0:
+            if self.below(a, b.value):  # a bit above every bit of a: the sum
+                return self.op("+", a, b)
         if op in ("%", "/") and isinstance(b, Const) and b.value > 0:
             return self._divmod(op, a, b.value)
         if op == ">>" and isinstance(b, Const) and self.below(a, 1 << b.value):
