@@ -107,9 +107,8 @@ class Context:
                 return self.op("+", a.a, Const(a.b.value - b.value))
         if op == "&" and isinstance(b, Const):
             return self._mask(a, b.value)
-        if op in ("^", "|") and isinstance(b, Const) and b.value & (b.value - 1) == 0:
-            if self.below(a, b.value):  # a bit above every bit of a: the sum
-                return self.op("+", a, b)
+        if op in ("^", "|") and _high_bit(a, b, self):  # a bit above every bit of a: the sum
+            return self.op("+", a, b)
         if op in ("%", "/") and isinstance(b, Const) and b.value > 0:
             return self._divmod(op, a, b.value)
         if op == ">>" and isinstance(b, Const) and self.below(a, 1 << b.value):
@@ -255,6 +254,11 @@ class Context:
         if a == b:
             return a
         return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
+
+
+def _high_bit(a: Expr, b: Expr, ctx: Context) -> bool:
+    """b is one power of two above every bit `a` can have."""
+    return isinstance(b, Const) and b.value & (b.value - 1) == 0 and ctx.below(a, b.value)
 
 
 def _plus_const(e: Expr) -> bool:
