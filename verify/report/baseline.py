@@ -56,11 +56,37 @@ def load(path: str) -> dict[tuple[str, str, int], dict]:
         )
     entries: dict[tuple[str, str, int], dict] = {}
     seen: dict[tuple[str, str], int] = {}
-    for entry in doc["checks"]:
+    for i, entry in enumerate(doc["checks"]):
+        problem = _malformed(entry)
+        if problem:
+            raise SpecError(f"baseline {path}: checks[{i}]: {problem}")
         file, prop = os.path.normpath(entry["spec"]), entry["property"]
         seen[file, prop] = seen.get((file, prop), -1) + 1
         entries[file, prop, seen[file, prop]] = entry
     return entries
+
+
+STATUSES = ("proved", "refuted", "unknown")
+
+
+def _malformed(entry) -> str:
+    """What is wrong with one record ('' when nothing is), as ``expected ..., found ...``."""
+    if not isinstance(entry, dict):
+        return f"expected an object with 'spec' and 'property', found {json.dumps(entry)}"
+    for name in ("spec", "property"):
+        if not isinstance(entry.get(name), str):
+            return f"'{name}': expected a string, found {_found(entry, name)}"
+    if entry.get("status") not in STATUSES:
+        return f"'status': expected one of {', '.join(STATUSES)}, found {_found(entry, 'status')}"
+    for name in FIGURES:
+        value = entry.get(name)
+        if value is not None and (type(value) is not int or value < 0):
+            return f"'{name}': expected a non-negative integer or null, found {json.dumps(value)}"
+    return ""
+
+
+def _found(entry: dict, name: str) -> str:
+    return json.dumps(entry[name]) if name in entry else "none"
 
 
 def compare(results: list[CheckResult], recorded: dict) -> Comparison:
