@@ -82,7 +82,15 @@ def read_source(path_or_text: str) -> tuple[str, str]:
 
 
 def _bound(name: str, text: str):
-    """Reject what could exhaust the native parser before it sees the text."""
+    """Reject what could exhaust the native parser before it sees the text, and
+    text with nothing in it (MLIR reads that as an empty module)."""
+    if not text.strip():
+        raise SpecError(
+            "expected a TTGIR module ('module attributes {...} { tt.func ... }'), "
+            "found an empty file",
+            Pos(1, 1),
+            name,
+        )
     if len(text.encode("utf-8")) > MAX_TTGIR_BYTES:
         raise SpecError(f"TTGIR larger than {MAX_TTGIR_BYTES} bytes", Pos(1, 1), name)
     if "\0" in text:
@@ -205,9 +213,17 @@ class KernelChecker:
         self.copies: list[dict] = []
 
     def run(self) -> list[CheckResult]:
-        if not self.found["target"].startswith("cuda:"):
+        target = self.found.get("target")
+        if target is None:
             raise SpecError(
-                f"target {self.found['target']!r}: verify models NVIDIA targets (cuda:NN) only",
+                'expected a module with a "ttg.target" attribute ("cuda:90" or '
+                "another NVIDIA target), found none",
+                Pos(1, 1),
+                self.name,
+            )
+        if not target.startswith("cuda:"):
+            raise SpecError(
+                f"target {target!r}: verify models NVIDIA targets (cuda:NN) only",
                 Pos(1, 1),
                 self.name,
             )
