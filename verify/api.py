@@ -11,34 +11,35 @@ from verify.model.bank import BankCost, CopyCost, bank_cost, hardware_copy_cost,
 from verify.model.expr import Var, compiled
 from verify.model.instructions import parse_instruction
 from verify.report.text import Report
+from verify.spec import layout_text
 from verify.spec.ast import LayoutDef
-from verify.spec.layout_text import (
-    DEFAULT_LAYOUT_NAME,
-    check_dtype,
-    layout_statement,
-    parse_layout,
-)
+from verify.spec.layout_text import DEFAULT_LAYOUT_NAME, check_dtype, layout_statement
 from verify.spec.parser import parse_file, parse_text
 from verify.synth import repair as suggest
 
 MAX_MAP_SIZE = 1 << 22
 
 
-def offsets(
-    layout: str | LayoutDef, dtype: str | None = None, shape: tuple[int, ...] | None = None
-) -> list[int]:
+def parse_layout(layout, shape: tuple[int, ...] | None = None, dtype: str | None = None):
+    """A `LayoutDef` from text in any notation a spec takes, or from a pycute
+    `Layout`/`Swizzle`/`ComposedLayout` (see `notation`); the text's rules are
+    `verify.spec.layout_text.parse_layout`'s."""
+    return layout_text.parse_layout(notation(layout), shape, dtype)
+
+
+def offsets(layout, dtype: str | None = None, shape: tuple[int, ...] | None = None) -> list[int]:
     """[L(0), ..., L(size-1)] in CuTe's 1-D order, in elements.
 
-    A layout given as text is parsed with `dtype` (see `parse_layout`), so a
-    notation naming another element width is refused; a parsed `LayoutDef` was
-    checked against the dtype it was parsed with.
+    A layout given as text or as a pycute object is parsed with `dtype` (see
+    `parse_layout`), so a notation naming another element width is refused; a
+    parsed `LayoutDef` was checked against the dtype it was parsed with.
 
     A pointer swizzle (``Sw<..> o smem_ptr[Nb] o L``) acts on byte addresses; its
     offsets are converted back to elements of N bits. A Triton encoding needs the
     tensor `shape`; its coordinates (d0, d1, ...) are listed colexicographically,
     index = d0 + D0*d1 + ...
     """
-    ldef = parse_layout(layout, shape, dtype) if isinstance(layout, str) else layout
+    ldef = layout if isinstance(layout, LayoutDef) else parse_layout(layout, shape, dtype)
     check_dtype(dtype)
     size = ldef.function.size()
     if size > MAX_MAP_SIZE:
