@@ -14,6 +14,7 @@ Triton families by the solver, their parameters as unknowns), `search`,
 
 from __future__ import annotations
 
+from verify.errors import SpecError
 from verify.spec.parser import parse_file
 from verify.synth.certificate import Certificate, certify
 from verify.synth.problem import problem_of
@@ -24,7 +25,10 @@ def synthesize_file(path: str, family: str = "sw", timeout: float = 60.0, method
     """(problem, answer, certificate or None) for the spec at `path`."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    problem = problem_of(parse_file(path), source)
+    try:
+        problem = problem_of(parse_file(path), source)
+    except SpecError as e:
+        raise e.located(path).with_source(source) from None
     answer = synthesize(problem, family, timeout, method)
     cert = certify(problem, answer, timeout) if answer.objective is not None else None
     return problem, answer, cert

@@ -77,8 +77,11 @@ def hard_name(kind: str, access: SynthAccess, elem_bytes: int) -> str:
 def score(problem: Problem, table: np.ndarray, xor_terms: int) -> Score:
     """Hard constraints, requirements and objective of the layout `table`."""
     result = Score()
-    if not _bijective(problem, table):
+    if np.unique(table).size != table.size:
         result.broken.append("bijective")
+        return result
+    if not _fits_stage(problem, table):
+        result.broken.append(problem.stages_text())
         return result
     for access in problem.accesses:
         result.broken += _access_breaks(problem, table, access)
@@ -96,12 +99,10 @@ def score(problem: Problem, table: np.ndarray, xor_terms: int) -> Score:
     return result
 
 
-def _bijective(problem: Problem, table: np.ndarray) -> bool:
-    """Distinct element offsets; with several stages, each stage's tile fits in its slot."""
-    if np.unique(table).size != table.size:
-        return False
-    buffer = problem.spec.buffer
-    return buffer.stages == 1 or (int(table.max()) + 1) * problem.elem_bytes <= buffer.stage_bytes
+def _fits_stage(problem: Problem, table: np.ndarray) -> bool:
+    """With several stages, each stage's tile fits in its slot (else stages overlap)."""
+    limit = problem.stage_elements
+    return limit is None or int(table.max()) + 1 <= limit
 
 
 def _access_breaks(problem: Problem, table: np.ndarray, access: SynthAccess) -> list[str]:

@@ -386,6 +386,7 @@ class PaddedSw(CuteSw):
         every = families.pitches(self.cols, problem.elem_bytes)
         self.pitches = list(every if pitches is None else pitches)
         self.elem_bytes = problem.elem_bytes
+        self.stage_elements = problem.stage_elements
         self.n = self._bits(max(self.pitches))  # M as wide as the widest pitch's offsets
         self.pitch: OneHot | None = None
 
@@ -406,6 +407,8 @@ class PaddedSw(CuteSw):
         self.extra += [z3.Implies(f, window.width_at_most(abs(s))) for s, f in shift.flags.items()]
         for p, flag in pitch.flags.items():  # the swizzle inside the pitch's offsets
             self.extra += self._fits(flag, window, shift, self._bits(p))
+        if self.stage_elements is not None:  # each stage's tile inside its slot
+            self.extra += self.footprint_at_most(None, self.stage_elements)
         flag = z3.BoolVal(True, ctx)
         xor = swizzle_xor(ctx, window, shift, n)
         return [Choice(flag, list(range(n)), xor, window, self._describe)]

@@ -93,6 +93,19 @@ class Problem:
     def shape(self) -> tuple[int, int]:
         return self.unknown.rows, self.unknown.cols
 
+    @property
+    def stage_elements(self) -> int | None:
+        """Elements one stage's slot holds (None: one stage, no slot to fit)."""
+        buffer = self.spec.buffer
+        return buffer.stage_bytes // self.elem_bytes if buffer.stages > 1 else None
+
+    def stages_text(self) -> str:
+        """The buffer's stages as a constraint is named in messages and cores."""
+        buffer = self.spec.buffer
+        return (
+            f"stages of {buffer.stage_bytes} bytes (line {buffer.pos.line}) each holding the tile"
+        )
+
 
 def problem_of(spec: Spec, source: str) -> Problem:
     """The synthesis problem a parsed spec poses; a SpecError if it poses none."""
@@ -124,6 +137,14 @@ def problem_of(spec: Spec, source: str) -> Problem:
 def _synth_access(program: Program, unknown: UnknownLayout, name: str) -> SynthAccess:
     adef = program.spec.accesses[name]
     access = program.access(name, adef.pos)
+    if access.instruction.is_copy:
+        raise SpecError(
+            f"access '{name}' is a {access.instruction.name}: its wavefronts depend on "
+            "its global source, which verify synth does not score; expected "
+            "ld.shared, st.shared, ldmatrix or stmatrix (st.shared.v4.b32 stands for "
+            "a 16-byte copy's shared side)",
+            adef.pos,
+        )
     # The access's own variables: its `for` loops, or those a thread map brings
     # (register and warp); not the stage and base, which synthesis places itself.
     loops = [(n, r) for n, r in access.ranges.items() if n not in (LANE, STAGE, BASE)]

@@ -76,9 +76,45 @@ def synthesize(problem: Problem, family: str, timeout: float, method: str = "sol
     """The best member of `family` ("all": of every family), by the solver where
     the family's members are GF(2)-linear (power-of-two tiles), else by listing."""
     budget = Budget(timeout)
+    core = unmeetable(problem)
+    if core:
+        return Answer(family, None, None, None, {}, True, core=core, method=method)
     if family == "all":
         return _best_of_all(problem, budget, method)
     return _one(problem, family, budget, method)
+
+
+def unmeetable(problem: Problem) -> list[str]:
+    """Constraints no layout of any family meets, each named with why: a stage slot
+    smaller than the tile itself (every member stores R*C distinct offsets), a
+    bound below the least figure an access can have (1-way; the ideal
+    wavefronts), an access misaligned by the buffer's own alignment or by the
+    stage pitch (every address is base + stage * stage_bytes + offset). They
+    are settled here, before any family is searched."""
+    rows, cols = problem.shape
+    core = []
+    limit = problem.stage_elements
+    if limit is not None and rows * cols > limit:
+        core.append(
+            f"{problem.stages_text()} (the tile takes {rows * cols * problem.elem_bytes} bytes)"
+        )
+    buffer = problem.spec.buffer
+    for a in problem.accesses:
+        width = a.instruction.bytes_per_address
+        if buffer.align % width:
+            core.append(f"aligned {width} {a.name} (the buffer is aligned to {buffer.align} only)")
+        elif limit is not None and buffer.stage_bytes % width:
+            core.append(
+                f"aligned {width} {a.name} (stage 1 starts {buffer.stage_bytes} bytes in, "
+                f"line {buffer.pos.line})"
+            )
+    accesses = {a.name: a for a in problem.accesses}
+    for r in problem.requirements:
+        least = 1 if r.metric == "ways" else accesses[r.access].instruction.ideal_wavefronts
+        if r.bound < least:
+            figure = "max_ways" if r.metric == "ways" else "wavefronts"
+            core.append(f"{r.describe()} ({figure} of {r.access} is at least {least})")
+    return core
 
 
 def _one(

@@ -1,0 +1,165 @@
+"""What a new user and an adversary hit (issue 27): inputs that crashed verify
+(exit 4) or were refused where they are valid. Each must end as the house rules
+say: a located ``file:line:col: error: ...`` and exit 2, an INFEASIBLE answer
+naming what cannot be met, or a result."""
+
+import json
+import os
+
+import pycute
+import pytest
+from click.testing import CliRunner
+from conftest import SPECS
+
+import verify
+from verify.cli import main
+
+SEED_SYNTH = """dtype f16
+buffer align 128
+layout A = ?(8, 64)
+access rd = ldmatrix.sync.aligned.m8n8.x1.shared.b16 A(lane, 8 * q) for q in 0..8
+check bijective A
+check conflict_free rd
+"""
+PLAIN = os.path.join(SPECS, "seed", "ldmatrix_x1_8x64_plain.spec")
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def synth(tmp_path, text, *args):
+    path = tmp_path / "t.synth"
+    path.write_text(text)
+    return run("synth", str(path), *args)
+
+
+# -- verify synth ----------------------------------------------------------------
+
+
+def test_synth_on_overlapping_stages_is_infeasible_naming_the_stages(tmp_path):
+    text = SEED_SYNTH.replace("align 128", "align 128 stages 2 stage_bytes 100")
+    code, out = synth(tmp_path, text)
+    assert code == 1, out
+    assert "INFEASIBLE" in out and "stages of 100 bytes (line 2)" in out
+    assert "the tile takes 1024 bytes" in out
+
+
+@pytest.mark.parametrize("family", ["pad", "pad+sw"])
+def test_synth_padded_families_keep_each_stage_inside_its_slot(tmp_path, family):
+    # 1024 bytes a stage: the unpadded tile fits exactly, no padded one does.
+    text = SEED_SYNTH.replace("align 128", "align 128 stages 2 stage_bytes 1024")
+    code, out = synth(tmp_path, text, "--family", family, "--json")
+    doc = json.loads(out)
+    if doc["layout"] is None:
+        assert code == 1 and any("stages of 1024 bytes" in c for c in doc["infeasible"])
+    else:
+        assert code == 0 and doc["footprint"] <= 512, out
+
+
+def test_synth_stage_pitch_that_misaligns_an_access_is_infeasible(tmp_path):
+    text = SEED_SYNTH.replace("align 128", "align 128 stages 2 stage_bytes 1100")
+    code, out = synth(tmp_path, text, "--family", "all")
+    assert code == 1, out
+    assert "aligned 16 rd (stage 1 starts 1100 bytes in, line 2)" in out
+
+
+def test_synth_buffer_aligned_below_the_access_width_is_infeasible(tmp_path):
+    code, out = synth(tmp_path, SEED_SYNTH.replace("align 128", "align 4"))
+    assert code == 1 and "aligned 16 rd (the buffer is aligned to 4 only)" in out, out
+
+
+@pytest.mark.parametrize(
+    "check, named",
+    [
+        ("max_ways <= 0 rd", "'max_ways <= 0 rd' (line 6) (max_ways of rd is at least 1)"),
+        ("wavefronts <= 0 rd", "'wavefronts <= 0 rd' (line 6) (wavefronts of rd is at least 1)"),
+    ],
+)
+def test_synth_bound_below_the_least_figure_is_infeasible_and_named(tmp_path, check, named):
+    text = SEED_SYNTH.replace("check conflict_free rd", f"check {check}")
+    code, out = synth(tmp_path, text)
+    assert code == 1 and named in out, out
+
+
+def test_synth_refuses_cp_async_at_the_users_own_line(tmp_path):
+    text = SEED_SYNTH.replace(
+        "layout A = ?(8, 64)\n",
+        "layout A = ?(8, 64)\nlayout G = (8,64):(64,1)\n"
+        "access cp = cp.async.cg.16 A(lane / 8, 8 * (lane % 8)) from G(lane / 8, 8 * (lane % 8))\n",
+    )
+    code, out = synth(tmp_path, text)
+    assert code == 2, out
+    assert "t.synth:5:8: error: access 'cp' is a cp.async.cg.16" in out
+    assert "max_ways == 1 cp" not in out
+    assert " 5 | access cp = cp.async" in out
+
+
+# -- baselines -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"spec": 1}, "checks[0]: 'spec': expected a string, found 1"),
+        ({"spec": "a.spec"}, "checks[0]: 'property': expected a string, found none"),
+        (
+            {"spec": "a.spec", "property": "p", "status": "fine"},
+            "'status': expected one of proved, refuted, unknown, found \"fine\"",
+        ),
+        (
+            {"spec": "a.spec", "property": "p", "status": "proved", "max_ways": "8"},
+            "'max_ways': expected a non-negative integer or null, found \"8\"",
+        ),
+        (
+            {"spec": "a.spec", "property": "p", "status": "proved", "wavefronts": True},
+            "'wavefronts': expected a non-negative integer or null, found true",
+        ),
+        (3, "checks[0]: expected an object with 'spec' and 'property', found 3"),
+    ],
+)
+def test_malformed_baseline_record_is_exit_2_naming_the_record(tmp_path, record, message):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"checks": [record]}))
+    code, out = run(PLAIN, "--baseline", str(path))
+    assert code == 2, out
+    assert f"baseline {path}: checks[0]: " in out and message in out
+
+
+# -- verify ttgir ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n\t\n"])
+def test_ttgir_on_an_empty_file_is_a_located_error(tmp_path, text):
+    path = tmp_path / "k.ttgir"
+    path.write_text(text)
+    code, out = run("ttgir", str(path))
+    assert code == 2, out
+    assert f"{path}:1:1: error: expected a TTGIR module" in out and "found an empty file" in out
+
+
+def test_ttgir_module_without_a_target_is_a_located_error(tmp_path):
+    path = tmp_path / "k.ttgir"
+    path.write_text("// nothing but a comment\n")
+    code, out = run("ttgir", str(path))
+    assert code == 2, out
+    assert f'{path}:1:1: error: expected a module with a "ttg.target" attribute' in out
+
+
+# -- the Python API on pycute objects ---------------------------------------------
+
+
+def test_offsets_and_parse_layout_take_pycute_objects():
+    plain = pycute.Layout((8, 64), (64, 1))
+    swizzled = pycute.ComposedLayout(pycute.Swizzle(3, 3, 3), 0, plain)
+    assert verify.offsets(plain) == [plain(i) for i in range(plain.size())]
+    assert verify.offsets(swizzled) == [swizzled(i) for i in range(plain.size())]
+    assert verify.parse_layout(plain) == verify.parse_layout("(8,64):(64,1)")
+
+
+@pytest.mark.parametrize("entry", [verify.offsets, verify.parse_layout, verify.notation])
+@pytest.mark.parametrize("value", [3, None, b"(8,64):(64,1)", [8, 64]])
+def test_a_layout_of_the_wrong_type_is_a_type_error_saying_what_is_taken(entry, value):
+    with pytest.raises(TypeError, match="expected a layout as text or a pycute Layout, Swizzle"):
+        entry(value)
