@@ -1,4 +1,4 @@
-"""Every repository path a document or docstring cites exists.
+"""Every repository path a document or docstring cites exists, and every example runs.
 
 Scanned: README.md, docs/*.md, and the docstrings and comments of verify/**/*.py and
 benchmarks/*.py. A citation is a path starting with one of the repository's
@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import ast
 import io
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tokenize
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -125,8 +131,298 @@ def test_the_scan_reads_what_it_should() -> None:
 
 
 def test_the_documents_are_there() -> None:
-    for name in ("design.md", "guarantees.md", "hardware.md", "speed.md"):
-        assert (ROOT / "docs" / name).is_file()
+    # The README is the guide: it links every page of docs/.
+    for name in OWNED:
+        assert (ROOT / name).is_file(), f"{name} is gone"
     readme = (ROOT / "README.md").read_text()
-    for name in ("docs/design.md", "docs/guarantees.md", "docs/hardware.md", "docs/speed.md"):
-        assert name in readme, f"README.md does not link {name}"
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        name = str(page.relative_to(ROOT))
+        assert f"]({name}" in readme, f"README.md does not link {name}"
+
+
+# ---------------------------------------------------------------------------
+# Every example runs.
+#
+# The guide (README.md) and the reference pages it links (OWNED below) show
+# examples as fenced blocks, and each kind is run or checked so none rots:
+#
+# - a block with lines starting `$ ` is a shell session: each command (with its
+#   `\` continuation lines) runs under bash in a scratch folder holding a copy of
+#   the repository's specs/ and templates/, and what it prints (stdout and stderr)
+#   must match the lines shown under it up to the next `$ `. Shown `...` alone on
+#   a line stands for any lines, `...` inside a line for any text; runs of
+#   spaces count as one and times (`3 ms`, `0.2 s`, `1.20s`) as any time; a
+#   printed JSON document is compared on one line with the shown lines joined. A
+#   command with nothing shown under it must still run: no traceback, no
+#   internal error (exit 4), no usage or spec error (exit 2) unless the lines
+#   shown are errors;
+# - a ```spec block is a whole spec: every check must end as its `expect` says;
+# - a ```python block runs (test_* functions it defines are called); trailing
+#   comment lines `# SomeError: ...` are the exception it must raise, its message
+#   matched as above;
+# - ```text file=PATH is a file the page's sessions use, written into the
+#   scratch folder before they run; ```text excerpt=PATH is lines of a repository
+#   file, in order (a first line `# PATH` names it);
+# - needs=gpu on a block marks it `gpu`: run only where a GPU is (conftest.py).
+#
+# Other blocks (grammar summaries, YAML, pictures of output without a command)
+# are shown only.
+# ---------------------------------------------------------------------------
+
+OWNED = (
+    "README.md",
+    "docs/language.md",
+    "docs/checks.md",
+    "docs/catalog.md",
+    "docs/tools.md",
+    "docs/kernels.md",
+    "docs/ci.md",
+    "docs/api.md",
+    "docs/synthesis.md",
+    "docs/sweeps.md",
+    "docs/design.md",
+)
+FENCE = re.compile(r"^```(\S*)(.*)$")
+TIME = re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s)\b")
+SESSION_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class Block:
+    doc: str  # relative to ROOT
+    line: int  # of the opening fence, 1-based
+    lang: str
+    attrs: dict[str, str]
+    lines: tuple[str, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def blocks(doc: str, text: str) -> list[Block]:
+    """The fenced blocks of a Markdown page, with their info-string attributes."""
+    found: list[Block] = []
+    open_at, head, body = 0, ("", ""), list[str]()
+    for number, line in enumerate(text.splitlines(), 1):
+        fence = FENCE.match(line)
+        if open_at and line.rstrip() == "```":
+            lang, rest = head
+            attrs = dict(w.partition("=")[::2] for w in rest.split())
+            found.append(Block(doc, open_at, lang, attrs, tuple(body)))
+            open_at = 0
+        elif not open_at and fence:
+            open_at, head, body = number, (fence.group(1), fence.group(2)), []
+        elif open_at:
+            body.append(line)
+    return found
+
+
+def sessions(block: Block) -> list[tuple[str, list[str]]]:
+    """A shell session's (command, lines shown under it)."""
+    out: list[tuple[str, list[str]]] = []
+    lines = list(block.lines)
+    while lines:
+        line = lines.pop(0)
+        if not line.startswith("$ "):
+            if out:
+                out[-1][1].append(line)
+            continue
+        command = line[2:]
+        while command.endswith("\\") and lines:
+            command += "\n" + lines.pop(0)
+        out.append((command, []))
+    return out
+
+
+def _normal(line: str) -> str:
+    return " ".join(TIME.sub("<time>", line).split())
+
+
+def _line_pattern(shown: str) -> re.Pattern:
+    parts = [re.escape(p.strip()) for p in _normal(shown).split("...")]
+    return re.compile(".*".join(parts))
+
+
+def matches(shown: list[str], printed: list[str]) -> bool:
+    """Whether `printed` reads as `shown`, `...` standing for what is left out."""
+    shown = [s for s in shown if s.strip()]
+    printed = [_normal(p) for p in printed if p.strip()]
+    # ends[j]: the shown lines so far can account for exactly printed[:j]
+    ends = [True] + [False] * len(printed)
+    for s in shown:
+        if s.strip() == "...":
+            ends = [any(ends[: j + 1]) for j in range(len(printed) + 1)]
+            continue
+        pattern = _line_pattern(s)
+        ends = [False] + [
+            ends[j] and bool(pattern.fullmatch(printed[j])) for j in range(len(printed))
+        ]
+    return ends[-1]
+
+
+def _run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["VERIFY_CACHE_DIR"] = str(cwd / ".cache")
+    env["TRITON_CACHE_DIR"] = str(cwd / ".triton")  # its kernels name their source's path
+    env["COLUMNS"] = "80"
+    env["PYTHONUNBUFFERED"] = "1"  # stdout and stderr interleaved as printed
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=SESSION_TIMEOUT_S,
+    )
+
+
+_SCRATCH: dict[str, Path] = {}
+
+
+def _scratch(doc: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder per page and process: the repository's inputs, the page's files."""
+    if doc not in _SCRATCH:
+        folder = tmp_path_factory.mktemp(Path(doc).stem)
+        for name in ("specs", "templates"):  # copied: a link would show in resolved paths
+            shutil.copytree(ROOT / name, folder / name)
+        (folder / "docs" / "img").mkdir(parents=True)
+        for block in blocks(doc, (ROOT / doc).read_text()):
+            if "file" in block.attrs:
+                path = folder / block.attrs["file"]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("\n".join(block.lines) + "\n")
+        _SCRATCH[doc] = folder
+    return _SCRATCH[doc]
+
+
+def _as_printed(stdout: str, shown: list[str]) -> tuple[list[str], list[str]]:
+    """A JSON document is compared on one line: shown wrapped, printed indented."""
+    try:
+        document = json.loads(stdout)
+    except ValueError:
+        return shown, stdout.splitlines()
+    return [" ".join(s.strip() for s in shown)], [json.dumps(document)]
+
+
+def _check_session(block: Block, folder: Path) -> None:
+    for command, shown_lines in sessions(block):
+        done = _run_shell(command, folder)
+        shown, printed = _as_printed(done.stdout, shown_lines)
+        report = f"{block.where}: $ {command}\nexit {done.returncode}, printed:\n{done.stdout}"
+        assert "Traceback (most recent call last)" not in done.stdout, report
+        assert done.returncode != 4, report
+        if done.returncode == 2:
+            assert any("error:" in s for s in shown_lines), report
+        if shown_lines:
+            assert matches(shown, printed), report
+
+
+def _check_spec(block: Block, folder: Path) -> None:
+    path = folder / f"example_{block.line}.spec"
+    path.write_text("\n".join(block.lines) + "\n")
+    done = _run_shell(f"verify --check-expect {path.name}", folder)
+    assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stdout}"
+
+
+def _expected_exception(lines: tuple[str, ...]) -> tuple[str, list[str]] | None:
+    """The exception trailing comment lines `# Error: message` show, if any."""
+    tail: list[str] = []
+    for line in reversed(lines):
+        if not line.startswith("#"):
+            break
+        tail.insert(0, line[2:] if line.startswith("# ") else line[1:])
+    for i, line in enumerate(tail):
+        name, colon, message = line.partition(": ")
+        if colon and re.fullmatch(r"[A-Z]\w*(Error|Exception)", name):
+            return name, [message, *tail[i + 1 :]]
+    return None
+
+
+def _check_python(block: Block, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(folder)
+    namespace: dict = {"__name__": f"example_{block.line}"}
+    expected = _expected_exception(block.lines)
+    try:
+        exec(compile("\n".join(block.lines), block.where, "exec"), namespace)
+        for name, value in list(namespace.items()):
+            if name.startswith("test_") and callable(value):
+                value()
+    except Exception as e:
+        if expected is None or type(e).__name__ != expected[0]:
+            raise
+        assert matches(expected[1], str(e).splitlines()), f"{block.where}: raised\n{e}"
+        return
+    assert expected is None, f"{block.where}: expected {expected[0]}, nothing raised"
+
+
+def _check_excerpt(block: Block) -> None:
+    cited = block.attrs["excerpt"]
+    lines = [line for line in block.lines if line.strip() and line != f"# {cited}"]
+    source = iter((ROOT / cited).read_text().splitlines())
+    for line in lines:
+        assert any(s.rstrip() == line.rstrip() for s in source), (
+            f"{block.where}: {line!r} is not a line of {cited} (after the lines before it)"
+        )
+
+
+def _examples() -> list:
+    out = []
+    for doc in OWNED:
+        if not (ROOT / doc).is_file():
+            continue
+        for block in blocks(doc, (ROOT / doc).read_text()):
+            runs = (
+                any(line.startswith("$ ") for line in block.lines)
+                or block.lang in ("spec", "python")
+                or "excerpt" in block.attrs
+            )
+            if runs and "file" not in block.attrs:
+                marks = [pytest.mark.gpu] if block.attrs.get("needs") == "gpu" else []
+                out.append(pytest.param(block, id=block.where, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("block", _examples())
+def test_every_example_runs(
+    block: Block, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if "excerpt" in block.attrs:
+        _check_excerpt(block)
+        return
+    folder = _scratch(block.doc, tmp_path_factory)
+    if block.lang == "python":
+        _check_python(block, folder, monkeypatch)
+    elif block.lang == "spec":
+        _check_spec(block, folder)
+    else:
+        _check_session(block, folder)
+
+
+def test_the_example_reader_reads_what_it_should() -> None:
+    page = (
+        "prose\n```text file=a.spec\ndtype f16\n```\n"
+        "```text\n$ verify a \\\n  b   # note\nPROVED  x  [3 ms]\n...\n$ verify c\n```\n"
+        "```yaml\non: [push]\n```\n"
+    )
+    found = blocks("p.md", page)
+    assert [(b.line, b.lang, b.attrs) for b in found] == [
+        (2, "text", {"file": "a.spec"}),
+        (5, "text", {}),
+        (12, "yaml", {}),
+    ]
+    assert sessions(found[1]) == [
+        ("verify a \\\n  b   # note", ["PROVED  x  [3 ms]", "..."]),
+        ("verify c", []),
+    ]
+    assert matches(["PROVED  x  [3 ms]", "..."], ["PROVED x [0 ms]", "more", "lines"])
+    assert matches(["a ... z"], ["a, b and z"])
+    assert not matches(["PROVED x"], ["REFUTED x"])
+    assert not matches(["a", "b"], ["a"])
+    assert not matches(["a"], ["a", "b"])  # an unshown line needs a `...`
+    assert _expected_exception(("f()", "# AssertionError: REFUTED", "#   more")) == (
+        "AssertionError",
+        ["REFUTED", "  more"],
+    )
