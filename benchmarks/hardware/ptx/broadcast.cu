@@ -101,5 +101,65 @@ __global__ void broadcast_loads(const uint32_t *offsets, uint32_t *out) {
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v0), "=r"(v1) : "r"(base + offsets[91 * 32 + lane]) : "memory"); s += v0 ^ v1;  // w64_odd1_j31_b8
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v0), "=r"(v1) : "r"(base + offsets[92 * 32 + lane]) : "memory"); s += v0 ^ v1;  // w64_odd1_j31_b64
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v0), "=r"(v1) : "r"(base + offsets[93 * 32 + lane]) : "memory"); s += v0 ^ v1;  // w64_odd1_j31_b128
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[94 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held0_pairs_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[95 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held1_pairs_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[96 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held2_odd_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[97 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held3_odd_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[98 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held4_few_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[99 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held5_groups4_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[100 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held6_pairs_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[101 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held7_groups4_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[102 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held8_odd_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[103 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held9_pairs_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[104 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held10_alternate_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[105 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held11_pairs_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[106 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held12_pairs_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[107 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held13_groups4_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[108 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held14_few_pairs
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[109 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held15_odd_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[110 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held16_few_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[111 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held17_same_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[112 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held18_few_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[113 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held19_groups4_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[114 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held20_odd_pairs
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[115 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held21_alternate_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[116 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held22_same_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[117 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held23_same_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[118 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held24_odd_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[119 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held25_groups4_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[120 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held26_same_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[121 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held27_odd_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[122 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held28_alternate_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[123 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held29_alternate_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[124 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held30_few_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[125 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held31_groups4_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[126 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held32_alternate_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[127 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held33_same_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[128 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held34_same_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[129 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held35_odd_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[130 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held36_pairs_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[131 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held37_same_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[132 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held38_alternate_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[133 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held39_same_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[134 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held40_same_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[135 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held41_few_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[136 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held42_groups4_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[137 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held43_odd_pairs
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[138 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held44_pairs_pairs
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[139 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held45_pairs_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[140 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held46_odd_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[141 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held47_same_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[142 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held48_groups4_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[143 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held49_pairs_same
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[144 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held50_alternate_pairs
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[145 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held51_pairs_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[146 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held52_odd_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[147 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held53_groups4_few
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[148 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held54_odd_groups4
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[149 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held55_same_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[150 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held56_alternate_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[151 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held57_odd_alternate
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[152 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held58_same_odd
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(base + offsets[153 * 32 + lane]) : "memory"); s += v0 ^ v1 ^ v2 ^ v3;  // held59_odd_few
   out[lane] = s;
 }

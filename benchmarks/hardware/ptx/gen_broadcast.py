@@ -13,10 +13,15 @@ Families (A = offset 0 throughout):
   qdist  quarter q reads 8 distinct consecutive chunks (conflict-free), the rest A
   ctrl   controls: all A; lanes 2k, 2k+1 share chunk k; alternating A/B; distinct
   w64    the same odd-lane question for 64-bit loads (half-warps)
+  held   60 seeded random 128-bit loads built half-warp by half-warp (pairs, two
+         alternating addresses, one address, one odd lane, groups of 4, a few random
+         chunks), generated after the rule in broadcast_rule.py was fixed from the
+         families above, to score it on loads it was not fitted to
 
 Run: python gen_broadcast.py (writes next to itself; build.sh runs it).
 """
 
+import random
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -48,7 +53,48 @@ def patterns() -> list[tuple[str, int, list[int]]]:
     for j in (0, 15, 16, 31):
         for b in (8, 64, 128):
             out.append((f"w64_odd1_j{j}_b{b}", 64, odd_lanes((j,), b)))
+    out += held_out(random.Random(2026), 60)
     return out
+
+
+HALF_KINDS = ("pairs", "alternate", "same", "odd", "groups4", "few")
+
+
+def held_out(rng: random.Random, count: int) -> list[tuple[str, int, list[int]]]:
+    out = []
+    for i in range(count):
+        kinds = [rng.choice(HALF_KINDS) for _ in range(2)]
+        offs = [16 * c for kind in kinds for c in half_chunks(rng, kind)]
+        out.append((f"held{i}_{kinds[0]}_{kinds[1]}", 128, offs))
+    return out
+
+
+def half_chunks(rng: random.Random, kind: str) -> list[int]:
+    """16 lanes' 16-byte chunk indices (of 256); chunks in distinct bank groups
+    (chunk % 8) half of the time, so unions are conflict-free about as often as not."""
+    spread = rng.random() < 0.5
+
+    def pick(n: int) -> list[int]:
+        if spread:
+            groups = rng.sample(range(8), n) if n <= 8 else [rng.randrange(8) for _ in range(n)]
+            return [g + 8 * rng.randrange(32) for g in groups]
+        return [rng.randrange(64) for _ in range(n)]
+
+    if kind == "pairs":
+        return [c for c in pick(8) for _ in range(2)]
+    if kind == "alternate":
+        a, b = pick(2)
+        return [a, b] * 8
+    if kind == "same":
+        return pick(1) * 16
+    if kind == "odd":
+        a, b = pick(2)
+        lane = rng.randrange(16)
+        return [b if i == lane else a for i in range(16)]
+    if kind == "groups4":
+        return [c for c in pick(4) for _ in range(4)]
+    chunks = pick(3)
+    return [rng.choice(chunks) for _ in range(16)]
 
 
 def kernel_source(pats: list[tuple[str, int, list[int]]]) -> str:

@@ -19,7 +19,7 @@ done
 timeout 120 ncu --section SourceCounters --page source --print-source cuda,sass --csv -k regex:transpose_padded --launch-count 1 ./build/runner /tmp transpose_padded > $R/ncu/cuda_sass_transpose_padded.csv 2>&1
 M=smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum,smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__sass_inst_executed_op_ldsm.sum,smsp__sass_inst_executed_op_ldgsts.sum
 timeout 200 ncu --metrics $M --csv ./build/runner /tmp > $R/ncu/opcode_totals.csv 2>&1
-timeout 200 ncu $SRC -k regex:gemm_device --launch-count 1 ./build/sgemm_sm80 512 512 256 > $R/ncu/sgemm_sm80.csv 2> $R/ncu/sgemm_sm80.err
-timeout 120 ncu --metrics $M --csv -k regex:gemm_device --launch-count 1 ./build/sgemm_sm80 512 512 256 > $R/ncu/sgemm_totals.csv 2>&1
+timeout 200 ncu $SRC -k regex:gemm_device --launch-count 1 ./build/sgemm_sm80 512 512 256 T N > $R/ncu/sgemm_sm80.csv 2> $R/ncu/sgemm_sm80.err
+timeout 120 ncu --metrics $M --csv -k regex:gemm_device --launch-count 1 ./build/sgemm_sm80 512 512 256 T N > $R/ncu/sgemm_totals.csv 2>&1
 tar -czf $OUT/ptx_h200_raw.tar.gz -C $R .
 ls -la $R/ncu $R/rec; head -c 1500 $R/ncu/transpose_padded.csv; head -c 600 $R/ncu/cuda_sass_transpose_padded.csv; cat $R/machine.txt
