@@ -9,6 +9,7 @@ R=/tmp/ptxraw; mkdir -p $R/ncu $R/rec $R/sass
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ncu --version; } > $R/machine.txt 2>&1
 nvdisasm -g -c build/runner.sm_90.cubin > $R/sass/kernels.sass 2>&1
 nvdisasm -g -c build/sgemm_sm80.sm_90.cubin > $R/sass/sgemm.sass 2>&1
+nvdisasm -gi -c build/sgemm_sm80.sm_90.cubin > $R/sass/sgemm_inline.sass 2>&1
 chmod +x build/runner build/sgemm_sm80
 ./build/runner $R/rec > $R/rec/runner.log 2>&1
 KERNELS="transpose_unpadded transpose_padded transpose_xor ldmatrix_plain ldmatrix_sw333 vector_ldst pipeline_double pipeline_triple_mod pipeline_shift tail_dynamic broadcast_loads"
