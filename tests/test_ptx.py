@@ -361,3 +361,40 @@ def test_assumptions_decide_triton_copies():
     assert len(first) == 8 * 4  # in bounds, aligned, source aligned, conflict-free, per copy
     assert all(r.status == Status.PROVED for r in first)
     assert {r.wavefronts for r in first if r.property.startswith("conflict_free")} == {1}
+
+
+CUTE_LAUNCH = (
+    "param_0=4096",  # the problem shape (M, N, K), a struct passed by value
+    "param_0+4=4096",
+    "param_0+8=4096",
+    "param_3=4096",  # A's and B's leading strides
+    "param_8=4096",
+)
+
+
+def test_cute_sgemm_sm80_decided_at_its_source_lines():
+    path = sample("cute_sgemm_sm80.ptx")
+    bare = check_ptx(path, Options(timeout=30))
+    loads = [r for r in bare if r.facts["instruction"].startswith("ldmatrix")]
+    assert loads and all(r.status != Status.REFUTED for r in loads)
+    launched = check_ptx(
+        path,
+        Options(
+            assume=CUTE_LAUNCH,
+            grid=(32, 32, 1),
+            global_align=256,
+            dynamic_shared=98304,
+            timeout=30,
+        ),
+    )
+    assert all(r.status == Status.PROVED for r in launched)
+    kinds = {r.facts["instruction"] for r in launched}
+    assert kinds == {
+        "cp.async.ca.shared.global.L2::128B",
+        "ldmatrix.sync.aligned.x4.m8n8.shared.b16",
+    }
+    assert all(r.file.endswith("sgemm_sm80.cu") for r in launched)
+    copies = [r for r in launched if r.property.startswith("conflict_free cp.async")]
+    assert len(copies) == 48 and {r.wavefronts for r in copies} == {
+        r.ideal_wavefronts for r in copies
+    }

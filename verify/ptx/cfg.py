@@ -125,7 +125,8 @@ def _natural(blocks: list[Block], header: int, latch: int) -> set[int]:
     for b in blocks:
         for s, _ in b.succs:
             preds[s].append(b.index)
-    body, work = {header, latch}, [latch]
+    body = {header, latch}
+    work = [latch] if latch != header else []  # the walk stops at the header
     while work:
         n = work.pop()
         for p in preds[n]:

@@ -43,7 +43,9 @@ def condition(access, kernel) -> Expr | Unknown:
 
 def _access_vars(access) -> set[str]:
     out = set(free_vars(access.offset)) if isinstance(access.offset, Expr) else set()
-    if isinstance(access.source, Expr):
+    if access.source_vars is not None:
+        out |= access.source_vars
+    elif isinstance(access.source, Expr):
         out |= free_vars(access.source)
     return out
 

@@ -18,12 +18,15 @@ every residue U can take is taken, and no other."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from verify.model.expr import BinOp, Const, Expr, Range, Var, bounds, free_vars, render, substitute
 from verify.ptx.memory import Access
 from verify.ptx.values import Unknown
+from verify.spec.parser import MAX_TOKENS_PER_STATEMENT
 
+_TOKEN = re.compile(r"\w+|[^\s\w]")  # counts at least the spec lexer's tokens
 RESIDUES = 128  # bytes: the period of a global source's banks and lines
 MAX_SOURCE_RANGE = 1 << 12  # a per-lane source variable wider than this needs an assumption
 
@@ -63,6 +66,19 @@ def _polynomial(e: Expr) -> bool:
     return True
 
 
+def _multiple(e: Expr, k: int) -> bool:
+    """e is a polynomial whose every term has a constant factor divisible by k."""
+    if isinstance(e, Const):
+        return e.value % k == 0
+    if isinstance(e, BinOp) and e.op == "*":
+        return _multiple(e.a, k) or _multiple(e.b, k)
+    if isinstance(e, BinOp) and e.op == "+":
+        return _multiple(e.a, k) and _multiple(e.b, k)
+    if isinstance(e, BinOp) and e.op == "<<" and isinstance(e.b, Const) and _polynomial(e.a):
+        return (1 << e.b.value) % k == 0
+    return False
+
+
 def _sum(terms: list[Expr]) -> Expr:
     out: Expr = Const(0)
     for t in terms:
@@ -79,7 +95,8 @@ def source_expr(
     if isinstance(src, Unknown):
         return Unknown(f"its global source: {src.reason}")
     lane_terms = [t for t in _terms(src) if "lane" in free_vars(t)]
-    uniform = [t for t in _terms(src) if "lane" not in free_vars(t)]
+    # a lane-independent term that is a multiple of 128 moves no source's residue
+    uniform = [t for t in _terms(src) if "lane" not in free_vars(t) and not _multiple(t, RESIDUES)]
     lane_vars = {v for t in lane_terms for v in free_vars(t)}
     for v in sorted(lane_vars - {"lane"}):
         if ranges[v].size > MAX_SOURCE_RANGE:
@@ -95,6 +112,7 @@ def source_expr(
                 continue  # the same variable as the destination's, already a full period
             renamed[v] = Var(f"g_{v}")
             own[f"g_{v}"] = Range(0, min(RESIDUES, ranges[v].size))
+    access.source_vars = {v for t in lane_terms + uniform for v in free_vars(t)}
     expr = substitute(_sum(lane_terms + uniform), renamed)
     return expr, own
 
@@ -143,12 +161,13 @@ def build(
             spec.add(f"layout M{n}(a in 0..{max(1, extent - n + 1)}) = a")
         loops = ", ".join(f"{v} in {({**ranges, **own})[v]}" for v in sorted(variables))
         name = f"a{k}"
-        spec.names[name] = access
-        spec.add(
-            f"access {name} = {access.instruction} {widths[n]}({render(offset)}){source}"
-            + (f" for {loops}" if loops else ""),
-            access,
-            name,
+        line = f"access {name} = {access.instruction} {widths[n]}({render(offset)}){source}" + (
+            f" for {loops}" if loops else ""
         )
+        if len(_TOKEN.findall(line)) > MAX_TOKENS_PER_STATEMENT:
+            refused.append((access, "its address is longer than a spec statement may be"))
+            continue
+        spec.names[name] = access
+        spec.add(line, access, name)
         spec.add(f"check conflict_free {name}", access, name)
     return spec, refused

@@ -271,6 +271,9 @@ class Tracer:
                 )
             down = self.ctx.op("*", it, Const((1 << width) - step))
             return self.ctx.sub(init, down, width)
+        grows = self._grows(latch, holder, width, info)
+        if grows is not None:
+            return self.ctx.wrap(self.ctx.op("+", init, grows), width)
         values = _cycle(latch, holder, init)
         if values is None:
             return Unknown(
@@ -286,6 +289,13 @@ class Tracer:
         until their joint state repeats; one variable over the states seen indexes
         them all, and a register whose update reads only them (an address built
         from a stage) is looked up by the same variable."""
+        # registers the loop writes but does not change: their value on entry
+        fixed = {
+            h.name: init
+            for r, (h, init) in holders.items()
+            if isinstance(init, Expr) and after.get(r) in (h, init)
+        }
+        after = {r: _apply(v, fixed) for r, v in after.items()}
         start: dict[str, int] = {}
         for reg, (holder, init) in holders.items():
             latch = after.get(reg)
@@ -343,6 +353,26 @@ class Tracer:
             assert isinstance(pick, Expr), "a small variable compares with a constant"
             out = self.ctx.op("+", out, self.ctx.op("*", pick, part))
         return out
+
+    def _grows(self, latch: Expr, holder: Var, width: int, info: LoopInfo) -> Expr | None:
+        """``r += d`` with d a bounded value that changes between iterations (CuTe's
+        ``k_tile_next += (k_tile_count > 1)``): r0 plus a variable over every sum
+        the steps can reach, a superset of the values r takes, whose relation to
+        the iteration is not kept (`Trace.loose`)."""
+        e = latch
+        if isinstance(e, BinOp) and e.op == "%" and e.b == Const(1 << width):
+            e = e.a
+        if not (isinstance(e, BinOp) and e.op == "+" and e.a == holder):
+            return None
+        step = e.b
+        top = self.ctx.top(step)
+        if holder.name in free_vars(step) or top is None or top >= 1 << (width - 1):
+            return None
+        iterations = info.trip if info.trip is not None else UNKNOWN_TRIP
+        name = f"u{len(info.counters)}_{info.name}"
+        self.ctx.ranges[name] = Range(0, top * max(0, iterations - 1) + 1)
+        info.counters.append(name)
+        return Var(name)
 
     def _counter(self, values: list[int], info: LoopInfo) -> Value:
         ordered = sorted(values)
