@@ -12,11 +12,13 @@ pattern with offsets computed from it) is REFUTED at a replayed element.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from verify.api import offsets
 from verify.errors import SpecError
+from verify.model.expr import Const, Var, add, compiled, mul
 from verify.model.tma import DATA_TYPES, TensorMap, wgmma_reads_box
 from verify.model.wgmma import (
     MatrixDescriptor,
@@ -25,8 +27,10 @@ from verify.model.wgmma import (
     operand,
     writer_reader_spec,
 )
+from verify.spec.layout_text import parse_layout
 
 F16 = "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+DATA = Path(__file__).parents[1] / "tests/data/hopper"
 
 
 def tmap(box, swizzle="128B", dtype=F16):
@@ -219,3 +223,60 @@ def test_bad_writer_reader_input_is_a_spec_error(kwargs, message):
         )
     with pytest.raises(SpecError, match="multiple of 128"):
         wgmma_reads_box(tmap((64, 64)), desc, operand("m64n64k16", "f16", "A"), align=64)
+
+
+def h200_placements():
+    """(span, offset, byte offsets from the destination of each box element)."""
+    with open(DATA / "tma_h200.txt") as f:
+        for line in f:
+            if line.startswith("place "):
+                span, offset, *where = map(int, line.split()[1:])
+                yield span, offset, where
+
+
+def placed(span: int, offset: int, absolute: bool) -> list[int]:
+    """The model's byte offsets (from the destination) of a (span/2 x 64) u16 box at
+    `offset` past a 4096-aligned base: verify's own tma() layout, its swizzle on the
+    absolute address (absolute) or on the offset from the destination (not)."""
+    inner = (span or 128) // 2
+    layout = parse_layout(
+        tmap((inner, 64), f"{span}B" if span else "NONE").layout_text(), dtype="f16"
+    )
+    index, origin = Var("i"), Const(offset if absolute else 0)
+    linear = add(origin, mul(Const(2), layout.function.crd2idx(layout.function.idx2crd(index))))
+    swizzle = layout.pointer_swizzle
+    at = compiled(linear if swizzle is None else swizzle.apply_expr(linear))
+    return [at({"i": i}) - (offset if absolute else 0) for i in range(inner * 64)]
+
+
+def test_tma_places_every_element_where_the_model_says():
+    """On the H200 the swizzle acts on the absolute shared address: a destination 128
+    bytes past the pattern moves every chunk of the box (so a reader computing offsets
+    from the destination is wrong on all of them)."""
+    cases = list(h200_placements())
+    assert len(cases) == 17
+    for span, offset, where in cases:
+        assert where == placed(span, offset, absolute=True), (span, offset)
+        relative_wrong = sum(a != b for a, b in zip(where, placed(span, offset, absolute=False)))
+        pattern = {0: 16, 32: 256, 64: 512, 128: 1024}[span]
+        assert relative_wrong == (0 if offset % pattern == 0 else len(where)), (span, offset)
+
+
+def test_h200_refuses_unaligned_destinations_and_wgmma_reads_the_box():
+    with open(DATA / "tma_h200.txt") as f:
+        lines = f.read().splitlines()
+    faults = [line for line in lines if line.startswith("fault")]
+    assert faults == [f"fault {s} 16: misaligned address" for s in (128, 64, 32, 0)]
+    reads = [re.findall(r"\d+", line) for line in lines if line.startswith("wgmma")]
+    assert len(reads) == 18
+    measured = {(int(o), int(bo)): int(wrong) for _, o, bo, wrong, _ in reads}
+    # Right with base offset 0 at every 128-aligned destination; every entry of D
+    # wrong with PTX's base offset for a pattern starting there (off the pattern).
+    assert all((w == 0) == (bo == 0 or o % 1024 == 0) for (o, bo), w in measured.items())
+    assert sorted(w for w in measured.values() if w) == [4096] * 7
+    # The proofs say the same, at every 128-aligned destination.
+    box, op = tmap((64, 64)), operand("m64n64k16", "f16", "B")
+    desc = MatrixDescriptor(0, 16, 1024, SwizzleMode.B128)
+    assert wgmma_reads_box(box, desc, op, align=128)[0].ok
+    report, mismatch = wgmma_reads_box(box, desc, op, align=128, base_offset_from_base=True)
+    assert not report.ok and mismatch.base % 1024 != 0
