@@ -77,7 +77,11 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
         # a cp.async whose src-size may be below its size zero-fills: its cost is
         # modelled for full copies only
         if result.status == Status.PROVED:
-            why = access.full.reason if isinstance(access.full, Unknown) else "it may be below"
+            why = (
+                access.full.reason
+                if isinstance(access.full, Unknown)
+                else "not proved equal to it for every lane and instance"
+            )
             return _unknown(
                 result,
                 f"its src-size operand may be below the copy size (zero fill, not modelled): {why}",

@@ -20,9 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Expr, Range, bounds, free_vars
+from verify.model.expr import BinOp, Const, Expr, Range, Var, bounds, evaluate, free_vars
 
 MAX_NODES = 4000  # a value larger than this is Unknown: no address needs it
+MAX_TABLE = 64  # a subexpression of one variable with at most this many values is tabulated
 
 
 @dataclass(frozen=True)
@@ -170,10 +171,42 @@ class Context:
         a wrap-around provably impossible, its ``% 2^w`` goes)."""
         if not isinstance(e, BinOp):
             return e
+        table = self._tabulated(e)
+        if table is not None and nodes(table) < nodes(e):
+            return table
         a, b = self.rebuild(e.a), self.rebuild(e.b)
         if e.op == "%" and isinstance(b, Const) and b.value >= 1 << 16 and self.below(a, b.value):
             return a
         return self.op(e.op, a, b)
+
+    def _tabulated(self, e: BinOp) -> Expr | None:
+        """`e` of one variable with few values, written from its values: a constant,
+        ``a + d * v``, or a lookup (a stage counter's wrapped selects collapse)."""
+        names = free_vars(e)
+        if len(names) != 1:
+            return None
+        (name,) = names
+        r = self.ranges.get(name)
+        if r is None or r.size > MAX_TABLE:
+            return None
+        try:
+            values = [evaluate(e, {name: x}) for x in range(r.lo, r.hi)]
+        except SpecError:
+            return None
+        v: Expr = Var(name) if r.lo == 0 else self.op("-", Var(name), Const(r.lo))
+        if len(set(values)) == 1:
+            return Const(values[0])
+        d = values[1] - values[0]
+        if d > 0 and all(y - x == d for x, y in zip(values, values[1:])):
+            return self.op("+", Const(values[0]), self.op("*", v, Const(d)))
+        out: Expr = Const(0)
+        for k, value in enumerate(values):
+            if value:
+                pick = self.equal(v, Const(k))
+                if isinstance(pick, Unknown):
+                    return None
+                out = self.op("+", out, self.op("*", pick, Const(value)))
+        return out
 
     # -- PTX's fixed-width ops ------------------------------------------------
 
