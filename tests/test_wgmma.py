@@ -188,3 +188,13 @@ def test_operand_shapes_from_the_instruction():
 def test_bad_input_is_a_spec_error(call, message):
     with pytest.raises(SpecError, match=re.escape(message)):
         call()
+
+
+def test_the_worked_example_of_docs_hopper_prints_what_it_says(capsys):
+    doc = (ROOT / "docs/hopper.md").read_text()
+    example = doc[doc.index("## Worked example") :]
+    code = re.search(r"```python\n(.*?)```", example, re.S)
+    output = re.search(r"```text\n(.*?)```", example, re.S)
+    assert code and output
+    exec(compile(code[1], "docs/hopper.md", "exec"), {})
+    assert capsys.readouterr().out == output[1]
