@@ -53,6 +53,11 @@ def test_decode_names_the_fields_at_their_bits():
     assert MatrixDescriptor.decode(1 << 14 | 1 << 30 | 1 << 46).start_address == 0  # gaps
 
 
+def test_the_module_s_worked_example():
+    reads = ReadMap(MatrixDescriptor(0, 16, 1024, SwizzleMode.B128), Operand(64, 16, 16, "K"))
+    assert (reads.address(1, 8), reads.address(1, 0)) == (128, 144)
+
+
 def test_encode_inverts_decode():
     for value in (0x4000004000010002, 0xC000008000100500, 0x0000000800800200, 5 << 49 | 1 << 62):
         assert MatrixDescriptor.decode(value).encode() == value
