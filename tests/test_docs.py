@@ -148,7 +148,8 @@ def test_the_documents_are_there() -> None:
 #
 # - a block with lines starting `$ ` is a shell session: each command (with its
 #   `\` continuation lines) runs under bash in a scratch folder holding a copy of
-#   the repository's specs/ and templates/, and what it prints (stdout and stderr)
+#   the repository's specs/ and templates/ (a fresh answer cache for each block,
+#   as a reader's first run has), and what it prints (stdout and stderr)
 #   must match the lines shown under it up to the next `$ `. Shown `...` alone on
 #   a line stands for any lines, `...` inside a line for any text; runs of
 #   spaces count as one and times (`3 ms`, `0.2 s`, `1.20s`) as any time; a
@@ -261,10 +262,10 @@ def matches(shown: list[str], printed: list[str]) -> bool:
     return ends[-1]
 
 
-def _run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
+def _run_shell(command: str, cwd: Path, cache: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["VERIFY_CACHE_DIR"] = str(cwd / ".cache")
+    env["VERIFY_CACHE_DIR"] = str(cwd / ".cache" / cache)  # a block's sweeps start cold
     env["TRITON_CACHE_DIR"] = str(cwd / ".triton")  # its kernels name their source's path
     env["COLUMNS"] = "80"
     env["PYTHONUNBUFFERED"] = "1"  # stdout and stderr interleaved as printed
@@ -309,7 +310,7 @@ def _as_printed(stdout: str, shown: list[str]) -> tuple[list[str], list[str]]:
 
 def _check_session(block: Block, folder: Path) -> None:
     for command, shown_lines in sessions(block):
-        done = _run_shell(command, folder)
+        done = _run_shell(command, folder, cache=str(block.line))
         shown, printed = _as_printed(done.stdout, shown_lines)
         report = f"{block.where}: $ {command}\nexit {done.returncode}, printed:\n{done.stdout}"
         assert "Traceback (most recent call last)" not in done.stdout, report
@@ -323,7 +324,7 @@ def _check_session(block: Block, folder: Path) -> None:
 def _check_spec(block: Block, folder: Path) -> None:
     path = folder / f"example_{block.line}.spec"
     path.write_text("\n".join(block.lines) + "\n")
-    done = _run_shell(f"verify --check-expect {path.name}", folder)
+    done = _run_shell(f"verify --check-expect {path.name}", folder, cache=str(block.line))
     assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stdout}"
 
 
