@@ -20,6 +20,7 @@ from verify.model.wgmma import (
     Operand,
     ReadMap,
     SwizzleMode,
+    check_writer_reader,
     core_matrices,
     core_matrix_bank_groups,
     operand,
@@ -203,3 +204,25 @@ def test_the_worked_example_of_docs_hopper_prints_what_it_says(capsys):
     assert code and output
     exec(compile(code[1], "docs/hopper.md", "exec"), {})
     assert capsys.readouterr().out == output[1]
+
+
+CUTE_TYPES = {"f16": "half_t", "tf32": "tfloat32_t", "s8": "int8_t"}
+
+
+def test_verify_s_gmma_atoms_are_what_cutlass_s_descriptors_read():
+    """writer = reader on every k-block of CUTLASS's 64-row tiles: verify's own GMMA
+    atom term (tile_to_shape, as CollectiveMma builds the tile) as the writer, the
+    descriptor make_gmma_desc printed as the reader, at every 128-aligned base."""
+    cases = [(f, a) for f, a in cutlass_cases() if f["rows"] == "64" and f["offset"] == "0"]
+    assert len(cases) == 56
+    for fields, _ in cases:
+        bits = OPERAND_BITS[fields["type"]]
+        op = Operand(64, 256 // bits, bits, fields["major"])
+        atom = f"GMMA::Layout_{fields['major']}_{fields['atom']}_Atom<{CUTE_TYPES[fields['type']]}>"
+        writer = f"tile_to_shape({atom}, (64, {fields['tile_k']}))"
+        k = f"k + {op.k * int(fields['kblock'])}"
+        desc = MatrixDescriptor.decode(int(fields["desc"], 16))
+        report, mismatch = check_writer_reader(
+            writer, fields["type"], desc, op, align=128, coords=("row", k)
+        )
+        assert report.ok and mismatch is None, fields
