@@ -372,9 +372,9 @@ def core_matrix_bank_groups(desc: MatrixDescriptor, op: Operand) -> list[list[in
 
 # -- Writer = reader, as spec text ----------------------------------------------------
 #
-# The model sits below the spec language and the engines, which import it; the two
-# functions below are the bridge up, so they import verify.spec and verify.api when
-# called, never at module load.
+# The model sits below the spec language and the engines, which import it; the
+# functions below are the bridge up, so they import verify.spec and verify's runner
+# when called, never at module load.
 
 # Buffer bases are checked at every residue modulo this many bytes: every pointer
 # swizzle of CuTe, TMA and wgmma reads address bits below 2^10 (Sw<3,4,3> at most),
@@ -440,16 +440,20 @@ def check_writer_reader(
     coords: tuple[str, str] = ("row", "k"),
     base_offset_from_base: bool = False,
 ):
-    """Run `writer_reader_spec` with verify's runner (verify.api.check_text): the
+    """Run `writer_reader_spec` with verify's runner (what verify.api.check_text runs,
+    less its repair suggestions; called directly so that the API, which may come to
+    read kernels that use this module, stays above it in the import graph): the
     Report, and the first element written and read at different bytes (replayed on
     integers from the counterexample), or None unless it is REFUTED (an UNKNOWN is
     never a pass: read the report)."""
-    from verify.api import check_text  # the bridge up (module comment)
+    from verify.engines.runner import run_spec  # the bridge up (module comment)
+    from verify.report.text import Report
+    from verify.spec.parser import parse_text
 
     text, written, read = _writer_reader(
         writer, dtype, desc, op, align, coords, base_offset_from_base
     )
-    report = check_text(text, "<writer=reader>")
+    report = Report(run_spec(parse_text(text, "<writer=reader>")))
     cex = next(r for r in report if r.property.startswith("equivalent")).counterexample
     if cex is None:
         return report, None
