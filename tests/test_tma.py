@@ -280,3 +280,14 @@ def test_h200_refuses_unaligned_destinations_and_wgmma_reads_the_box():
     assert wgmma_reads_box(box, desc, op, align=128)[0].ok
     report, mismatch = wgmma_reads_box(box, desc, op, align=128, base_offset_from_base=True)
     assert not report.ok and mismatch.base % 1024 != 0
+
+
+def test_a_writer_swizzling_higher_bits_gets_a_longer_base_period():
+    text = writer_reader_spec(
+        "Sw<3,7,3> o smem_ptr[16b] o (_64,_64):(_64,_1)",  # reads bits 10-12
+        "f16",
+        MatrixDescriptor(0, 16, 1024, SwizzleMode.B128),
+        operand("m64n64k16", "f16", "A"),
+        align=1024,
+    )
+    assert text.rstrip().endswith("slot in 0..8")

@@ -376,9 +376,11 @@ def core_matrix_bank_groups(desc: MatrixDescriptor, op: Operand) -> list[list[in
 # functions below are the bridge up, so they import verify.spec and verify's runner
 # when called, never at module load.
 
-# Buffer bases are checked at every residue modulo this many bytes: every pointer
-# swizzle of CuTe, TMA and wgmma reads address bits below 2^10 (Sw<3,4,3> at most),
-# so bases equal modulo 4096 give the same addresses up to a common shift.
+# Buffer bases are checked at every residue modulo this many bytes, or modulo the
+# span of the bits a writer's pointer swizzle reads and writes where that is larger:
+# wgmma's XOR and CuTe's, TMA's and the GMMA atoms' pointer swizzles touch address
+# bits below 2^10, so bases equal modulo the period give the same addresses up to a
+# common shift (a swizzle of element offsets is relative to the base already).
 BASE_PERIOD = 4096
 
 
@@ -481,7 +483,9 @@ def _writer_reader(
     if align % 16 or not 0 < align <= BASE_PERIOD or BASE_PERIOD % align:
         raise SpecError(f"buffer alignment: expected a power of two 16..4096, found {align}")
     layout = parse_layout(writer, dtype=dtype)
-    domain = f"row in 0..{op.rows}, k in 0..{op.k}, slot in 0..{BASE_PERIOD // align}"
+    swizzle = layout.pointer_swizzle
+    span = 1 << (swizzle.source_mask | swizzle.target_mask).bit_length() if swizzle else 1
+    domain = f"row in 0..{op.rows}, k in 0..{op.k}, slot in 0..{max(BASE_PERIOD, span) // align}"
     base = mul(Const(align), Var("slot"))
     elem_bytes = DTYPE_BYTES[canonical_dtype(dtype) or dtype]
     written = _written_address(layout, [_coordinate(c, domain) for c in coords], base, elem_bytes)
