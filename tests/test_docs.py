@@ -432,3 +432,18 @@ def test_the_example_reader_reads_what_it_should() -> None:
         "AssertionError",
         ["REFUTED", "  more"],
     )
+
+
+def test_the_readme_starts_with_the_set_up_commands(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # Its first block installs and checks a bundled spec, then installs and runs the
+    # tests; what the first one checks must prove (the text says it does).
+    first = blocks("README.md", (ROOT / "README.md").read_text())[0]
+    install, tests = first.lines
+    assert first.lang == "sh" and install.startswith("python3 -m venv .venv && ")
+    assert tests.endswith("pip install -e '.[test]' && python -m pytest -q")
+    check = install.rpartition(" && ")[2]
+    assert check.startswith("verify specs/")
+    done = _run_shell(check, _scratch("README.md", tmp_path_factory), cache="set-up")
+    assert done.returncode == 0, done.stdout
