@@ -93,8 +93,12 @@ class SharedAccess:
     opcode: str
     instance: int
     loc: tuple[str, int] | None  # (source file, line) from the PTX's .loc
-    kernel_loc: tuple[str, int] | None  # the line in the kernel's own function that
-    # the access was inlined into (CuTe's copy_sm80.hpp:64 -> sgemm_sm80.cu:285)
+    kernel_loc: tuple[str, int] | None  # the kernel's own line the access was inlined
+    # into (CuTe's copy_sm80.hpp:64 -> sgemm_sm80.cu:285), by following `inlined_at`
+    # chains. Approximate: where nvcc names only the innermost step of a chain, the
+    # latest chain through that location is assumed, and CuTe's loops reuse inner
+    # locations (sgemm's mainloop ldmatrix at :280/:281 come out partly as :286).
+    # `loc` is exact, and is what SASS line info (nvdisasm -g) gives too.
     bytes_per_thread: int  # ldmatrix/stmatrix: 16 per row address
     threads: tuple[ThreadAccess, ...]
 

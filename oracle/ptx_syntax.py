@@ -57,8 +57,8 @@ class Instruction:
     operands: tuple[str, ...]  # raw operand texts, split at top-level commas
     guard: tuple[str, bool] | None  # (predicate register, negated)
     loc: tuple[int, int] | None  # (.file index, source line) of the last .loc
-    outer_loc: tuple[int, int] | None  # ... of the last .loc not `inlined_at`: the
-    # line of the function being compiled (a kernel's own line, through inlining)
+    outer_loc: tuple[int, int] | None  # the call site in the function being compiled
+    # that the .loc's inlining chain (`inlined_at`, sec. 11.5.3) starts from
 
     @property
     def parts(self) -> list[str]:
@@ -276,11 +276,12 @@ def parse(text: str) -> Module:
     depth = 0  # brace depth inside the current function
     loc: tuple[int, int] | None = None
     outer: tuple[int, int] | None = None
+    parents: dict[tuple[int, ...], tuple[int, ...]] = {}  # location -> its inlined_at
     for line, kind, stmt in _statements(text):
         if kind == "line":
             loc = _line_directive(module, func, stmt, loc)
-            if stmt.startswith(".loc") and "inlined_at" not in stmt:
-                outer = loc
+            if stmt.startswith(".loc"):
+                outer = _outer_location(stmt, parents)
         elif kind == "open":
             depth += 1
         elif kind == "close":
@@ -296,6 +297,24 @@ def parse(text: str) -> Module:
         elif stmt:
             func = _module_statement(module, stmt, line) or func
     return module
+
+
+def _outer_location(stmt: str, parents: dict[tuple[int, ...], tuple[int, ...]]):
+    """Follow `.loc f l c, function_name F, inlined_at f' l' c'` back to a location
+    that was not inlined. nvcc writes an inlining chain as consecutive .loc lines,
+    outermost first; each inlined location remembers where it was last inlined at, so
+    a later .loc that names only the innermost step still resolves to the kernel's line."""
+    here = tuple(int(w) for w in stmt.replace(",", " ").split()[1:4])
+    at = re.search(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)", stmt)
+    if not at:
+        return here[:2]
+    cur = tuple(int(g) for g in at.groups())
+    parents[here] = cur
+    seen = {here}
+    while cur in parents and cur not in seen:
+        seen.add(cur)
+        cur = parents[cur]
+    return cur[:2]
 
 
 def _line_directive(module, func, stmt, loc):
