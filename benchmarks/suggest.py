@@ -171,7 +171,7 @@ def _markdown(rows: list[dict]) -> str:
         f"Specs with a failing bank check: checking took median {statistics.median(checked):.3f} s "
         f"(max {max(checked):.3f} s); suggestions added median "
         f"{statistics.median(added):.2f} s, max {max(added):.2f} s "
-        f"(the search stops at {suggest.SEARCH_SECONDS:g} s a spec; the whole-spec re-checks "
+        f"(the search tries at most {suggest.SEARCH_MEMBERS} members a spec; the re-checks "
         "come after it).",
         "",
         "| " + " | ".join(FIELDS) + " |",

@@ -163,3 +163,46 @@ def test_offsets_and_parse_layout_take_pycute_objects():
 def test_a_layout_of_the_wrong_type_is_a_type_error_saying_what_is_taken(entry, value):
     with pytest.raises(TypeError, match="expected a layout as text or a pycute Layout, Swizzle"):
         entry(value)
+
+
+# -- suggestions count work, not seconds ---------------------------------------------
+
+CLASH = (
+    "dtype f16\nbuffer align 128\nlayout A = (8,64):(64,1)\n"
+    "access rd = ldmatrix.x1 A(lane, 0)\naccess other = ldmatrix.x1 A(lane, 8 * lane)\n"
+    "check conflict_free rd\ncheck conflict_free other\n"
+)
+PLAIN_ROWS = (
+    "dtype f16\nbuffer align 128\nlayout A = (8,64):(64,1)\n"
+    "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\ncheck conflict_free rd\n"
+)
+
+
+def advice(text: str) -> list[str]:
+    """Every suggestion and fix line of a spec's report."""
+    return [
+        " ".join(
+            [
+                r.counterexample.suggestion,
+                *(s for label, s in r.counterexample.explanation if label == "fix"),
+            ]
+        )
+        for r in verify.check_text(text)
+        if r.counterexample
+    ]
+
+
+@pytest.mark.parametrize("text", [PLAIN_ROWS, CLASH])
+def test_suggestion_text_is_the_same_however_slow_the_clock(monkeypatch, text):
+    import time
+
+    first = advice(text)
+    clock = iter(range(0, 10**9, 7))  # every reading 7 s after the one before
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    assert advice(text) == first
+    assert not any(" s)" in line or "allowance" in line for line in first), first
+
+
+def test_a_search_past_its_member_budget_says_so_in_members():
+    lines = advice(CLASH)
+    assert any("before the budget of 4096 members ran out" in line for line in lines), lines

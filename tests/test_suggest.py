@@ -227,10 +227,10 @@ def test_no_suggestion_for_a_conflict_the_spec_expects():
     assert r.passed and r.counterexample.explanation and not r.counterexample.suggestion
 
 
-def test_no_suggestion_outside_the_families_or_past_the_time_allowance(monkeypatch):
+def test_no_suggestion_outside_the_families_or_past_the_member_budget(monkeypatch):
     nested = refuted(ROWS.format(layout="(8,(8,8)):(64,(1,8))"))
     assert nested.property == "conflict_free rd" and not nested.counterexample.suggestion
-    monkeypatch.setattr(suggest, "SEARCH_SECONDS", 0.0)
+    monkeypatch.setattr(suggest, "SEARCH_MEMBERS", 0)
     r = refuted(ROWS.format(layout="(8,64):(64,1)"))
     assert not r.counterexample.suggestion
 

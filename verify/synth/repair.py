@@ -46,11 +46,13 @@ smallest footprint (cosize, in elements), then the fewest steps (the sum of
 the changed parameters' differences: |dB| + |dM| + |dS|, pitch elements, log2
 of Triton's powers of two), then `verify.synth.cost`'s objective. The search
 scores the members with one change, then two, and stops at the first count
-that has a fix, or at `SEARCH_SECONDS` for the whole spec, whichever comes
-first. Beside it, re-checked the same way, one alternative: for a padded CuTe
-tile, the nearest fix without padding when it saves footprint (``(8,64):(80,1)``
-gets ``(8,64):(72,1)`` and ``Sw<3,3,3> o (8,64):(64,1)``); otherwise the nearest
-fix with as few changes that moves other parameters (a pitch, not a swizzle).
+that has a fix, or when `SEARCH_MEMBERS` members have been tried for the
+whole spec, whichever comes first: a count of work, not seconds, so the text
+printed is the same on every run and every machine. Beside it, re-checked the
+same way, one alternative: for a padded CuTe tile, the nearest fix without
+padding when it saves footprint (``(8,64):(80,1)`` gets ``(8,64):(72,1)`` and
+``Sw<3,3,3> o (8,64):(64,1)``); otherwise the nearest fix with as few changes
+that moves other parameters (a pitch, not a swizzle).
 
 Worked example
 --------------
@@ -64,7 +66,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -85,8 +86,10 @@ from verify.synth import families
 from verify.synth.cost import Objective, Score, score
 from verify.synth.problem import Problem, problem_of
 
-# Seconds of family search per spec, over all its failing checks.
-SEARCH_SECONDS = 2.0
+# Members of a family tried per spec, over all its failing checks: enough for
+# every search of the catalog and tests/test_suggest.py to end on its own (the
+# largest, a 128-column tile's, tries under 400), about 0.5 s of scoring here.
+SEARCH_MEMBERS = 4096
 # Fixes re-checked on the whole spec, nearest first, before giving up.
 RECHECKS = 3
 
@@ -168,13 +171,26 @@ class Outcome:
 
     family: Family
     scored: int = 0
-    stopped: bool = False  # the time allowance ran out before the search ended
+    stopped: bool = False  # the member budget ran out before the search ended
     chosen: Fix | None = None
     alternative: Fix | None = None
     rejected: list[tuple[Fix, list[str]]] = field(default_factory=list)
     broken_sets: list[frozenset[str]] = field(default_factory=list)  # hard constraints met
     requirements: tuple[str, ...] = ()
-    seconds: float = 0.0
+
+
+@dataclass
+class Work:
+    """The members a spec's searches may still try."""
+
+    left: int
+
+    def take(self) -> bool:
+        """Spend one member; False when none is left."""
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
 
 
 def attach(
@@ -183,7 +199,7 @@ def attach(
     """`results` with a suggestion (or a sentence saying why there is none) on each
     failing bank check whose layout has a family; a suggestion's whole-spec re-check
     runs under `timeout` per check, as the first run did."""
-    deadline = time.monotonic() + SEARCH_SECONDS
+    work = Work(SEARCH_MEMBERS)
     outcomes: dict[str, Outcome | None] = {}
     for result in results:
         check = _failing_bank_check(spec, result)
@@ -191,10 +207,10 @@ def attach(
             continue
         layout = spec.accesses[check.target].layout
         if layout not in outcomes:
-            if time.monotonic() >= deadline:
+            if work.left <= 0:
                 break
             source = source if source is not None else _read(spec.file)
-            outcomes[layout] = _search(spec, source, layout, results, (deadline, timeout))
+            outcomes[layout] = _search(spec, source, layout, results, (work, timeout))
         outcome = outcomes[layout]
         if outcome is not None:
             _annotate(result, check, outcome)
@@ -238,12 +254,11 @@ def _annotate(result: CheckResult, check: CheckDef, outcome: Outcome) -> None:
 
 
 def _search(
-    spec: Spec, source: str, layout: str, before: list[CheckResult], limits: tuple[float, float]
+    spec: Spec, source: str, layout: str, before: list[CheckResult], limits: tuple[Work, float]
 ) -> Outcome | None:
     """The nearest fix of `layout`'s family for all its accesses, re-checked; `limits`
-    is (the search's deadline, each re-checked check's timeout)."""
-    deadline, timeout = limits
-    started = time.monotonic()
+    is (the members the spec's searches may still try, each re-checked check's timeout)."""
+    work, timeout = limits
     ldef = spec.layouts[layout]
     statement = _statement_of(source, ldef)
     header = "".join(c for _, c in statement_texts(source) if c.split()[0] == "dtype")
@@ -259,13 +274,12 @@ def _search(
         return None
     outcome = Outcome(family, requirements=tuple(r.describe() for r in problem.requirements))
     scorer = _scorer(problem, tile, f"layout {statement[1]}")
-    fixes = _score(scorer, outcome, deadline)
+    fixes = _score(scorer, outcome, work)
     required = frozenset((r.line, r.text) for r in problem.requirements)
     exempt = _exempt(spec, before)
     recheck = Rechecker(source, statement[0], spec.file, before, required, exempt, timeout)
     _choose(outcome, fixes, recheck)
     _offer_alternative(outcome, fixes, _unpadded_fixes(scorer, family, fixes), recheck)
-    outcome.seconds = time.monotonic() - started
     return outcome
 
 
@@ -363,14 +377,14 @@ def _unit_steps(table: np.ndarray, axis: int) -> int:
     return int(np.count_nonzero(np.diff(table, axis=axis) == 1))
 
 
-def _score(scorer: Scorer, outcome: Outcome, deadline: float) -> list[Fix]:
+def _score(scorer: Scorer, outcome: Outcome, work: Work) -> list[Fix]:
     """The members that meet every constraint, with the fewest changes that any
-    does: one change, then two, ...; scoring stops there or at `deadline`."""
+    does: one change, then two, ...; scoring stops there or when `work` is spent."""
     family = outcome.family
     fixes: list[Fix] = []
     for n in range(1, len(family.axes) + 1):
         for candidate in family.level(n):
-            if time.monotonic() >= deadline:
+            if not work.take():
                 outcome.stopped = True
                 return _nearest_first(family.here, fixes)
             result = scorer(candidate)
@@ -531,7 +545,7 @@ def _suggestion_text(check: CheckDef, outcome: Outcome) -> str:
         f"spec, '{check.text}' is proved and every other check still passes{_stale(fix)}. "
         f"Nearest of "
         f"{_scored(outcome)} ({_change(outcome, fix)}, footprint {fix.objective.footprint} "
-        f"elements; {outcome.seconds:.1f} s)"
+        f"elements)"
     )
 
     alt = outcome.alternative
@@ -551,7 +565,7 @@ def _stale(fix: Fix) -> str:
 
 
 def _scored(outcome: Outcome) -> str:
-    cut = f" before the {SEARCH_SECONDS:g} s allowance ran out" if outcome.stopped else ""
+    cut = f" before the budget of {SEARCH_MEMBERS} members ran out" if outcome.stopped else ""
     return f"the {outcome.scored} {outcome.family.name} layouts of this tile scored{cut}"
 
 
