@@ -107,7 +107,7 @@ def _arith(op: str):
                 return Unknown("the high half of a product")
             return ctx.wrap(ctx.op("+", ctx.op("*", a[0], a[1]), a[2]), w)
         if op == "*" and "hi" in instr.parts:
-            return Unknown("the high half of a product")
+            return _high(m, a, kind, w)
         if op == "-":
             return ctx.sub(a[0], a[1], w)
         imm = instr.operands[2] if len(instr.operands) > 2 else None
@@ -116,6 +116,17 @@ def _arith(op: str):
         return ctx.wrap(ctx.op(op, a[0], a[1]), w)
 
     return run
+
+
+def _high(m: Machine, a: list[Expr], kind: str, w: int) -> Value:
+    """mul.hi: the top w bits of the 2w-bit product (division by a constant
+    compiles to it); signed where both operands are provably non-negative."""
+    if kind == "s":
+        for v in a[:2]:
+            s = m.ctx.signed(v, w)
+            if isinstance(s, Unknown):
+                return s
+    return m.ctx.op(">>", m.ctx.op("*", a[0], a[1]), Const(w))
 
 
 def _wide(m: Machine, state, instr: ir.Instr, kind: str, w: int) -> Value:

@@ -202,8 +202,14 @@ class Tracer:
         for reg in sorted(written):
             width = self.widths.get(reg.rstrip("0123456789"), 64)
             holder = Var(f"h{len(self.loops) - 1}_{reg[1:].replace('.', '_')}")
-            self.ctx.ranges[holder.name] = Range(0, 1 << width)
-            holders[reg] = (holder, state.get(reg, Unknown(f"{reg} is read before it is written")))
+            init = state.get(reg, Unknown(f"{reg} is read before it is written"))
+            # A counter from a constant start below 2^(w-2) is followed in the first
+            # pass as a value below 2^(w-2), so that its next value is a non-negative
+            # signed one (mul.hi.s32 and setp.s32 need it); every value the
+            # classification runs it through is checked to stay there.
+            small = width > 2 and isinstance(init, Const) and init.value < 1 << (width - 2)
+            self.ctx.ranges[holder.name] = Range(0, 1 << (width - 2 if small else width))
+            holders[reg] = (holder, init)
             state[reg] = holder
         self.open.append(_Open(loop, info, len(self.events), holders, entry, cond))
         return state
@@ -266,15 +272,14 @@ class Tracer:
         step = _step(latch, holder, width)
         if step is not None:
             if step < 1 << (width - 1):
-                return self.ctx.wrap(
-                    self.ctx.op("+", init, self.ctx.op("*", it, Const(step))), width
-                )
+                up = self.ctx.op("+", init, self.ctx.op("*", it, Const(step)))
+                return self._stays(up, holder, width, reg, info)
             down = self.ctx.op("*", it, Const((1 << width) - step))
             return self.ctx.sub(init, down, width)
         grows = self._grows(latch, holder, width, info)
         if grows is not None:
-            return self.ctx.wrap(self.ctx.op("+", init, grows), width)
-        values = _cycle(latch, holder, init)
+            return self._stays(self.ctx.op("+", init, grows), holder, width, reg, info)
+        values = _cycle(latch, holder, init, self.ctx.ranges)
         if values is None:
             return Unknown(
                 f"{reg} in the loop at line {info.header_line} is not an induction variable "
@@ -311,7 +316,7 @@ class Tracer:
             start = {h: v for h, v in start.items() if h in keep}
         if len(start) < 2:
             return {}
-        states = _states(start, update)
+        states = _states(start, update, self.ctx.ranges)
         if states is None:
             return {}
         name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
@@ -353,6 +358,18 @@ class Tracer:
             assert isinstance(pick, Expr), "a small variable compares with a constant"
             out = self.ctx.op("+", out, self.ctx.op("*", pick, part))
         return out
+
+    def _stays(self, value: Expr, holder: Var, width: int, reg: str, info: LoopInfo) -> Value:
+        """`value` wrapped to the width, if it stays in the range its placeholder was
+        followed in (a counter followed below 2^(w-2) must stay below it)."""
+        top = self.ctx.top(value)
+        limit = self.ctx.ranges[holder.name].hi
+        if limit < 1 << width and (top is None or top >= limit):
+            return Unknown(
+                f"{reg} in the loop at line {info.header_line} may pass {limit}, "
+                "where its update was not followed"
+            )
+        return self.ctx.wrap(value, width)
 
     def _grows(self, latch: Expr, holder: Var, width: int, info: LoopInfo) -> Expr | None:
         """``r += d`` with d a bounded value that changes between iterations (CuTe's
@@ -419,6 +436,8 @@ class Tracer:
                 return None, "the loop's counters leave the range this reader follows"
             if not taken:
                 return n + 1, ""
+            if not _inside(nxt, self.ctx.ranges):
+                return None, "the loop's counters leave the range this reader follows"
             needed |= {v for h in nxt for v in free_vars(updates[h])}
             env.update(nxt)
             env = {h: v for h, v in env.items() if h in nxt}
@@ -470,12 +489,19 @@ def _next(state: dict[str, int], update: Mapping[str, Expr]) -> dict[str, int]:
     return {h: evaluate(u, state) for h, u in update.items() if h in state}
 
 
-def _states(start: dict[str, int], update: Mapping[str, Expr]) -> list[dict[str, int]] | None:
+def _inside(values: Mapping[str, int], ranges: Mapping[str, Range]) -> bool:
+    """Every placeholder's value within the range its update was followed in."""
+    return all(ranges[h].lo <= v < ranges[h].hi for h, v in values.items())
+
+
+def _states(
+    start: dict[str, int], update: Mapping[str, Expr], ranges: Mapping[str, Range]
+) -> list[dict[str, int]] | None:
     """The joint states from `start` until one repeats (at most MAX_CYCLE)."""
     seen: list[dict[str, int]] = []
     state = dict(start)
     while state not in seen:
-        if len(seen) >= MAX_CYCLE:
+        if len(seen) >= MAX_CYCLE or not _inside(state, ranges):
             return None
         seen.append(state)
         try:
@@ -490,14 +516,14 @@ def _repeat(states: list[dict[str, int]], start, update) -> int:
     return states.index(_next(states[-1], {h: update[h] for h in start}))
 
 
-def _cycle(latch: Expr, holder: Var, init: Expr) -> list[int] | None:
+def _cycle(latch: Expr, holder: Var, init: Expr, ranges: Mapping[str, Range]) -> list[int] | None:
     """The values a counter updated by `latch` takes from a constant start."""
     if not isinstance(init, Const) or free_vars(latch) != {holder.name}:
         return None
     seen: list[int] = []
     v = init.value
     while v not in seen:
-        if len(seen) >= MAX_CYCLE:
+        if len(seen) >= MAX_CYCLE or not _inside({holder.name: v}, ranges):
             return None
         seen.append(v)
         try:
