@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -398,3 +399,25 @@ def test_cute_sgemm_sm80_decided_at_its_source_lines():
     assert len(copies) == 48 and {r.wavefronts for r in copies} == {
         r.ideal_wavefronts for r in copies
     }
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_verify_cuda_compiles_and_reads():
+    done = _verify(
+        "cuda", sample("transpose.cu"), "--arch", "sm_80", "--block", "32,8",
+        "--kernel", "transpose_padded", "--", "-O3",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "transpose.cu:16: PROVED" in done.stdout
+
+
+def test_verify_cuda_without_nvcc_says_so(tmp_path):
+    env = dict(os.environ, PATH=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "verify.cli", "cuda", sample("transpose.cu")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "nvcc is not on PATH" in done.stderr
