@@ -97,13 +97,13 @@ def compare(results: list[CheckResult], recorded: dict) -> Comparison:
             out.new.append(r)
             continue
         out.compared += 1
-        worse, better = _differences(r, entry)
+        worse, better = differences(r, entry)
         out.regressions += [f"{r.file}:{r.line}: {r.property}: {w}" for w in worse]
         out.improvements += better
     return out
 
 
-def _differences(r: CheckResult, entry: dict) -> tuple[list[str], int]:
+def differences(r: CheckResult, entry: dict) -> tuple[list[str], int]:
     """What got worse than `entry` records (as lines), and how many figures got better."""
     worse, better = [], 0
     if entry["status"] == "proved" and r.status.value != "proved":

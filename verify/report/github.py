@@ -1,20 +1,26 @@
-"""GitHub workflow commands: one ``::error`` annotation per check that did not
-end as expected and per spec error, a ``::warning`` per unknown check (nothing
-was proved, nothing refuted), each at its spec line, then the summary line."""
+"""GitHub workflow commands, each at its spec line, then the summary line: one
+``::error`` annotation per check that fails (`verify.report.gate`: by default,
+one that did not end as its `expect` says) and per spec error, a ``::warning``
+per unknown check (nothing was proved, nothing refuted), and a ``::notice`` per
+failure a baseline accepts."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verify.report.text import ErrorRecord, result_text, summary_line
-from verify.smt.solve import Status
+from verify.report.text import ErrorRecord, default_gate, result_text, summary_line
 
 if TYPE_CHECKING:
+    from verify.report.gate import Gate
     from verify.results import CheckResult
 
 
-def github_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
-    lines = [_check_annotation(r) for r in results if not r.passed]
+def github_report(
+    results: list[CheckResult], errors: list[ErrorRecord], gate: Gate | None = None
+) -> str:
+    gate = default_gate(gate)
+    gate.judge(results)
+    lines = [_check_annotation(r, level) for r in results if (level := gate.level(r))]
     lines += [
         _annotation("error", e.file, e.line, "verify: spec error", e.message, e.col) for e in errors
     ]
@@ -22,8 +28,7 @@ def github_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
     return "\n".join(lines)
 
 
-def _check_annotation(r: CheckResult) -> str:
-    level = "warning" if r.status == Status.UNKNOWN else "error"
+def _check_annotation(r: CheckResult, level: str) -> str:
     return _annotation(
         level, r.file, r.line, f"verify: {r.property}", "\n".join(result_text(r, located=False))
     )

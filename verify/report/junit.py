@@ -1,7 +1,9 @@
 """JUnit XML, as CI dashboards read it (Jenkins, GitLab, GitHub test reporters):
-one testsuite per spec file, one testcase per check, a failure for a check that
-did not end as its `expect` says (an unknown one included: it proved nothing),
-and an error testcase per spec error. Written with junitparser."""
+one testsuite per spec file, one testcase per check, a failure for a check the
+gate fails (`verify.report.gate`: by default, one that did not end as its
+`expect` says; an unknown one included: it proved nothing), and an error
+testcase per spec error. A failure a baseline accepts passes, its report in the
+testcase's system-out. Written with junitparser."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ from typing import TYPE_CHECKING
 
 from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, TestCase, TestSuite
 
-from verify.report.text import ErrorRecord, by_file, result_text
+from verify.report.text import ErrorRecord, by_file, default_gate, result_text
 
 if TYPE_CHECKING:
+    from verify.report.gate import Gate
     from verify.results import CheckResult
 
 
@@ -24,12 +27,16 @@ class SpecCase(TestCase):
     line = IntAttr()
 
 
-def junit_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
+def junit_report(
+    results: list[CheckResult], errors: list[ErrorRecord], gate: Gate | None = None
+) -> str:
+    gate = default_gate(gate)
+    gate.judge(results)
     xml = JUnitXml("verify")
     for file, found, failed in by_file(results, errors):
         suite = TestSuite(file)
         for r in found:
-            suite.add_testcase(_check_case(r))
+            suite.add_testcase(_check_case(r, gate.level(r)))
         for e in failed:
             suite.add_testcase(_error_case(e))
         suite.update_statistics()
@@ -44,9 +51,11 @@ def _case(name: str, file: str, line: int, seconds: float = 0.0) -> SpecCase:
     return case
 
 
-def _check_case(r: CheckResult) -> SpecCase:
+def _check_case(r: CheckResult, level: str | None) -> SpecCase:
     case = _case(f"{r.property} [line {r.line}]", r.file, r.line, r.seconds)
-    if not r.passed:
+    if level == "notice":
+        case.system_out = "accepted by the baseline:\n" + "\n".join(result_text(r))
+    elif level:
         lines = result_text(r)
         failure = Failure(message=lines[0], type_=r.status.value)
         failure.text = "\n".join(lines)

@@ -1,7 +1,9 @@
 """SARIF 2.1.0 for GitHub code scanning (and any SARIF viewer), written with the
-json module: one result per check that did not end as its `expect` says and per
-spec error, at its spec line. Checks that passed are not results: code scanning
-turns every result into an alert.
+json module: one result per check the gate fails or notes (`verify.report.gate`:
+by default, one that did not end as its `expect` says; level ``warning`` for an
+unknown one, ``note`` for a failure a baseline accepts) and per spec error, at
+its spec line. Checks that passed are not results: code scanning turns every
+result into an alert.
 
 Rule ids are stable, one per property kind (``verify/conflict_free``, ...), so
 an alert keeps its rule across runs; each result's partial fingerprint hashes the
@@ -18,10 +20,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verify.report.text import ErrorRecord, result_text
-from verify.smt.solve import Status
+from verify.report.text import ErrorRecord, default_gate, result_text
 
 if TYPE_CHECKING:
+    from verify.report.gate import Gate
     from verify.results import CheckResult
 
 SARIF_VERSION = "2.1.0"
@@ -30,6 +32,8 @@ SARIF_SCHEMA = (
 )
 FINGERPRINT = "verifyCheck/v1"
 SPEC_ERROR = "spec_error"
+# The gate's level of a check -> SARIF's.
+SARIF_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
 
 # Property kind -> what it proves; the first word of a check as written.
 RULES = {
@@ -47,7 +51,11 @@ RULES = {
 }
 
 
-def sarif_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
+def sarif_report(
+    results: list[CheckResult], errors: list[ErrorRecord], gate: Gate | None = None
+) -> str:
+    gate = default_gate(gate)
+    gate.judge(results)
     kinds = list(RULES) + sorted({_kind(r) for r in results} - set(RULES))
     index = {kind: i for i, kind in enumerate(kinds)}
     occurrences: dict[tuple[str, str], int] = {}
@@ -55,8 +63,9 @@ def sarif_report(results: list[CheckResult], errors: list[ErrorRecord]) -> str:
     for r in results:
         key = (r.file, r.property)
         occurrences[key] = occurrences.get(key, -1) + 1
-        if not r.passed:
-            found.append(_check_result(r, index, occurrences[key]))
+        level = gate.level(r)
+        if level:
+            found.append(_check_result(r, index, occurrences[key], SARIF_LEVEL[level]))
     found += [_error_result(e, index) for e in errors]
     run = {
         "tool": {
@@ -93,13 +102,13 @@ def _rule(kind: str) -> dict:
     }
 
 
-def _check_result(r: CheckResult, index: dict[str, int], occurrence: int) -> dict:
+def _check_result(r: CheckResult, index: dict[str, int], occurrence: int, level: str) -> dict:
     kind = _kind(r)
     fingerprint = hashlib.sha256(f"{r.file}\0{r.property}\0{occurrence}".encode()).hexdigest()
     return {
         "ruleId": f"verify/{kind}",
         "ruleIndex": index[kind],
-        "level": "warning" if r.status == Status.UNKNOWN else "error",
+        "level": level,
         "message": {"text": "\n".join(result_text(r, located=False))},
         "locations": [_location(r.file, r.line)],
         "partialFingerprints": {FINGERPRINT: fingerprint[:32]},

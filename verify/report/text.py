@@ -13,6 +13,7 @@ from verify.errors import SpecError
 from verify.smt.solve import Status
 
 if TYPE_CHECKING:
+    from verify.report.gate import Gate
     from verify.results import CheckResult, Counterexample, LaneRow
 
 # The JSON document's version: raised when a field changes meaning or goes away.
@@ -155,10 +156,15 @@ def summary_counts(results: list[CheckResult], spec_errors: int = 0) -> dict[str
     return counts
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 check', '2 checks': a count and its noun, singular for one."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
     c = summary_counts(results, spec_errors)
     line = (
-        f"{len(results)} checks: {c['proved']} proved, {c['refuted']} refuted, "
+        f"{counted(len(results), 'check')}: {c['proved']} proved, {c['refuted']} refuted, "
         f"{c['unknown']} unknown"
     )
     if c["expectation_mismatches"]:
@@ -168,15 +174,26 @@ def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
     return line
 
 
-def results_text(results: list[CheckResult], quiet: bool = False) -> str:
-    """Every check's lines (with `quiet`, only those that did not pass)."""
-    shown = [r for r in results if not (quiet and r.passed)]
+def default_gate(gate: Gate | None) -> Gate:
+    """`gate`, or the default one: `expect` honoured, no baseline."""
+    from verify.report.gate import Gate
+
+    return gate if gate is not None else Gate()
+
+
+def results_text(results: list[CheckResult], quiet: bool = False, gate: Gate | None = None) -> str:
+    """Every check's lines (with `quiet`, only those the `gate` fails or notes)."""
+    gate = default_gate(gate)
+    gate.judge(results)
+    shown = [r for r in results if not (quiet and not gate.shown(r))]
     return "\n".join(line for r in shown for line in result_text(r))
 
 
-def text_report(results: list[CheckResult], spec_errors: int = 0, quiet: bool = False) -> str:
-    """Every check's lines (with `quiet`, only those that did not pass) and the summary."""
-    checks = results_text(results, quiet)
+def text_report(
+    results: list[CheckResult], spec_errors: int = 0, quiet: bool = False, gate: Gate | None = None
+) -> str:
+    """Every check's lines (with `quiet`, only those the `gate` fails or notes) and the summary."""
+    checks = results_text(results, quiet, gate)
     summary = summary_line(results, spec_errors)
     return f"{checks}\n{summary}" if checks else summary
 
@@ -249,12 +266,18 @@ def result_json(r: CheckResult) -> dict:
     }
 
 
-def json_report(results: list[CheckResult], errors: Sequence[ErrorRecord] = ()) -> str:
+def json_report(
+    results: list[CheckResult], errors: Sequence[ErrorRecord] = (), gate: Gate | None = None
+) -> str:
     """One document; each error is its ``file:line:col: error: ...`` line (the
-    source excerpt is for people)."""
+    source excerpt is for people). Each check's ``level`` is what the `gate`
+    makes of it, as every format shows it: ``error`` and ``warning`` fail the
+    run, ``notice`` is a failure a baseline accepts, null a pass."""
+    gate = default_gate(gate)
+    gate.judge(results)
     doc = {
         "schema_version": JSON_SCHEMA_VERSION,
-        "checks": [result_json(r) for r in results],
+        "checks": [{**result_json(r), "level": gate.level(r)} for r in results],
         "errors": [e.header for e in errors],
         "summary": summary_counts(results, len(errors)),
     }
