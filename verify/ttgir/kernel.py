@@ -21,6 +21,7 @@ import importlib.util
 import os
 import re
 import sys
+import textwrap
 import traceback
 
 from verify.engines.decide import AUTO
@@ -82,25 +83,152 @@ def _param_type(param, given: dict[str, str], constexprs: dict) -> str | None:
     return _DEFAULT_TYPES.get(type(default))
 
 
+# Calls that take an address, and which argument it is: a parameter that is a
+# term of it is a pointer.
+_ADDRESS_USES = {
+    "load": 0,
+    "store": 0,
+    "make_block_ptr": 0,
+    "make_tensor_descriptor": 0,
+    "buffer_load": 0,
+    "buffer_store": 0,
+    "async_load": 1,
+    "async_copy_global_to_shared": 1,
+    **{f"atomic_{op}": 0 for op in ("add", "max", "min", "and", "or", "xor", "xchg", "cas")},
+}
+# How deep `implied_type` follows a parameter into the @jit helpers it is passed to.
+_HELPER_DEPTH = 4
+
+
+def implied_type(fn, name: str, depth: int = _HELPER_DEPTH) -> str:
+    """The type a parameter's use implies: ``*fp16`` when it reaches the address
+    of a load, store, atomic or block pointer in `fn` or a @jit helper it is
+    passed to (the element type is the user's to give: fp16 stands for it),
+    ``fp32`` when it is multiplied, divided, added to or compared with a float
+    literal (a scale), else ``i32`` (an extent, a stride or an offset)."""
+    if _reaches_an_address(fn, name, depth):
+        return "*fp16"
+    return "fp32" if _meets_a_float(fn, name) else "i32"
+
+
+def _meets_a_float(fn, name: str) -> bool:
+    try:
+        tree = ast.parse(textwrap.dedent(fn.src))
+    except (SyntaxError, AttributeError, TypeError):
+        return False
+    for node in ast.walk(tree):
+        sides = (
+            [node.left, node.right]
+            if isinstance(node, ast.BinOp)
+            else [node.left, *node.comparators]
+            if isinstance(node, ast.Compare)
+            else []
+        )
+        if any(isinstance(s, ast.Name) and s.id == name for s in sides) and any(
+            isinstance(s, ast.Constant) and isinstance(s.value, float) for s in sides
+        ):
+            return True
+    return False
+
+
+def _reaches_an_address(fn, name: str, depth: int) -> bool:
+    try:
+        tree = ast.parse(textwrap.dedent(fn.src))
+    except (SyntaxError, AttributeError, TypeError):
+        return False
+    aliases = _aliases(tree, name)
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else None
+        at = _ADDRESS_USES.get(callee or "")
+        if at is not None and len(call.args) > at and _base_terms(call.args[at]) & aliases:
+            return True
+        helper = _helper(fn, call)
+        if helper is None or depth <= 0:
+            continue
+        params = [p.name for p in helper.params]
+        for i, arg in enumerate(call.args[: len(params)]):
+            if _base_terms(arg) & aliases and _reaches_an_address(helper, params[i], depth - 1):
+                return True
+    return False
+
+
+def _aliases(tree: ast.AST, name: str) -> set[str]:
+    """`name` and the local names assigned an address built on it (``ptrs = name
+    + offs``), to a fixed point."""
+    aliases = {name}
+    assigns = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign))]
+    grown = True
+    while grown:
+        grown = False
+        for node in assigns:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            named = {t.id for t in targets if isinstance(t, ast.Name)} - aliases
+            if named and _base_terms(node.value) & aliases:
+                aliases |= named
+                grown = True
+    return aliases
+
+
+def _base_terms(node: ast.AST) -> set[str]:
+    """The names an address expression adds up (``p + offs[:, None] * s`` -> {p,
+    offs}): a pointer is a term of a sum, never a factor or an index."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _base_terms(node.left) | _base_terms(node.right)
+    if isinstance(node, ast.Subscript):
+        return _base_terms(node.value)
+    return set()
+
+
+def _helper(fn, call: ast.Call):
+    """The @jit function a call names in `fn`'s module, or None."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    target = getattr(getattr(fn, "fn", None), "__globals__", {}).get(call.func.id)
+    return target if hasattr(target, "params") and hasattr(target, "src") else None
+
+
+def _untyped_error(fn, untyped: list[str], at: Pos) -> SpecError:
+    """One error naming every parameter whose type cannot be decided, each with
+    the type its use implies."""
+    example = ",".join(f"{name}:{implied_type(fn, name)}" for name in untyped)
+    if len(untyped) == 1:
+        what, them = f"the type of parameter {untyped[0]!r}", "it"
+    else:
+        names = ", ".join(repr(n) for n in untyped[:-1]) + f" and {untyped[-1]!r}"
+        what, them = f"the types of parameters {names}", "them"
+    pointers = [n for n in untyped if implied_type(fn, n).startswith("*")]
+    element = (
+        f" ({', '.join(pointers)} reach{'es' if len(pointers) == 1 else ''} a load or "
+        "store address: give the element type, fp16 stands for it)"
+        if pointers
+        else ""
+    )
+    return SpecError(
+        f"cannot infer {what} of {fn.__name__}: give {them}, e.g. --signature "
+        f"'{example}'{element}, or -D NAME=VALUE for a constant",
+        at,
+    )
+
+
 def build_signature(fn, given: dict[str, str], constexprs: dict) -> tuple[dict, dict, dict]:
     """(signature, constexpr values, attrs) for ``ASTSource``; a located error
-    naming the first parameter whose type or value cannot be decided."""
+    naming every parameter whose type cannot be decided, or the first constexpr
+    without a value."""
     at = Pos(fn.def_file_line_number, 1)
     unknown = set(given) - {p.name for p in fn.params}
     if unknown:
         raise SpecError(
             f"--signature names {sorted(unknown)[0]!r}, which {fn.__name__} does not take", at
         )
+    untyped = [p.name for p in fn.params if _param_type(p, given, constexprs) is None]
+    if untyped:
+        raise _untyped_error(fn, untyped, at)
     signature, values, attrs = {}, dict(constexprs), {}
     for param in fn.params:
         ty = _param_type(param, given, constexprs)
-        if ty is None:
-            raise SpecError(
-                f"cannot infer the type of parameter {param.name!r} of "
-                f"{fn.__name__}: give it, e.g. --signature '{param.name}:*fp16' "
-                f"or -D {param.name}=VALUE",
-                at,
-            )
+        assert ty is not None, "every parameter's type was decided above"
         if ty == "constexpr" and param.name not in values:
             default = param._param.default
             if default is param._param.empty:
