@@ -206,3 +206,65 @@ def test_suggestion_text_is_the_same_however_slow_the_clock(monkeypatch, text):
 def test_a_search_past_its_member_budget_says_so_in_members():
     lines = advice(CLASH)
     assert any("before the budget of 4096 members ran out" in line for line in lines), lines
+
+
+# -- verify triton: every missing parameter type at once -------------------------------
+
+KERNEL_SOURCE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def _store(p, n):
+    tl.store(p + tl.arange(0, 16), n)
+
+
+@triton.jit
+def k(x_ptr, y_ptr, K, stride, scale, BLOCK: tl.constexpr = 16):
+    offs = tl.arange(0, BLOCK)
+    ptrs = x_ptr + offs * stride
+    v = tl.load(ptrs, mask=offs < K) * (scale * 0.5)
+    _store(y_ptr, K)
+"""
+
+
+def test_triton_names_every_untyped_parameter_with_the_type_its_use_implies(tmp_path):
+    from verify.ttgir.kernel import build_signature, load_kernel
+
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL_SOURCE)
+    fn = load_kernel(f"{path}:k")
+    with pytest.raises(verify.SpecError) as e:
+        build_signature(fn, {}, {})
+    message = e.value.message
+    assert "parameters 'x_ptr', 'y_ptr', 'K', 'stride' and 'scale' of k" in message
+    assert "--signature 'x_ptr:*fp16,y_ptr:*fp16,K:i32,stride:i32,scale:fp32'" in message
+    assert e.value.pos.line == 11
+    with pytest.raises(verify.SpecError, match="parameter 'y_ptr' of k: give it") as e:
+        build_signature(fn, {"x_ptr": "*fp32", "K": "i32", "stride": "i32", "scale": "fp32"}, {})
+
+
+# -- small things ----------------------------------------------------------------------
+
+
+def test_one_check_is_counted_in_the_singular():
+    from verify.report.text import summary_line
+
+    report = verify.check_text("dtype f16\nlayout A = (8,8):(8,1)\ncheck bijective A\n")
+    assert summary_line(report) == "1 check: 1 proved, 0 refuted, 0 unknown"
+    assert summary_line([*report, *report]).startswith("2 checks: ")
+
+
+def test_synth_header_names_the_family_asked_for_under_all():
+    from verify.spec.parser import parse_text
+    from verify.synth import output
+    from verify.synth.problem import problem_of
+    from verify.synth.search import Answer
+
+    text = "dtype f32\nlayout A = ?(8, 8)\naccess rd = ld.shared.b32 A(lane / 8, lane % 8)\n"
+    problem = problem_of(parse_text(text, "t.synth"), text)
+    won_by_sw = Answer("sw", None, None, None, {}, True, core=["x"])
+    won_by_sw.contenders = {"sw": won_by_sw}
+    assert ", family all; accesses rd" in output.text(problem, won_by_sw, None)
+    alone = Answer("sw", None, None, None, {}, True, core=["x"])
+    assert ", family sw; accesses rd" in output.text(problem, alone, None)

@@ -75,9 +75,11 @@ def _problem_line(problem: Problem, answer: Answer) -> str:
         f"{a.name} ({a.instruction.name}{', weight ' + str(a.weight) if a.weight > 1 else ''})"
         for a in problem.accesses
     )
+    # --family all: the header names the question; the winner is named below it.
+    family = "all" if answer.contenders else answer.family
     return (
         f"{problem.spec.file}: layout {u.name} = ?({u.rows}, {u.cols}) of "
-        f"{problem.spec.dtype}, family {answer.family}; accesses {accesses}"
+        f"{problem.spec.dtype}, family {family}; accesses {accesses}"
     )
 
 
