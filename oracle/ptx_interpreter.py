@@ -320,6 +320,9 @@ class _Env:
             return None
         if active is False:
             return None
+        if base == "wgmma" and "mma_async" in parts:
+            reason = "wgmma reads shared memory through matrix descriptors: not modelled"
+            self.unresolved.append(Unresolved(ins.line, ins.opcode, th.index, reason))
         if active is None or base in OPAQUE:
             self._set_unknown(th, ins)
             return None
@@ -426,7 +429,7 @@ def _access_bytes(ins: Instruction) -> int:
     if parts[0] in ("ldmatrix", "stmatrix"):
         return 16
     if parts[0] == "cp":
-        return int(ins.operands[2].strip())
+        return int(ins.operands[2].strip(), 0)
     vec = next((int(p[1:]) for p in parts if p in ("v2", "v4", "v8")), 1)
     return vec * TYPE_BYTES.get(_type_of(parts), 4)
 

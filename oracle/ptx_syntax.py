@@ -146,9 +146,12 @@ _DECL = re.compile(
     r"\.(?P<type>\w+)\s+(?P<name>[\w$.]+)(?P<dims>(?:\[\d*\])*)\s*(?:=.*)?$",
     re.S,
 )
+# `.ptr [.space] [.align N]` after the type says where a pointer parameter points
+# and the pointee's alignment (PTX ISA sec. 5.1.6.1); it does not change the parameter.
 _PARAM = re.compile(
-    r"^\.param\s+(?:\.align\s+(?P<align>\d+)\s+)?\.(?P<type>\w+)\s+(?P<name>[\w$.]+)"
-    r"(?P<dims>(?:\[\d+\])*)$"
+    r"^\.param\s+(?:\.align\s+(?P<align>\d+)\s+)?\.(?P<type>\w+)\s+"
+    r"(?:\.ptr\s+(?:\.(?:global|shared|const|local)\s+)?(?:\.align\s+\d+\s+)?)?"
+    r"(?P<name>[\w$.]+)(?P<dims>(?:\[\d+\])*)$"
 )
 _GUARD = re.compile(r"^@(!?)(%[\w$.]+)\s+")
 

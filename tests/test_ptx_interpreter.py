@@ -196,3 +196,37 @@ def test_a_bounded_step_count():
     body = "$L0:\n  bra $L0;"
     with pytest.raises(PtxRunError, match="more than 50 steps"):
         run_block(kernel(body), "k", block=(1, 1, 1), max_steps=50)
+
+
+def triton_params(ptx):
+    """Every pointer parameter a distinct global address, every integer 64."""
+    from oracle.ptx_syntax import parse
+
+    module = parse(ptx)
+    (func,) = [f for f in module.functions.values() if f.entry]
+    values: dict[int | str, int | bytes] = {}
+    for i, p in enumerate(func.params):
+        values[i] = (i + 1) << 32 if p.size == 8 else 64
+    return module, func, values
+
+
+def test_triton_matmul_ptx_runs_a_whole_block():
+    # triton_*.ptx: Triton 3.9 on the CPU, the catalog's kernels (benchmarks/triton_kernels.py)
+    ptx = (DATA / "triton_matmul_sm80.ptx").read_text()
+    module, func, params = triton_params(ptx)
+    assert func.ntid == (128,)  # `.reqntid 128`
+    run = run_block(module, func.name, block=(128, 1, 1), params=params)
+    assert not run.unresolved
+    kinds = Counter(a.opcode for a in run.accesses)
+    assert kinds["ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"] > 0
+    assert run.shared_layout == {"global_smem": 0}
+    assert all(0 <= t.address < 1 << 16 for a in run.accesses for t in a.threads)
+
+
+def test_triton_sm90_wgmma_is_listed_not_modelled():
+    ptx = (DATA / "triton_attention_sm90.ptx").read_text()
+    module, func, params = triton_params(ptx)
+    run = run_block(module, func.name, block=(128, 1, 1), params=params, threads=list(range(32)))
+    assert {u.opcode.split(".")[0] for u in run.unresolved} == {"wgmma"}
+    copies = [a for a in run.accesses if a.opcode.startswith("cp.async.cg")]
+    assert copies and all(t.source is not None for a in copies for t in a.threads)

@@ -9,6 +9,9 @@ python gen_broadcast.py
 nvcc -arch=sm_90 -lineinfo -O3 -keep -keep-dir build -o build/runner runner.cu
 cp build/runner.ptx ptx/kernels_sm90.ptx
 cp build/runner.sm_90.cubin cubin/kernels_sm90.cubin
+nvcc -arch=sm_90 -lineinfo -O3 -keep -keep-dir build -o build/zfill zfill.cu
+cp build/zfill.ptx ptx/zfill_sm90.ptx
+cp build/zfill.sm_90.cubin cubin/zfill_sm90.cubin
 if [ -n "${CUTLASS:-}" ]; then
   nvcc -arch=sm_90 -lineinfo -std=c++17 -O3 -I"$CUTLASS/include" -I"$CUTLASS/tools/util/include" \
     -keep -keep-dir build -o build/sgemm_sm80 "$CUTLASS/examples/cute/tutorial/sgemm_sm80.cu"

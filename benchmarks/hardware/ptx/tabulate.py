@@ -2,7 +2,9 @@
 PTX interpreter against them.
 
     python -m benchmarks.hardware.ptx.tabulate RAW_DIR
-        RAW_DIR: measure.sh's ptx_h200_raw.tar.gz unpacked. Writes
+        RAW_DIR: measure.sh's ptx_h200_raw.tar.gz unpacked, with measure_zfill.sh's
+        zfill.csv as ncu/zfill_copies.csv and zfill.sass as sass/zfill.sass (the
+        committed benchmarks/results/ptx_h200.raw.tar.gz is laid out so). Writes
         benchmarks/results/ptx_h200.csv and prints the summary numbers that
         benchmarks/results/ptx_h200.md quotes.
 
@@ -41,6 +43,7 @@ KERNELS = {  # measure.sh's per-kernel ncu files -> (PTX file, mangled-name frag
     "tail_dynamic": "kernels",
     "broadcast_loads": "kernels",
     "sgemm_sm80": "sgemm",
+    "zfill_copies": "zfill",
 }
 BROADCAST_FIRST_LINE = 10  # broadcast.cu: pattern p is on line 10 + p
 
@@ -91,6 +94,8 @@ def ptx_opcodes_by_line(ptx_text: str, mangled: str) -> dict[tuple[str, int], li
 
 
 def _is_shared(opcode: str) -> bool:
+    if opcode.startswith(("cp.async.commit", "cp.async.wait")):
+        return False
     return ".shared" in opcode or opcode.startswith(("ldmatrix", "stmatrix", "cp.async."))
 
 
@@ -100,10 +105,12 @@ def table(raw: Path) -> list[dict[str, object]]:
     texts = {
         "kernels": (ptx_dir / "kernels_sm90.ptx").read_text(),
         "sgemm": (ptx_dir / "sgemm_sm80_sm90.ptx").read_text(),
+        "zfill": (ptx_dir / "zfill_sm90.ptx").read_text(),
     }
     sass = {
         "kernels": (raw / "sass" / "kernels.sass").read_text(),
         "sgemm": (raw / "sass" / "sgemm.sass").read_text(),
+        "zfill": (raw / "sass" / "zfill.sass").read_text(),
     }
     for kernel, which in KERNELS.items():
         path = raw / "ncu" / f"{kernel}.csv"
