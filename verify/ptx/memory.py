@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verify.model.expr import BinOp, Const, Expr, Var, free_vars
+from verify.model.instructions import parse_instruction
 from verify.ptx import ir
 from verify.ptx.trace import Event
 from verify.ptx.values import Context, Unknown, Value
@@ -45,8 +46,6 @@ class Access:
 
     @property
     def bytes(self) -> int:
-        from verify.model.instructions import parse_instruction
-
         return parse_instruction(self.instruction).bytes_per_address
 
 
