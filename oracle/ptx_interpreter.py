@@ -14,16 +14,22 @@ byte 1024, which `shared_base=1024` reproduces)::
     >>> acc.opcode, acc.instance, acc.threads[33].address
     ('st.shared.f32', 0, 1160)                # 1024 + 4 * (33 * 1 + 1) for tile[1][1]
 
-Semantics follow the PTX ISA 8.x (docs.nvidia.com/cuda/parallel-thread-execution):
-sec. 9.7.1 integer arithmetic (add, sub, mul/mad .lo/.hi/.wide, mul24, div, rem, abs,
-neg, min, max, popc, clz, brev, bfe, bfi, bfind), sec. 9.7.8 logic and shift (and, or,
-xor, not, cnot, lop3, shl, shr, shf), sec. 9.7.7 comparison (setp, selp), sec. 9.7.9
-data movement (mov, cvt, cvta, prmt, ld, st, ldmatrix, stmatrix, cp.async), sec.
-9.7.10.1 (cvt rules), sec. 9.7.12 control flow (bra, ret, exit; @p guards), sec. 10
-special registers (%tid, %ntid, %ctaid, %nctaid, %laneid, %warpid). Values a block's
-addresses do not need are unknown (None): floating point, loads from global and
-shared memory, shuffles and votes, mma. An unknown value that decides a branch, a
-guard of a memory instruction, or a shared address stops the run with `PtxRunError`.
+Semantics follow the PTX ISA 8.x (docs.nvidia.com/cuda/parallel-thread-execution),
+chapter 9.7 "Instruction Set", by its sections' names: Integer Arithmetic (add, sub,
+mul/mad .lo/.hi/.wide, mul24/mad24, div, rem, abs, neg, min, max, popc, clz, brev,
+bfe, bfi, bfind), Logic and Shift (and, or, xor, not, cnot, lop3, shl, shr, shf),
+Comparison and Selection (setp with .and/.or/.xor and p|q, selp), Data Movement and
+Conversion (mov with vector pack/unpack, cvt, cvta, prmt's default mode, ld, st, ld.param
+of scalars and struct bytes, ldmatrix, stmatrix, cp.async with cp-size, src-size and
+ignore-src), Control Flow (bra, ret, exit; @p / @!p guards); chapter 10, Special
+Registers (%tid, %ntid, %ctaid, %nctaid, %laneid, %warpid, %dynamic_smem_size).
+Values a block's addresses do not need are unknown (None): floating point (but
+conversions and comparisons of known f16/f32/f64 values, for tests like CuTe's
+`beta != 0`), loads from global and shared memory, shuffles and votes, mma. An unknown
+value that decides a branch, a guard of a memory instruction, or a shared address
+stops the run with `PtxRunError`; an instruction it does not know raises
+`PtxSyntaxError` with its line; a generic access whose address is unknown, wgmma's
+descriptor reads and bulk copies are listed in `BlockRun.unresolved`, never guessed.
 
 Threads run independently (a barrier orders memory only, and no address here reads
 memory), so thread t's k-th execution of a line is instance k of that line for the
@@ -44,7 +50,6 @@ from oracle.ptx_syntax import (
     Module,
     PtxSyntaxError,
     parse,
-    shared_variable,
 )
 
 SHARED_WINDOW = 1 << 44  # where the generic address space maps shared memory (any
@@ -358,8 +363,6 @@ class _Env:
             special = self._special(th, text)
             if special is not None:
                 return special & mask
-            if text[1:].split(".")[0] in ("tid", "ntid", "ctaid", "nctaid", "laneid", "warpid"):
-                return None
             return None  # a register never written (or %clock, %smid): unknown
         imm = _immediate(text)
         if imm is not None:
@@ -419,8 +422,6 @@ def _destinations(ins: Instruction) -> list[str]:
         return []
     names = first.strip("{} ").replace("|", ",").split(",")
     out = [n.strip() for n in names if n.strip().startswith("%")]
-    if ins.parts[0] == "shfl" and len(out) == 1 and "|" not in first:
-        pass
     return out
 
 
@@ -886,5 +887,4 @@ __all__ = [
     "ThreadAccess",
     "Unresolved",
     "run_block",
-    "shared_variable",
 ]
