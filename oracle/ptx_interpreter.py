@@ -296,9 +296,8 @@ class _Env:
     def _pure(self, ins: Instruction) -> bool:
         """A register-only instruction: an unknown guard only makes its results unknown."""
         base = ins.parts[0]
-        return base not in ("bra", "ret", "exit", "ld", "st", "ldmatrix", "stmatrix") and (
-            base not in ("cp", "atom", "red", "call")
-        )
+        memory = ("ld", "st", "ldmatrix", "stmatrix", "cp", "atom", "red", "call", "mbarrier")
+        return base not in ("bra", "ret", "exit", *memory)
 
     def _step(self, th, ins, active, counts) -> int | None:
         parts = ins.parts
@@ -320,8 +319,9 @@ class _Env:
         if base in ("ld", "st", "ldmatrix", "stmatrix", "atom", "red", "ldu"):
             _memory(self, th, ins, active, counts)
             return None
-        if base == "cp" or base == "call":
+        if base in ("cp", "call", "mbarrier"):  # bulk copies, calls, barrier objects
             self.unresolved.append(Unresolved(ins.line, ins.opcode, th.index, "not modelled"))
+            self._set_unknown(th, ins)
             return None
         if active is False:
             return None

@@ -230,3 +230,14 @@ def test_triton_sm90_wgmma_is_listed_not_modelled():
     assert {u.opcode.split(".")[0] for u in run.unresolved} == {"wgmma"}
     copies = [a for a in run.accesses if a.opcode.startswith("cp.async.cg")]
     assert copies and all(t.source is not None for a in copies for t in a.threads)
+
+
+def test_barrier_objects_and_bulk_copies_are_listed_not_guessed():
+    body = """
+  mov.u32 %r1, 0;
+  mbarrier.init.shared.b64 [%r1], 1;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 256, [%r1];
+  st.shared.u32 [%r1+8], %r1;"""
+    run = run_block(kernel(body), "k", block=(2, 1, 1))
+    assert [u.opcode.split(".")[0] for u in run.unresolved] == ["mbarrier", "cp"] * 2
+    assert [t.address for t in run.accesses[0].threads] == [8, 8]
