@@ -421,3 +421,28 @@ def test_verify_cuda_without_nvcc_says_so(tmp_path):
         timeout=120,
     )
     assert done.returncode == 2 and "nvcc is not on PATH" in done.stderr
+
+
+def _nested_loops(depth: int) -> str:
+    """A kernel whose one store sits inside `depth` nested two-trip loops and whose
+    address reads the innermost counter."""
+    lines = [".version 8.0", ".target sm_80", ".address_size 64", ".visible .entry k()"]
+    lines += [".reqntid 128", "{", ".reg .b32 %r<100>;", ".reg .pred %p<100>;"]
+    lines += [".shared .align 4 .b8 s[4096];", "mov.u32 %r0, %tid.x;"]
+    for i in range(depth):
+        lines += [f"mov.u32 %r{i + 1}, 0;", f"L{i}:"]
+    lines += ["shl.b32 %r90, %r0, 2;", "mov.u32 %r91, s;", "add.s32 %r92, %r91, %r90;"]
+    lines += [f"shl.b32 %r94, %r{depth}, 9;", "add.s32 %r93, %r92, %r94;"]
+    lines += ["st.shared.u32 [%r93], %r0;"]
+    for i in reversed(range(depth)):
+        lines += [f"add.s32 %r{i + 1}, %r{i + 1}, 1;", f"setp.lt.u32 %p{i}, %r{i + 1}, 2;"]
+        lines += [f"@%p{i} bra L{i};"]
+    return "\n".join(lines + ["ret;", "}"])
+
+
+def test_nested_loops_are_followed_to_a_bounded_depth():
+    shallow = check_ptx_text(_nested_loops(3), "nested.ptx")
+    assert shallow and all(r.status == Status.PROVED for r in shallow)
+    deep = check_ptx_text(_nested_loops(30), "nested.ptx")
+    assert [r.status for r in deep] == [Status.UNKNOWN]
+    assert "nested deeper than" in deep[0].reason

@@ -33,9 +33,10 @@ from verify.errors import SpecError
 from verify.model.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars, substitute
 from verify.ptx import cfg, ir
 from verify.ptx.ops import Machine, destinations
-from verify.ptx.values import Context, Unknown, Value
+from verify.ptx.values import MAX_NODES, Context, Unknown, Value, nodes
 
 MAX_TRIP = 1 << 16  # iterations simulated to find a trip count
+MAX_LOOP_DEPTH = 6  # loops nested deeper are not followed (each level doubles the work)
 MAX_CYCLE = 64  # values a cycling counter may take
 UNKNOWN_TRIP = 1 << 20  # the range an iteration variable gets when its count is unknown
 
@@ -118,7 +119,10 @@ class Tracer:
             self.m.step(state, instr)
         self.out[b], self.cond[b] = state, cond
         while self.open and self.open[-1].loop.latch == b and not self.open[-1].closing:
-            self._close_loop(b)
+            if len(self.open) > MAX_LOOP_DEPTH:
+                self._give_up_loop()
+            else:
+                self._close_loop(b)
 
     def _guard(self, state, instr: ir.Instr) -> Value:
         if instr.guard is None:
@@ -181,6 +185,8 @@ class Tracer:
             if isinstance(c, Unknown):
                 return Unknown(f"a value merged under an unknown branch ({c.reason})")
             out = self.ctx.op("+", out, self.ctx.op("*", c, v))
+        if nodes(out) > MAX_NODES:
+            return Unknown("a value merged from more branches than this reader follows")
         return out
 
     # -- loops ------------------------------------------------------------------
@@ -217,6 +223,20 @@ class Tracer:
     def _line(self, block: int) -> int:
         instrs = self.graph.blocks[block].instrs
         return instrs[0].line if instrs else 0
+
+    def _give_up_loop(self) -> None:
+        """A loop nested deeper than MAX_LOOP_DEPTH: each pass of a loop runs its
+        inner loops twice, so depth is bounded; what it writes is unknown."""
+        top = self.open.pop()
+        why = Unknown(f"a loop nested deeper than {MAX_LOOP_DEPTH} (line {top.info.header_line})")
+        top.info.why_no_trip = why.reason
+        for event in self.events[top.first_event :]:
+            event.state = {
+                r: _apply(v, {h.name: why for h, _ in top.holders.values()})
+                for r, v in event.state.items()
+            }
+        for blk in top.loop.body:
+            self.out[blk] = {r: (why if r in top.holders else v) for r, v in self.out[blk].items()}
 
     def _close_loop(self, latch: int) -> None:
         """At the end of the first pass: classify the placeholders, then run the
