@@ -90,6 +90,24 @@ def _fail(message: str):
     sys.exit(EXIT_ERROR)
 
 
+def _assumed(o: Options) -> str:
+    """The assumptions every verdict below rests on, in one line."""
+    parts = [
+        f"block {','.join(map(str, o.block))}" if o.block else "the kernel's declared block",
+        f"grid {','.join(map(str, o.grid))}" if o.grid else "any grid",
+        f"global pointers {o.global_align}-byte aligned"
+        if o.global_align
+        else "global pointers aligned as cp.async demands",
+        f"dynamic shared memory {o.shared_align}-byte aligned"
+        if o.shared_align
+        else "dynamic shared memory as declared",
+    ]
+    if o.dynamic_shared:
+        parts.append(f"{o.dynamic_shared} bytes of it")
+    parts += list(o.assume) or ["every parameter value"]
+    return "; ".join(parts)
+
+
 def _run(path: str, o: dict) -> None:
     try:
         options = Options(
@@ -106,7 +124,11 @@ def _run(path: str, o: dict) -> None:
         results = check_ptx(path, options)
     except SpecError as e:
         _fail(str(e.located(path)))
-    click.echo(json_report(results) if o["as_json"] else text_report(results))
+    if o["as_json"]:
+        click.echo(json_report(results))
+    else:
+        click.echo(f"assuming {_assumed(options)}")
+        click.echo(text_report(results))
     sys.exit(_EXIT[Status.worst(r.status for r in results)])
 
 

@@ -102,6 +102,19 @@ class Kernel:
             out[v.name] = (name, v)
         return out
 
+    def assumed(self) -> dict:
+        """What a verdict on this kernel rests on, as the options set it (None:
+        every value the PTX allows)."""
+        o = self.options
+        return {
+            "block": list(self.block),
+            "grid": list(o.grid) if o.grid else None,
+            "global_align": o.global_align,
+            "shared_align": o.shared_align,
+            "dynamic_shared": o.dynamic_shared,
+            "params": list(o.assume),
+        }
+
     def shared_label(self, allocation: str) -> str:
         return next(n for n, (a, _) in self.shared.items() if a == allocation)
 
@@ -178,6 +191,7 @@ def _facts(kernel: Kernel, access: memory.Access) -> dict:
         "kernel": kernel.fn.name,
         "source": [f"{f}:{n}" for f, n in instr.source.frames],
         "allocation": kernel.shared_label(access.allocation) if access.allocation else None,
+        "assumed": kernel.assumed(),
     }
 
 
