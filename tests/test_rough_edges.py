@@ -268,3 +268,47 @@ def test_synth_header_names_the_family_asked_for_under_all():
     assert ", family all; accesses rd" in output.text(problem, won_by_sw, None)
     alone = Answer("sw", None, None, None, {}, True, core=["x"])
     assert ", family sw; accesses rd" in output.text(problem, alone, None)
+
+
+# -- kernel sweeps: columns by source line and op ----------------------------------------
+
+
+def test_kernel_sweep_columns_are_source_line_and_op_and_cp_async_has_one():
+    from verify.sweep.question import CheckRow, Outcome
+    from verify.sweep.table import columns
+
+    def outcome(first: str, second: str, load: str) -> Outcome:
+        return Outcome(
+            (
+                CheckRow(28, f"in_bounds async_copy_global_to_local {first}", "proved"),
+                CheckRow(
+                    28, f"conflict_free async_copy_global_to_local {first}", "proved", None, None, 4
+                ),
+                CheckRow(
+                    28,
+                    f"conflict_free async_copy_global_to_local {second}",
+                    "proved",
+                    None,
+                    None,
+                    8,
+                ),
+                CheckRow(32, f"conflict_free local_load {load}", "refuted", None, 2, 8),
+                CheckRow(32, f"max_ways <= 2 local_load {load}", "proved", None, 2, 8),
+            )
+        )
+
+    one, other = (
+        columns(outcome("%a_47", "%a_67", "%x_52")),
+        columns(outcome("%a_3", "%a_9", "%x_43")),
+    )
+    assert (
+        one
+        == other
+        == {
+            "28:async_copy_global_to_local": (None, 4),
+            "28:async_copy_global_to_local#2": (None, 8),
+            "32:local_load": (2, 8),
+        }
+    )
+    template = Outcome((CheckRow(15, "conflict_free rd", "refuted", None, 8, 32),))
+    assert columns(template) == {"rd": (8, 32)}

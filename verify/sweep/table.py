@@ -17,8 +17,9 @@ JSON_SCHEMA_VERSION = 1
 
 
 def table(sweep: Sweep, check_expect: bool = False) -> str:
-    """Parameters, worst verdict, failing checks, and max-ways/wavefronts per access."""
-    accesses = list(dict.fromkeys(a for row in sweep.rows for a in sweep.outcome(row).figures()))
+    """Parameters, worst verdict, failing checks, and max-ways/wavefronts per access
+    (`columns`: keyed so that a column means one access in every row)."""
+    accesses = list(dict.fromkeys(a for row in sweep.rows for a in columns(sweep.outcome(row))))
     header = (
         [p.name for p in sweep.params] + ["verdict", "failing"] + [f"{a} ways/wf" for a in accesses]
     )
@@ -31,11 +32,48 @@ def table(sweep: Sweep, check_expect: bool = False) -> str:
     return "\n".join(out)
 
 
+def columns(outcome: Outcome) -> dict[str, tuple[int | None, int | None]]:
+    """Max-ways and wavefronts of each access a check measured, under its column's
+    name. A template's access is its name. A kernel's op (``conflict_free
+    local_load %a_52``) is its source line and op, ``28:local_load``: SSA names
+    change between configurations, the Python line does not; a line with two ops
+    of one kind (a pipelined copy's prologue and loop) numbers them in order,
+    ``28:async_copy_global_to_local#2``. A cp.async has wavefronts and no
+    max-ways (shown ``-``)."""
+    out: dict[str, tuple[int | None, int | None]] = {}
+    named: dict[tuple[int, str], str] = {}  # (line, SSA name) -> its column
+    for c in outcome.checks:
+        if c.max_ways is None and c.wavefronts is None:
+            continue
+        words = c.text.split()
+        if len(words) >= 3 and words[-1].startswith("%"):
+            key = named.get((c.line, words[-1]))
+            if key is None:
+                key = _numbered(f"{c.line}:{words[-2]}", set(named.values()))
+                named[c.line, words[-1]] = key
+        else:
+            key = words[-1]
+        out.setdefault(key, (c.max_ways, c.wavefronts))
+    return out
+
+
+def _numbered(base: str, taken: set[str]) -> str:
+    """`base`, or `base#2`, `base#3`, ... : the first not taken."""
+    key, n = base, 1
+    while key in taken:
+        n += 1
+        key = f"{base}#{n}"
+    return key
+
+
 def _cells(row: Row, outcome: Outcome, accesses: list[str], check_expect: bool) -> list[str]:
-    figures = outcome.figures()
+    figures = columns(outcome)
     failing = len(outcome.failing(check_expect)) + len(outcome.errors) + bool(outcome.internal)
     return [*row.values.values(), outcome.verdict.upper(), str(failing)] + [
-        "/".join(map(str, figures[a])) if a in figures else NO_FIGURE for a in accesses
+        "/".join(NO_FIGURE if f is None else str(f) for f in figures[a])
+        if a in figures
+        else NO_FIGURE
+        for a in accesses
     ]
 
 
