@@ -108,6 +108,14 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
             "its counterexample combines loop counters whose relation "
             "this reader does not keep, so it may not happen",
         )
+    used = _access_vars(access)
+    for name in used & set(trace.loops):
+        if trace.loops[name].bounded & used:
+            return _unknown(
+                result,
+                f"its counterexample's iteration of {name} may be past the trip count "
+                f"at its {', '.join(sorted(trace.loops[name].bounded & used))}",
+            )
     if cond == Const(1):
         return result
     if isinstance(cond, Unknown):

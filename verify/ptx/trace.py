@@ -26,6 +26,7 @@ shared address that depends on the iteration variable (`verify.ptx.memory`).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -36,6 +37,7 @@ from verify.ptx.ops import Machine, destinations
 from verify.ptx.values import MAX_NODES, Context, Unknown, Value, nodes
 
 MAX_TRIP = 1 << 16  # iterations simulated to find a trip count
+MAX_OUTER = 4096  # values of the variables a trip count reads that are run one by one
 MAX_LOOP_DEPTH = 6  # loops nested deeper are not followed (each level doubles the work)
 MAX_CYCLE = 64  # values a cycling counter may take
 UNKNOWN_TRIP = 1 << 20  # the range an iteration variable gets when its count is unknown
@@ -48,6 +50,8 @@ class LoopInfo:
     trip: int | None
     why_no_trip: str = ""
     counters: list[str] = field(default_factory=list)  # cycling-counter variables
+    # variables the trip count varies with (then `trip` is its largest value)
+    bounded: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -245,7 +249,7 @@ class Tracer:
         top = self.open[-1]
         loop, info, holders = top.loop, top.info, top.holders
         after = self.out[latch]
-        info.trip, info.why_no_trip = self._trip(loop, holders, after)
+        info.trip, info.why_no_trip = self._trip(loop, holders, after, info)
         if info.trip is not None:
             self.ctx.ranges[info.name] = Range(0, max(1, info.trip))
         it = Var(info.name)
@@ -429,7 +433,11 @@ class Tracer:
             out = self.ctx.op("+", out, self.ctx.op("*", pick, Const(value)))
         return out
 
-    def _trip(self, loop: cfg.Loop, holders, after) -> tuple[int | None, str]:
+    def _trip(self, loop: cfg.Loop, holders, after, info: LoopInfo) -> tuple[int | None, str]:
+        """The loop's trip count, by running its counters from their starts. Where
+        a start or the bound reads a variable of a few values other than the lane
+        (``%ctaid.x`` under --grid, the warp), the loop is run for each and the
+        largest count is the iteration's range (`LoopInfo.bounded` names them)."""
         block = self.graph.blocks[loop.latch]
         guard = next((g for s, g in block.succs if s == loop.header), None)
         if guard is None:
@@ -438,29 +446,58 @@ class Tracer:
         cond = after.get(reg)
         if not isinstance(cond, Expr):
             return None, "the loop's exit condition is not known"
-        env: dict[str, int] = {}
-        updates = {}
+        starts: dict[str, Expr] = {}
+        updates: dict[str, Expr] = {}
         for r, (holder, init) in holders.items():
-            if isinstance(init, Const) and isinstance(after.get(r), Expr):
-                env[holder.name] = init.value
-                updates[holder.name] = after[r]
-        needed = set(free_vars(cond))
+            if isinstance(init, Expr) and isinstance(after.get(r), Expr):
+                starts[holder.name], updates[holder.name] = init, after[r]
+        needed, work = set(free_vars(cond)), list(free_vars(cond))
+        while work:
+            v = work.pop()
+            for u in (free_vars(updates[v]) | free_vars(starts[v])) if v in updates else ():
+                if u not in needed:
+                    needed.add(u)
+                    work.append(u)
+        holder_names = {h.name for h, _ in holders.values()}
+        if needed & holder_names - set(updates):
+            missing = needed & holder_names - set(updates)
+            return None, f"the trip count depends on {', '.join(sorted(_named(missing)))}"
+        outer = sorted(needed - holder_names)
+        points = 1
+        for v in outer:
+            points *= self.ctx.ranges[v].size
+        if "lane" in outer or points > MAX_OUTER:
+            return None, f"the trip count depends on {', '.join(sorted(_named(set(outer))))}"
+        counts = []
+        for values in itertools.product(
+            *(range(self.ctx.ranges[v].lo, self.ctx.ranges[v].hi) for v in outer)
+        ):
+            fixed = dict(zip(outer, values))
+            count, why = self._run_counters(cond, negated, starts, updates, fixed, needed)
+            if count is None:
+                return None, why
+            counts.append(count)
+        info.bounded = set(outer) if len(set(counts)) > 1 else set()
+        return max(counts), ""
+
+    def _run_counters(self, cond, negated, starts, updates, fixed, needed):
+        try:
+            env = {**fixed, **{h: evaluate(s, fixed) for h, s in starts.items() if h in needed}}
+        except SpecError:
+            return None, "the loop's counters start outside the range this reader follows"
+        if not _inside({h: env[h] for h in starts if h in env}, self.ctx.ranges):
+            return None, "the loop's counters start outside the range this reader follows"
         for n in range(MAX_TRIP):
-            missing = needed - set(env)
-            if missing:
-                return None, f"the trip count depends on {', '.join(sorted(_named(missing)))}"
             try:
                 taken = evaluate(cond, env) != int(negated)
-                nxt = {h: evaluate(u, env) for h, u in updates.items() if free_vars(u) <= set(env)}
+                nxt = {h: evaluate(updates[h], env) for h in starts if h in env}
             except SpecError:
                 return None, "the loop's counters leave the range this reader follows"
             if not taken:
                 return n + 1, ""
             if not _inside(nxt, self.ctx.ranges):
                 return None, "the loop's counters leave the range this reader follows"
-            needed |= {v for h in nxt for v in free_vars(updates[h])}
             env.update(nxt)
-            env = {h: v for h, v in env.items() if h in nxt}
         return None, f"the loop runs more than {MAX_TRIP} times"
 
 
