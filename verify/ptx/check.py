@@ -15,7 +15,7 @@ with its reason.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
@@ -47,8 +47,6 @@ class Options:
     assume: tuple[str, ...] = ()
     timeout: float = 60.0
     engine: str = AUTO
-    # cp.async sources' per-lane offsets wider than this need an --assume
-    extra: dict = field(default_factory=dict)
 
 
 def parse_dims(text: str, what: str) -> tuple[int, int, int]:

@@ -32,14 +32,13 @@ from dataclasses import dataclass, field
 
 from verify.errors import SpecError
 from verify.model.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars, substitute
-from verify.ptx import cfg, ir
+from verify.ptx import cfg, ir, loops
 from verify.ptx.ops import Machine, destinations
 from verify.ptx.values import MAX_NODES, Context, Unknown, Value, nodes
 
 MAX_TRIP = 1 << 16  # iterations simulated to find a trip count
 MAX_OUTER = 4096  # values of the variables a trip count reads that are run one by one
 MAX_LOOP_DEPTH = 6  # loops nested deeper are not followed (each level doubles the work)
-MAX_CYCLE = 64  # values a cycling counter may take
 UNKNOWN_TRIP = 1 << 20  # the range an iteration variable gets when its count is unknown
 
 
@@ -118,8 +117,8 @@ class Tracer:
             if self.is_memory(instr):
                 guard = self._guard(state, instr)
                 where = self._and(cond, guard)
-                loops = [entry.info.name for entry in self.open]
-                self.events.append(Event(instr, dict(state), where, loops))
+                around = [entry.info.name for entry in self.open]
+                self.events.append(Event(instr, dict(state), where, around))
             self.m.step(state, instr)
         self.out[b], self.cond[b] = state, cond
         while self.open and self.open[-1].loop.latch == b and not self.open[-1].closing:
@@ -236,7 +235,7 @@ class Tracer:
         top.info.why_no_trip = why.reason
         for event in self.events[top.first_event :]:
             event.state = {
-                r: _apply(v, {h.name: why for h, _ in top.holders.values()})
+                r: loops.apply(v, {h.name: why for h, _ in top.holders.values()})
                 for r, v in event.state.items()
             }
         for blk in top.loop.body:
@@ -278,7 +277,7 @@ class Tracer:
         self.loose.update(info.counters)
 
     def _after(self, v: Value, subst: Mapping[str, Value], info: LoopInfo) -> Value:
-        v = _apply(v, subst)
+        v = loops.apply(v, subst)
         if not isinstance(v, Unknown) and info.name in free_vars(v):
             return Unknown(f"a value after the loop at line {info.header_line}")
         return v
@@ -293,7 +292,7 @@ class Tracer:
         if isinstance(latch, Unknown):
             return Unknown(f"{reg} in the loop at line {info.header_line}: {latch.reason}")
         width = self.widths.get(reg.rstrip("0123456789"), 64)
-        step = _step(latch, holder, width)
+        step = loops.affine_step(latch, holder, width)
         if step is not None:
             if step < 1 << (width - 1):
                 up = self.ctx.op("+", init, self.ctx.op("*", it, Const(step)))
@@ -303,7 +302,7 @@ class Tracer:
         grows = self._grows(latch, holder, width, info)
         if grows is not None:
             return self._stays(self.ctx.op("+", init, grows), holder, width, reg, info)
-        values = _cycle(latch, holder, init, self.ctx.ranges)
+        values = loops.cycle(latch, holder, init, self.ctx.ranges)
         if values is None:
             return Unknown(
                 f"{reg} in the loop at line {info.header_line} is not an induction variable "
@@ -324,13 +323,13 @@ class Tracer:
             for r, (h, init) in holders.items()
             if isinstance(init, Expr) and after.get(r) in (h, init)
         }
-        after = {r: _apply(v, fixed) for r, v in after.items()}
+        after = {r: loops.apply(v, fixed) for r, v in after.items()}
         start: dict[str, int] = {}
         for reg, (holder, init) in holders.items():
             latch = after.get(reg)
             width = self.widths.get(reg.rstrip("0123456789"), 64)
             counts = isinstance(init, Const) and isinstance(latch, Expr) and latch != holder
-            if counts and _step(latch, holder, width) is None:
+            if counts and loops.affine_step(latch, holder, width) is None:
                 start[holder.name] = init.value
         update = {h.name: after[r] for r, (h, _) in holders.items() if h.name in start}
         while True:
@@ -340,7 +339,7 @@ class Tracer:
             start = {h: v for h, v in start.items() if h in keep}
         if len(start) < 2:
             return {}
-        states = _states(start, update, self.ctx.ranges)
+        states = loops.joint_states(start, update, self.ctx.ranges)
         if states is None:
             return {}
         name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
@@ -359,14 +358,14 @@ class Tracer:
                 for s in states[:-1]
             ]
             closing = self.ctx.rebuild(substitute(latch, {h: Const(states[-1][h]) for h in start}))
-            if closing == values[_repeat(states, start, update)]:
+            if closing == values[loops.repeat_position(states, start, update)]:
                 out[holder.name] = self._lookup(name, values)
         return out
 
     def _lookup(self, name: str, values: list[Expr]) -> Expr:
         """The k-th of `values` where variable `name` is k; terms every value shares
         stay outside (a base address stays a bare term)."""
-        split = [_terms(v) for v in values]
+        split = [loops.terms(v) for v in values]
         common = [t for t in split[0] if all(t in s for s in split[1:])]
         out: Expr = Const(0)
         for t in common:
@@ -461,13 +460,13 @@ class Tracer:
         holder_names = {h.name for h, _ in holders.values()}
         if needed & holder_names - set(updates):
             missing = needed & holder_names - set(updates)
-            return None, f"the trip count depends on {', '.join(sorted(_named(missing)))}"
+            return None, f"the trip count depends on {', '.join(sorted(loops.named(missing)))}"
         outer = sorted(needed - holder_names)
         points = 1
         for v in outer:
             points *= self.ctx.ranges[v].size
         if "lane" in outer or points > MAX_OUTER:
-            return None, f"the trip count depends on {', '.join(sorted(_named(set(outer))))}"
+            return None, f"the trip count depends on {', '.join(sorted(loops.named(set(outer))))}"
         counts = []
         for values in itertools.product(
             *(range(self.ctx.ranges[v].lo, self.ctx.ranges[v].hi) for v in outer)
@@ -485,7 +484,7 @@ class Tracer:
             env = {**fixed, **{h: evaluate(s, fixed) for h, s in starts.items() if h in needed}}
         except SpecError:
             return None, "the loop's counters start outside the range this reader follows"
-        if not _inside({h: env[h] for h in starts if h in env}, self.ctx.ranges):
+        if not loops.inside({h: env[h] for h in starts if h in env}, self.ctx.ranges):
             return None, "the loop's counters start outside the range this reader follows"
         for n in range(MAX_TRIP):
             try:
@@ -495,96 +494,7 @@ class Tracer:
                 return None, "the loop's counters leave the range this reader follows"
             if not taken:
                 return n + 1, ""
-            if not _inside(nxt, self.ctx.ranges):
+            if not loops.inside(nxt, self.ctx.ranges):
                 return None, "the loop's counters leave the range this reader follows"
             env.update(nxt)
         return None, f"the loop runs more than {MAX_TRIP} times"
-
-
-def _named(names: set[str]) -> set[str]:
-    return {n.split("_", 1)[1] if n.startswith("h") and "_" in n else n for n in names}
-
-
-def _apply(v: Value, subst: Mapping[str, Value]) -> Value:
-    if isinstance(v, Unknown):
-        return v
-    names = free_vars(v)
-    for n in names:
-        s = subst.get(n)
-        if isinstance(s, Unknown):
-            return s
-    return substitute(v, {n: s for n, s in subst.items() if n in names and isinstance(s, Expr)})
-
-
-def _step(latch: Expr, holder: Var, width: int) -> int | None:
-    """c where latch is holder + c modulo 2^width."""
-    e = latch
-    if isinstance(e, BinOp) and e.op == "%" and e.b == Const(1 << width):
-        e = e.a
-    if isinstance(e, BinOp) and e.op == "+" and e.a == holder and isinstance(e.b, Const):
-        return e.b.value % (1 << width)
-    if isinstance(e, BinOp) and e.op == "+" and e.a == holder:
-        inner = e.b  # holder + (2^w - c)
-        constant = isinstance(inner, BinOp) and inner.op == "-"
-        if constant and isinstance(inner.a, Const) and isinstance(inner.b, Const):  # type: ignore[union-attr]
-            return (inner.a.value - inner.b.value) % (1 << width)  # type: ignore[union-attr]
-    return None
-
-
-def _terms(e: Expr) -> list[Expr]:
-    out, stack = [], [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, BinOp) and x.op == "+":
-            stack += [x.b, x.a]
-        else:
-            out.append(x)
-    return out
-
-
-def _next(state: dict[str, int], update: Mapping[str, Expr]) -> dict[str, int]:
-    return {h: evaluate(u, state) for h, u in update.items() if h in state}
-
-
-def _inside(values: Mapping[str, int], ranges: Mapping[str, Range]) -> bool:
-    """Every placeholder's value within the range its update was followed in."""
-    return all(ranges[h].lo <= v < ranges[h].hi for h, v in values.items())
-
-
-def _states(
-    start: dict[str, int], update: Mapping[str, Expr], ranges: Mapping[str, Range]
-) -> list[dict[str, int]] | None:
-    """The joint states from `start` until one repeats (at most MAX_CYCLE)."""
-    seen: list[dict[str, int]] = []
-    state = dict(start)
-    while state not in seen:
-        if len(seen) >= MAX_CYCLE or not _inside(state, ranges):
-            return None
-        seen.append(state)
-        try:
-            state = _next(state, update)
-        except SpecError:
-            return None
-    return seen
-
-
-def _repeat(states: list[dict[str, int]], start, update) -> int:
-    """The position the last state leads back to."""
-    return states.index(_next(states[-1], {h: update[h] for h in start}))
-
-
-def _cycle(latch: Expr, holder: Var, init: Expr, ranges: Mapping[str, Range]) -> list[int] | None:
-    """The values a counter updated by `latch` takes from a constant start."""
-    if not isinstance(init, Const) or free_vars(latch) != {holder.name}:
-        return None
-    seen: list[int] = []
-    v = init.value
-    while v not in seen:
-        if len(seen) >= MAX_CYCLE or not _inside({holder.name: v}, ranges):
-            return None
-        seen.append(v)
-        try:
-            v = evaluate(latch, {holder.name: v})
-        except SpecError:
-            return None
-    return seen
