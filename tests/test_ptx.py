@@ -446,3 +446,24 @@ def test_nested_loops_are_followed_to_a_bounded_depth():
     deep = check_ptx_text(_nested_loops(30), "nested.ptx")
     assert [r.status for r in deep] == [Status.UNKNOWN]
     assert "nested deeper than" in deep[0].reason
+
+
+def test_cute_wgmma_sm90_copies_decided_wgmma_listed():
+    """CuTe's hopper/wgmma_sm90.cu (its first kernel, DWARF stripped): its cp.async
+    loads are decided with the launch's values; wgmma is listed, not modelled."""
+    launched = check_ptx(
+        sample("cute_wgmma_sm90a.ptx"),
+        Options(
+            assume=("param_0=4096", "param_0+4=4096", "param_0+8=4096", "param_3=4096",
+                    "param_7=4096"),
+            grid=(32, 32, 1),
+            global_align=256,
+            dynamic_shared=98304,
+            timeout=30,
+        ),
+    )  # fmt: skip
+    copies = [r for r in launched if r.facts["instruction"].startswith("cp.async")]
+    wgmma = [r for r in launched if r.facts["instruction"].startswith("wgmma")]
+    assert len(copies) == 48 * 4 and all(r.status == Status.PROVED for r in copies)
+    assert len(wgmma) == 16 and all(r.status == Status.UNKNOWN for r in wgmma)
+    assert all(r.file.endswith("wgmma_sm90.cu") for r in copies)
