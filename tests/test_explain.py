@@ -41,7 +41,7 @@ def test_a_swizzle_that_does_not_read_the_differing_bit_is_named_with_the_bit():
 def test_a_plain_tile_is_told_which_bits_collide_and_how_to_separate_them():
     r = refuted(ROWS_OF_64.format(layout="(8,64):(64,1)"))
     assert "no swizzle: their addresses differ only in byte bit 7" in sentences(r, "why")
-    assert "XOR byte bit 7 into byte bits 4-6" in sentences(r, "fix")
+    assert "XOR byte bits 7-9 into byte bits 4-6" in sentences(r, "fix")
     assert (
         "pad mode 0's stride of 128 bytes (a multiple of 128) by 16 bytes: 64 -> 72"
         in sentences(r, "fix")
@@ -50,7 +50,7 @@ def test_a_plain_tile_is_told_which_bits_collide_and_how_to_separate_them():
 
 def test_a_swizzle_that_writes_above_the_bank_bits_is_named():
     r = refuted(ROWS_OF_64.format(layout="Sw<1,6,-1> o (8,64):(64,1)"))
-    assert "the bits it writes do not pick the bank" in sentences(r, "why")
+    assert "it writes none of byte bits 4-6, the bits that pick a 16-byte" in sentences(r, "why")
     assert "writes byte bits 4-6" in sentences(r, "fix")
 
 
@@ -87,7 +87,7 @@ def test_a_padded_tile_that_still_collides_is_explained_without_another_padding(
 def test_the_text_report_labels_each_part():
     text = str(refuted(ROWS_OF_64.format(layout="(8,64):(64,1)")))
     assert "\n    why: lanes 0 and 1" in text
-    assert "\n    fix: XOR byte bit 7" in text
+    assert "\n    fix: XOR byte bits 7-9" in text
     assert max(len(line) for line in text.splitlines() if "why" in line or "fix" in line) <= 100
 
 

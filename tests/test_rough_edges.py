@@ -312,3 +312,37 @@ def test_kernel_sweep_columns_are_source_line_and_op_and_cp_async_has_one():
     )
     template = Outcome((CheckRow(15, "conflict_free rd", "refuted", None, 8, 32),))
     assert columns(template) == {"rd": (8, 32)}
+
+
+# -- every printed fix, applied literally, fixes ------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["seed/ldmatrix_x1_8x64_plain.spec", "seed/f32_32x32_column.spec"])
+def test_the_xor_fix_applied_literally_makes_the_access_conflict_free(spec):
+    import re
+
+    with open(os.path.join(SPECS, spec), encoding="utf-8") as f:
+        text = f.read().replace(" expect refuted", "")
+    refuted = next(r for r in verify.check_text(text) if r.property.startswith("conflict_free"))
+    fix = next(s for label, s in refuted.counterexample.explanation if label == "fix")
+    m = re.match(r"XOR byte bits (\d+)-(\d+) into byte bits (\d+)-(\d+) \(a swizzle\)", fix)
+    assert m, fix
+    lo, hi, to_lo, to_hi = map(int, m.groups())
+    assert hi - lo == to_hi - to_lo, fix  # as many bits read as written
+    bits = {"f16": 16, "f32": 32}[text.split("dtype ")[1].split()[0]]
+    swizzle = f"Sw<{hi - lo + 1},{to_lo},{lo - to_lo}> o smem_ptr[{bits}b](unset) o "
+    layout = re.search(r"layout A = (.*)", text).group(1)
+    fixed = text.replace(f"layout A = {layout}", f"layout A = {swizzle}{layout}")
+    checked = {r.property: r.status for r in verify.check_text(fixed)}
+    assert checked[refuted.property] == verify.Status.PROVED, (fix, checked)
+
+
+def test_bank_bits_are_named_with_the_access_width_they_belong_to():
+    four = verify.check(os.path.join(SPECS, "seed", "f32_32x32_column.spec"))
+    sixteen = verify.check(os.path.join(SPECS, "seed", "ldmatrix_x1_8x64_plain.spec"))
+    for report, named in (
+        (four, "byte bits 2-6, the bits that pick a 4-byte access's bank"),
+        (sixteen, "byte bits 4-6, the bits that pick a 16-byte access's bank"),
+    ):
+        text = str(report).replace("\n        ", " ").replace("  ", " ")
+        assert named in " ".join(text.split()), text

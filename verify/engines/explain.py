@@ -177,7 +177,7 @@ def bank_explanation(
     if view is not None:
         return (why, *_swizzle_lines(view, access, a, b, values))
     if has_no_swizzle(access):
-        return (why, *_plain_lines(program, access, a, b))
+        return (why, *_plain_lines(program, access, a, b, rows))
     return (why,)
 
 
@@ -194,17 +194,28 @@ def _coord(row: LaneRow) -> str:
     return "(" + ", ".join(map(str, row.coord)) + ")"
 
 
+def bank_bits_text(access: Access) -> str:
+    """The bank bits named the one way every sentence names them: which byte bits,
+    for which access width (a wider access's low bits lie inside its own bytes)."""
+    width = max(WORD_BYTES, access.instruction.bytes_per_address)
+    return f"byte {bits_text(bank_bits(access))}, the bits that pick a {width}-byte access's bank"
+
+
 def _plain_lines(
-    program: Program, access: Access, a: LaneRow, b: LaneRow
+    program: Program, access: Access, a: LaneRow, b: LaneRow, rows: tuple[LaneRow, ...]
 ) -> tuple[tuple[str, str], ...]:
     differ = (a.address ^ b.address) & ~bank_bits(access)
-    fix = f"XOR byte {bits_text(differ)} into byte {bits_text(bank_bits(access))} (a swizzle)"
+    # The fix must part every colliding lane, not just the pair shown: XOR in
+    # every bit in which any of them differs from the first.
+    spread = 0
+    for row in rows:
+        spread |= (row.address ^ rows[0].address) & ~bank_bits(access)
+    fix = f"XOR byte {bits_text(spread)} into byte {bits_text(bank_bits(access))} (a swizzle)"
     return (
         (
             "why",
             f"the layout has no swizzle: their addresses differ only in byte "
-            f"{bits_text(differ)}, above the bank bits (byte "
-            f"{bits_text(bank_bits(access))})",
+            f"{bits_text(differ)}, above {bank_bits_text(access)}",
         ),
         ("fix", fix + _padding_hint(program, access, a, b)),
     )
@@ -265,9 +276,7 @@ def _swizzle_lines(
             (
                 "why",
                 f"{head}; it reads {view.bits(differ & reads)}, where these lanes "
-                f"differ, but the bits it writes do not pick the bank of a "
-                f"{access.instruction.bytes_per_address}-byte access (byte "
-                f"{bits_text(bank_bits(access))})",
+                f"differ, but it writes none of {bank_bits_text(access)}",
             ),
             ("fix", f"a swizzle that writes byte {bits_text(bank_bits(access))} (a different M)"),
         )
