@@ -15,7 +15,7 @@ with its reason.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
@@ -27,7 +27,7 @@ from verify.ptx.ops import Machine
 from verify.ptx.parse import parse_ptx, read_ptx
 from verify.ptx.trace import Trace, Tracer
 from verify.ptx.values import Context, Unknown, Value
-from verify.results import CheckResult
+from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
@@ -302,7 +302,26 @@ def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) ->
         result.reason = (
             "the size of the dynamic shared memory is not stated (--dynamic-shared BYTES)"
         )
-    return guards.settle(result, access, trace, kernel)
+    settled = guards.settle(result, access, trace, kernel)
+    if settled.counterexample is not None:
+        settled.counterexample = _with_threads(kernel, settled.counterexample)
+    return settled
+
+
+def _with_threads(kernel: Kernel, cex: Counterexample) -> Counterexample:
+    """The counterexample with the threads its lanes are, ``thread 37 = tid
+    (5, 1, 0)``: the lane is the thread's index mod 32 in its warp."""
+    warp = cex.instance.get("warp", 0)
+    lanes = [row.lane for row in cex.rows if row.lane is not None][:4]
+    if not lanes:
+        return cex
+    x, y, _ = kernel.block
+    shown = []
+    for lane in lanes:
+        t = warp * WARP + lane
+        shown.append(f"lane {lane} is thread {t} = tid ({t % x}, {t // x % y}, {t // (x * y)})")
+    more = ", ..." if len(cex.rows) > len(lanes) else ""
+    return replace(cex, notes=(*cex.notes, "; ".join(shown) + more))
 
 
 def check_module(module: ir.Module, options: Options) -> list[CheckResult]:
