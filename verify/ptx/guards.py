@@ -127,6 +127,12 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
     cex = result.counterexample
     if cex is None:
         return _unknown(result, "its counterexample cannot be checked against its guard")
+    if free_vars(cond) & access.reduced:
+        return _unknown(
+            result,
+            "its guard reads a variable its global source is taken modulo 128 bytes over, "
+            "so the counterexample's source may not meet the guard",
+        )
     fixed = {k: v for k, v in cex.instance.items() if isinstance(v, int)}
     lanes: list[int | None] = [row.lane for row in cex.rows if row.lane is not None] or [None]
     for lane in lanes:

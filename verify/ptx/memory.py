@@ -40,6 +40,7 @@ class Access:
     source_param: str | None = None
     source: Value | None = None  # a cp.async's global offset from its pointer parameter
     source_vars: set[str] | None = None  # the variables its spec's source reads
+    reduced: set[str] = field(default_factory=set)  # of which reduced to 0..128 there
     reason: str = ""  # set when the access is not modelled
     # a cp.async's [src-size == copy size] (0/1): below it the copy zero-fills
     full: Value = field(default_factory=lambda: Const(1))

@@ -113,6 +113,7 @@ def source_expr(
             renamed[v] = Var(f"g_{v}")
             own[f"g_{v}"] = Range(0, min(RESIDUES, ranges[v].size))
     access.source_vars = {v for t in lane_terms + uniform for v in free_vars(t)}
+    access.reduced = set(renamed)
     expr = substitute(_sum(lane_terms + uniform), renamed)
     return expr, own
 
