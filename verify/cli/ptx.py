@@ -93,7 +93,9 @@ def _fail(message: str):
 def _assumed(o: Options) -> str:
     """The assumptions every verdict below rests on, in one line."""
     parts = [
-        f"block {','.join(map(str, o.block))}" if o.block else "the kernel's declared block",
+        f"block {','.join(map(str, o.block))}"
+        if o.block
+        else "the block the kernel declares (.reqntid; .maxntid is only a bound: --block)",
         f"grid {','.join(map(str, o.grid))}" if o.grid else "any grid",
         f"global pointers {o.global_align}-byte aligned"
         if o.global_align
