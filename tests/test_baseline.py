@@ -107,7 +107,7 @@ def test_checks_not_recorded_are_judged_on_their_own(repo):
     (repo / "specs" / "tile.spec").write_text(tile(72) + "check max_ways == 2 rd\n")
     code, out = run("specs", "--baseline", "base.json")
     assert code == 1
-    assert "none worse" in out and "1 checks not recorded, judged on their own" in out
+    assert "none worse" in out and "1 check not recorded, judged on their own" in out
 
 
 def test_update_keeps_the_records_of_specs_not_run(repo):

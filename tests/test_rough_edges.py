@@ -346,3 +346,86 @@ def test_bank_bits_are_named_with_the_access_width_they_belong_to():
     ):
         text = str(report).replace("\n        ", " ").replace("  ", " ")
         assert named in " ".join(text.split()), text
+
+
+# -- one rule for the exit status and every format ----------------------------------
+
+EXPECTED_REFUTATION = PLAIN  # one check 'expect refuted' that is refuted; the rest proved
+
+
+def failures_shown(fmt: str, out: str) -> int:
+    """How many checks the output of `fmt` shows as failing."""
+    if fmt == "github":
+        return out.count("::error ")
+    if fmt == "sarif":
+        doc = json.loads(out)
+        return sum(r["level"] == "error" for r in doc["runs"][0]["results"])
+    if fmt == "junit":
+        return out.count("<failure")
+    if fmt == "json":
+        return sum(c["level"] == "error" for c in json.loads(out)["checks"])
+    return out.count("REFUTED")  # -q text lists only failing checks
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif", "junit", "json", "quiet"])
+def test_an_expected_refutation_passes_in_the_exit_status_and_every_format(fmt):
+    args = ["-q"] if fmt == "quiet" else ["--format", fmt]
+    code, out = run(EXPECTED_REFUTATION, *args)
+    assert (code, failures_shown(fmt, out.split("\n6 checks")[0] if fmt == "quiet" else out)) == (
+        0,
+        0,
+    ), out
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif", "junit", "json", "quiet"])
+def test_raw_verdicts_fail_every_refutation_and_every_format_shows_it(fmt):
+    args = ["-q"] if fmt == "quiet" else ["--format", fmt]
+    code, out = run(EXPECTED_REFUTATION, "--raw-verdicts", *args)
+    assert code == 1, out
+    assert failures_shown(fmt, out.split("\n6 checks")[0] if fmt == "quiet" else out) == 1, out
+
+
+def test_check_expect_is_still_accepted_and_is_the_default():
+    assert run(EXPECTED_REFUTATION, "--check-expect")[0] == 0
+    assert run(EXPECTED_REFUTATION)[0] == 0
+
+
+def test_an_unmet_expectation_fails_in_every_format(tmp_path):
+    path = tmp_path / "t.spec"
+    with open(PLAIN, encoding="utf-8") as f:
+        path.write_text(f.read().replace("expect refuted", "expect proved"))
+    for fmt in ("github", "sarif", "junit", "json"):
+        code, out = run(str(path), "--format", fmt)
+        assert (code, failures_shown(fmt, out)) == (1, 1), (fmt, out)
+
+
+def test_a_failure_the_baseline_accepts_is_a_notice_not_an_error(tmp_path):
+    path = tmp_path / "t.spec"
+    with open(PLAIN, encoding="utf-8") as f:
+        path.write_text(f.read().replace(" expect refuted", ""))
+    base = tmp_path / "base.json"
+    assert run(str(path), "--baseline", str(base), "--update-baseline")[0] == 0
+    code, out = run(str(path), "--baseline", str(base), "--format", "github")
+    assert code == 0, out
+    assert "::error" not in out and out.count("::notice ") == 1
+    code, out = run(str(path), "--baseline", str(base), "--format", "sarif")
+    levels = [r["level"] for r in json.loads(out.split("\nbaseline")[0])["runs"][0]["results"]]
+    assert (code, levels) == (0, ["note"])
+    code, out = run(str(path), "--baseline", str(base), "--format", "junit")
+    assert code == 0 and "<failure" not in out and "accepted by the baseline" in out
+
+
+def test_a_regression_is_an_error_in_every_format_even_on_a_passing_check(tmp_path):
+    # `max_ways <= 8` holds under both layouts, but its figure went 1 -> 8.
+    tile = (
+        "dtype f16\nbuffer align 128\nlayout A = {}(_8,_64):(_64,_1)\n"
+        "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\ncheck max_ways <= 8 rd\n"
+    )
+    path, base = tmp_path / "t.spec", tmp_path / "base.json"
+    path.write_text(tile.format("Sw<3,3,3> o "))
+    assert run(str(path), "--baseline", str(base), "--update-baseline")[0] == 0
+    path.write_text(tile.format(""))
+    for fmt in ("github", "sarif", "junit", "json"):
+        code, out = run(str(path), "--baseline", str(base), "--format", fmt)
+        document = out.split("\nbaseline ")[0]
+        assert (code, failures_shown(fmt, document)) == (1, 1), (fmt, out)

@@ -1,11 +1,12 @@
 """Command line: ``verify SPEC...``, ``verify wavefronts``, ``verify map``.
 
-Exit codes: 0 every check proved; 1 some check refuted; 2 usage or spec error
+Exit codes: 0 every check passed; 1 some check failed; 2 usage or spec error
 (``file:line:col: error: ...``, no traceback); 3 some check unknown (solver
-timeout) and none refuted; 4 an internal error (a bug in verify). With
-``--check-expect`` the status follows the ``expect`` clauses instead: 0 when every
-check ends as its spec expects (checks without ``expect`` must be proved), 1
-otherwise.
+timeout) and none failed; 4 an internal error (a bug in verify). A check passes
+when it ends as its ``expect`` clause says (proved when it has none), and every
+format shows as failing what the exit status counts (`verify.report.gate`);
+``--raw-verdicts`` judges verdicts alone (every refutation fails). With a
+baseline, what it records fails only when worse than recorded.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from verify.model.layout import coordinate_vars, domain_shape
 from verify.model.program import Program
 from verify.report import FORMATS, render
 from verify.report.formula import formula
-from verify.report.text import json_report, results_text, summary_line, text_report
+from verify.report.text import counted, json_report, results_text, summary_line, text_report
 from verify.smt.solve import Status
 from verify.spec.parser import parse_file
 
@@ -54,14 +55,6 @@ def engine_option(help_text: str):
     )
 
 
-# The worst verdict of a run decides its exit status (`Status` orders them).
-EXIT_FOR_STATUS = {
-    Status.PROVED: EXIT_OK,
-    Status.UNKNOWN: EXIT_UNKNOWN,
-    Status.REFUTED: EXIT_REFUTED,
-}
-
-
 class _DefaultToCheck(click.Group):
     """`verify a.spec` means `verify check a.spec`; subcommands stay reachable."""
 
@@ -77,12 +70,30 @@ def main():
     """Prove shared-memory layouts bijective, aligned and bank-conflict-free."""
 
 
-def _exit_code(results, errors, check_expect: bool) -> int:
-    if errors:
-        return EXIT_ERROR
-    if check_expect:
-        return EXIT_OK if all(r.passed for r in results) else EXIT_REFUTED
-    return EXIT_FOR_STATUS[Status.worst(r.status for r in results)]
+def _exit_code(results, errors) -> int:
+    """The exit status by the rule every format shows (`verify.report.gate`)."""
+    from verify.report.gate import Gate
+
+    return Gate().exit_status(results, len(errors))
+
+
+def raw_verdicts_option(judged: str):
+    """--raw-verdicts, and --check-expect: the default it replaces, still accepted."""
+
+    def options(f):
+        f = click.option(
+            "--raw-verdicts",
+            is_flag=True,
+            help=f"Judge {judged} by verdict alone: every refutation fails, expected or not.",
+        )(f)
+        return click.option(
+            "--check-expect",
+            is_flag=True,
+            hidden=True,
+            help="The default (each check judged by its 'expect'); kept for old scripts.",
+        )(f)
+
+    return options
 
 
 @main.command("check")
@@ -103,9 +114,7 @@ def _exit_code(results, errors, check_expect: bool) -> int:
     help="Text: list only the checks that did not end as expected, and the summary.",
 )
 @timeout_option()
-@click.option(
-    "--check-expect", is_flag=True, help="Exit 0 when every check ends as its 'expect' clause says."
-)
+@raw_verdicts_option("the exit status and every format")
 @click.option(
     "-j",
     "--jobs",
@@ -132,24 +141,41 @@ def _exit_code(results, errors, check_expect: bool) -> int:
     help="Write the --baseline file from this run instead of comparing with it.",
 )
 def check_cmd(
-    paths, fmt, as_json, quiet, timeout, check_expect, jobs, engine, baseline_path, update_baseline
+    paths,
+    fmt,
+    as_json,
+    quiet,
+    timeout,
+    raw_verdicts,
+    check_expect,
+    jobs,
+    engine,
+    baseline_path,
+    update_baseline,
 ):
-    """Check every spec file (directories are searched for *.spec)."""
+    """Check every spec file (directories are searched for *.spec). A check passes
+    when it ends as its 'expect' says (proved without one), in the exit status and
+    every format alike; --raw-verdicts judges verdicts alone."""
+    from verify.report.gate import Gate
+
     fmt = _output_format(fmt, as_json)
+    if raw_verdicts and check_expect:
+        _fail("<args>: error: --raw-verdicts and --check-expect ask for opposite rules")
     recorded = _recorded_baseline(baseline_path, update_baseline)
+    gate = Gate(raw_verdicts, recorded)
     files = api.spec_paths(list(paths))
     if not files:
         _fail("no .spec files found in " + ", ".join(paths))
-    results, errors = _check_streaming(files, timeout, jobs, engine, fmt, quiet)
+    results, errors = _check_streaming(files, timeout, jobs, engine, fmt, quiet, gate)
     if fmt != "text":
-        click.echo(render(fmt, results, errors, quiet))
+        click.echo(render(fmt, results, errors, quiet, gate))
     elif results or not errors:
         click.echo(summary_line(results, len(errors)))
     if update_baseline:
         sys.exit(_update_baseline(baseline_path, results, errors, files))
     if recorded is not None:
-        sys.exit(_gate_on_baseline(baseline_path, recorded, results, errors, check_expect))
-    sys.exit(_exit_code(results, errors, check_expect))
+        _tell_baseline(baseline_path, gate)
+    sys.exit(gate.exit_status(results, len(errors)))
 
 
 def _recorded_baseline(path: str | None, update: bool):
@@ -174,17 +200,18 @@ def _update_baseline(path: str, results, errors, files: list[str]) -> int:
     if errors:
         click.echo(f"baseline {path} not written: {len(errors)} spec errors", err=True)
         return EXIT_ERROR
-    baseline.write(path, results, files)
-    click.echo(f"wrote baseline {path}: {len(results)} checks", err=True)
+    try:
+        baseline.write(path, results, files)
+    except SpecError as e:  # the records it would keep are unreadable: overwrite nothing
+        _fail(f"<args>: error: {e.message}: not overwritten")
+    click.echo(f"wrote baseline {path}: {counted(len(results), 'check')}", err=True)
     return EXIT_OK
 
 
-def _gate_on_baseline(path: str, recorded, results, errors, check_expect: bool) -> int:
-    """Exit 1 when a figure is worse than recorded. Checks the baseline has no
-    record of are judged as without one."""
-    from verify.report import baseline
-
-    diff = baseline.compare(results, recorded)
+def _tell_baseline(path: str, gate) -> None:
+    """What the baseline made of the run (the gate fails what is worse than
+    recorded; checks it has no record of are judged as without one)."""
+    diff = gate.comparison
     if diff.regressions:
         click.echo(f"baseline {path}: {len(diff.regressions)} worse than recorded:", err=True)
         click.echo("\n".join(f"  {line}" for line in diff.regressions), err=True)
@@ -199,11 +226,9 @@ def _gate_on_baseline(path: str, recorded, results, errors, check_expect: bool) 
         )
     if diff.new:
         click.echo(
-            f"baseline {path}: {len(diff.new)} checks not recorded, judged on their own", err=True
+            f"baseline {path}: {counted(len(diff.new), 'check')} not recorded, judged on their own",
+            err=True,
         )
-    if errors:
-        return EXIT_ERROR
-    return EXIT_REFUTED if diff.regressions else _exit_code(diff.new, [], check_expect)
 
 
 def _output_format(fmt: str | None, as_json: bool) -> str:
@@ -214,7 +239,7 @@ def _output_format(fmt: str | None, as_json: bool) -> str:
 
 
 def _check_streaming(
-    files: list[str], timeout: float, jobs: int, engine: str, fmt: str, quiet: bool
+    files: list[str], timeout: float, jobs: int, engine: str, fmt: str, quiet: bool, gate
 ):
     """Every file's results and errors; in text, each file's lines are printed as
     soon as it (and every file before it) is checked, with a progress line on a
@@ -231,8 +256,8 @@ def _check_streaming(
         if fmt == "text":
             if file_errors:
                 click.echo("\n".join(e.text for e in file_errors), err=True)
-            if results_text(found, quiet):
-                click.echo(results_text(found, quiet))
+            if results_text(found, quiet, gate):
+                click.echo(results_text(found, quiet, gate))
         if done < len(files):
             progress.show(done, files[done])
     return results, errors
@@ -250,11 +275,7 @@ def _check_streaming(
 )
 @timeout_option()
 @engine_option("Who decides each check, as for verify SPEC.")
-@click.option(
-    "--check-expect",
-    is_flag=True,
-    help="A configuration fails when a check does not end as its 'expect' says.",
-)
+@raw_verdicts_option("each configuration")
 @click.option(
     "-j",
     "--jobs",
@@ -317,6 +338,7 @@ def sweep_cmd(
     params,
     timeout,
     engine,
+    raw_verdicts,
     check_expect,
     jobs,
     dask_address,
@@ -333,13 +355,17 @@ def sweep_cmd(
 ):
     """Check every combination of a spec template's parameters: one table row per
     combination (worst verdict, max-ways/wavefronts per access), then the failing
-    configurations. Exit codes as for verify SPEC, over all combinations. With
-    --triton PATH.py:KERNEL, the combinations are the kernel's configurations."""
+    configurations. Exit codes as for verify SPEC, over all combinations, and as
+    there a check passes when it ends as its 'expect' says. With --triton
+    PATH.py:KERNEL, the combinations are the kernel's configurations."""
     from verify.sweep import command
     from verify.sweep.engine import Engine
     from verify.sweep.kernel import Kernel
 
     fmt = _output_format(fmt, as_json)
+    if raw_verdicts and check_expect:
+        _fail("<args>: error: --raw-verdicts and --check-expect ask for opposite rules")
+    check_expect = not raw_verdicts
     if (template is None) == (kernel is None):
         _fail("<args>: error: expected a TEMPLATE.spec or --triton PATH.py:KERNEL, not both")
     pool = Engine(jobs or command.default_jobs(), dask_address)
@@ -428,7 +454,7 @@ def ttgir_cmd(path, as_json, timeout, engine):
     except SpecError as e:
         _fail(str(e.located(path)))
     click.echo(json_report(results) if as_json else text_report(results))
-    sys.exit(_exit_code(results, [], False))
+    sys.exit(_exit_code(results, []))
 
 
 @main.command("triton")
@@ -460,7 +486,7 @@ def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_jso
     except SpecError as e:
         _fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
     click.echo(json_report(results) if as_json else text_report(results))
-    sys.exit(_exit_code(results, [], False))
+    sys.exit(_exit_code(results, []))
 
 
 @main.command("wavefronts")

@@ -89,20 +89,6 @@ def _found(entry: dict, name: str) -> str:
     return json.dumps(entry[name]) if name in entry else "none"
 
 
-def compare(results: list[CheckResult], recorded: dict) -> Comparison:
-    out = Comparison()
-    for key, r in keyed(results).items():
-        entry = recorded.get(key)
-        if entry is None:
-            out.new.append(r)
-            continue
-        out.compared += 1
-        worse, better = differences(r, entry)
-        out.regressions += [f"{r.file}:{r.line}: {r.property}: {w}" for w in worse]
-        out.improvements += better
-    return out
-
-
 def differences(r: CheckResult, entry: dict) -> tuple[list[str], int]:
     """What got worse than `entry` records (as lines), and how many figures got better."""
     worse, better = [], 0
