@@ -331,7 +331,9 @@ def test_the_xor_fix_applied_literally_makes_the_access_conflict_free(spec):
     assert hi - lo == to_hi - to_lo, fix  # as many bits read as written
     bits = {"f16": 16, "f32": 32}[text.split("dtype ")[1].split()[0]]
     swizzle = f"Sw<{hi - lo + 1},{to_lo},{lo - to_lo}> o smem_ptr[{bits}b](unset) o "
-    layout = re.search(r"layout A = (.*)", text).group(1)
+    written = re.search(r"layout A = (.*)", text)
+    assert written, text
+    layout = written.group(1)
     fixed = text.replace(f"layout A = {layout}", f"layout A = {swizzle}{layout}")
     checked = {r.property: r.status for r in verify.check_text(fixed)}
     assert checked[refuted.property] == verify.Status.PROVED, (fix, checked)
@@ -429,3 +431,14 @@ def test_a_regression_is_an_error_in_every_format_even_on_a_passing_check(tmp_pa
         code, out = run(str(path), "--baseline", str(base), "--format", fmt)
         document = out.split("\nbaseline ")[0]
         assert (code, failures_shown(fmt, document)) == (1, 1), (fmt, out)
+
+
+def test_quiet_text_lists_what_fails_and_not_what_the_baseline_accepts(tmp_path):
+    path, base = tmp_path / "t.spec", tmp_path / "base.json"
+    with open(PLAIN, encoding="utf-8") as f:
+        path.write_text(f.read().replace(" expect refuted", ""))
+    assert run(str(path), "--baseline", str(base), "--update-baseline")[0] == 0
+    code, out = run(str(path), "--baseline", str(base), "-q")
+    assert code == 0 and "REFUTED" not in out, out
+    code, out = run(str(path), "-q")
+    assert code == 1 and "REFUTED  conflict_free rd" in out, out

@@ -26,8 +26,8 @@ def render(
 ) -> str:
     """The document for `fmt`. Text leaves the errors out (the CLI prints them to
     stderr as each file is checked) but counts them; `quiet` keeps only the
-    checks the `gate` fails or notes in the text (the other formats are whole
-    documents, and annotations are only ever made for those)."""
+    checks the `gate` fails in the text (the other formats are whole documents,
+    annotating what it fails and, as notices, what a baseline accepts)."""
     if fmt == "text":
         return text_report(results, len(errors), quiet, gate)
     if fmt == "json":

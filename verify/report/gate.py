@@ -13,7 +13,8 @@ accepts is a notice, and passes. Checks it does not record are judged on their
 own.
 
 `level` names what each format shows for a check: ``error``, ``warning``,
-``notice`` or None (a pass, shown nowhere but in the full text report).
+``notice`` or None (a pass, shown nowhere but in the full text report). The
+quiet text lists what `fails`: errors and warnings.
 """
 
 from __future__ import annotations
@@ -79,9 +80,9 @@ class Gate:
             self.judge([r])
         return self._levels[id(r)]
 
-    def shown(self, r: CheckResult) -> bool:
-        """Whether a format that lists only failures lists `r`."""
-        return self.level(r) is not None
+    def fails(self, r: CheckResult) -> bool:
+        """Whether `r` fails the run (an accepted failure, a notice, does not)."""
+        return self.level(r) in ("error", "warning")
 
     def exit_status(self, results: list[CheckResult], errors: int) -> int:
         """2 on spec errors, else 1 when some check fails, else 3 when some check

@@ -182,17 +182,17 @@ def default_gate(gate: Gate | None) -> Gate:
 
 
 def results_text(results: list[CheckResult], quiet: bool = False, gate: Gate | None = None) -> str:
-    """Every check's lines (with `quiet`, only those the `gate` fails or notes)."""
+    """Every check's lines (with `quiet`, only those the `gate` fails)."""
     gate = default_gate(gate)
     gate.judge(results)
-    shown = [r for r in results if not (quiet and not gate.shown(r))]
+    shown = [r for r in results if not quiet or gate.fails(r)]
     return "\n".join(line for r in shown for line in result_text(r))
 
 
 def text_report(
     results: list[CheckResult], spec_errors: int = 0, quiet: bool = False, gate: Gate | None = None
 ) -> str:
-    """Every check's lines (with `quiet`, only those the `gate` fails or notes) and the summary."""
+    """Every check's lines (with `quiet`, only those the `gate` fails) and the summary."""
     checks = results_text(results, quiet, gate)
     summary = summary_line(results, spec_errors)
     return f"{checks}\n{summary}" if checks else summary
