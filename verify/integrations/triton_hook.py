@@ -1,0 +1,330 @@
+"""Check every kernel a Python program compiles with Triton, as it compiles them.
+
+``with checking() as session:`` installs a listener in Triton
+(``triton.knobs.compilation.listener``: Triton calls it after every
+``triton.compile``, cache hits included, with the kernel's metadata and the
+paths of its TTGIR and PTX in Triton's cache). The listener only reads: the
+user's kernels, Triton's cache keys and the compiled results are untouched, a
+listener installed before is still called first, and it is put back on exit.
+
+Each distinct kernel (by Triton's kernel hash, once per session) goes through
+verify's TTGIR checks (`verify.ttgir.module.KernelChecker`); each finding that
+fails or stays unknown is written to `report` (stderr) as it happens, at the
+Python line of the op, and `session.results` holds every check, in the order
+kernels were compiled. An op verify does not model is an UNKNOWN result,
+``not modelled: <op>``, counted in the summary rather than printed.
+
+Answers are cached by kernel hash and verify's code fingerprint
+(`verify.sweep.cache`): a kernel checked in an earlier run costs a file read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from verify.engines.decide import AUTO
+from verify.errors import InternalError, Pos, SpecError
+from verify.integrations.extract_worker import ExtractWorker
+from verify.report.text import ErrorRecord, counted, summary_line
+from verify.results import CheckResult, Counterexample
+from verify.smt.solve import Status
+from verify.sweep.cache import Cache, default_directory
+from verify.sweep.key import answer_key
+from verify.sweep.question import CheckRow, Outcome
+
+NOT_MODELLED = "not modelled: "
+
+
+@dataclass
+class KernelCheck:
+    """One distinct kernel the program compiled, and what verify found in it."""
+
+    name: str
+    hash: str
+    target: str  # "sm_80"
+    source: str  # where its @jit function is defined, "file:line" ("" if unknown)
+    results: list[CheckResult] = field(default_factory=list)
+    error: ErrorRecord | None = None  # verify could not read it (located)
+    cached: bool = False  # answered from verify's cache
+    seconds: float = 0.0  # verify's time on it
+    compile_seconds: float = 0.0  # Triton's, as its listener reports it
+
+    @property
+    def refuted(self) -> list[CheckResult]:
+        return [r for r in self.results if r.status == Status.REFUTED]
+
+
+class Session:
+    """The kernels checked while installed; see the module doc."""
+
+    def __init__(
+        self,
+        timeout: float = 60.0,
+        engine: str = AUTO,
+        cache_dir: str | None = None,
+        report=None,
+        verbose: bool = False,
+    ):
+        self.timeout, self.engine, self.verbose = timeout, engine, verbose
+        self.cache: Cache | None = None if cache_dir == "" else KernelCache(cache_dir)
+        self.report = report
+        self.kernels: list[KernelCheck] = []
+        self._by_hash: dict[str, KernelCheck] = {}
+        self._worker = ExtractWorker()
+        self._lock = threading.Lock()
+        self._previous = None
+        self._installed = False
+        self.compiled: list[str] = []  # the hash of every compile Triton reported, in order
+
+    # -- what was found ---------------------------------------------------------
+
+    @property
+    def results(self) -> list[CheckResult]:
+        return [r for k in self.kernels for r in k.results]
+
+    @property
+    def errors(self) -> list[ErrorRecord]:
+        return [k.error for k in self.kernels if k.error is not None]
+
+    @property
+    def refuted(self) -> list[CheckResult]:
+        return [r for k in self.kernels for r in k.refuted]
+
+    def kernel(self, hash: str) -> KernelCheck:
+        return self._by_hash[hash]
+
+    # -- installing -------------------------------------------------------------
+
+    def install(self):
+        from triton import knobs
+
+        if self._installed:
+            return
+        self._worker.start()
+        self._previous = knobs.compilation.listener
+        knobs.compilation.listener = self._listen
+        self._installed = True
+
+    def uninstall(self):
+        """Put the previous listener back (unless someone replaced ours since,
+        whose listener then stays), and end the reading child."""
+        from triton import knobs
+
+        if self._installed and knobs.compilation.listener == self._listen:
+            knobs.compilation.listener = self._previous
+        self._installed = False
+        self._worker.close()
+
+    def _listen(self, *, src, metadata, metadata_group, times, cache_hit):
+        if self._previous is not None:
+            self._previous(
+                src=src,
+                metadata=metadata,
+                metadata_group=metadata_group,
+                times=times,
+                cache_hit=cache_hit,
+            )
+        with self._lock:
+            self.compiled.append(metadata["hash"])
+            if metadata["hash"] not in self._by_hash:
+                self._check(src, metadata, metadata_group, times.total / 1e6)
+
+    # -- one kernel -------------------------------------------------------------
+
+    def _check(self, src, metadata: dict, group: dict, compile_seconds: float):
+        start = time.perf_counter()
+        kernel = KernelCheck(
+            metadata["name"],
+            metadata["hash"],
+            _target_name(metadata["target"]),
+            _defined_at(src),
+            compile_seconds=compile_seconds,
+        )
+        self._by_hash[kernel.hash] = kernel
+        self.kernels.append(kernel)
+        key = answer_key(f"triton-kernel {kernel.hash} {os.getcwd()}", self.engine, self.timeout)
+        cached = self.cache.get(key) if self.cache is not None else None
+        if isinstance(cached, KernelOutcome):
+            kernel.results, kernel.cached = cached.results(), True
+            kernel.error = cached.error_record()
+        else:
+            self._read_and_check(kernel, group)
+            if self.cache is not None:
+                self.cache.put(key, KernelOutcome.of(kernel))
+        kernel.seconds = time.perf_counter() - start
+        self._tell(kernel)
+
+    def _read_and_check(self, kernel: KernelCheck, group: dict):
+        from verify.ttgir.module import KernelChecker
+
+        path = next((p for name, p in group.items() if name.endswith(".ttgir")), None)
+        try:
+            if path is None:
+                raise SpecError("Triton kept no TTGIR for this kernel", Pos(1, 1), kernel.source)
+            with open(path, encoding="utf-8") as f:
+                found = self._worker.read(f.read(), path)
+            results = KernelChecker(path, found, self.timeout, self.engine).run()
+        except SpecError as e:
+            kernel.error = ErrorRecord.of(e.located(path or kernel.source))
+            return
+        except (InternalError, Exception) as e:  # noqa: BLE001 -- the program must go on
+            kernel.error = ErrorRecord(
+                path or kernel.source, 1, 1, "internal error", f"{type(e).__name__}: {e}"
+            )
+            return
+        for r in results:
+            r.file = _shown(r.file)
+        kernel.results = results
+
+    # -- reporting --------------------------------------------------------------
+
+    def _tell(self, kernel: KernelCheck):
+        if self.report is None:
+            return
+        lines = []
+        if kernel.error is not None:
+            lines.append(f"{kernel.error.header}  [kernel {kernel.name}]")
+        for r in kernel.results:
+            unmodelled = r.property.startswith(NOT_MODELLED)
+            if r.status == Status.PROVED or (unmodelled and not self.verbose):
+                continue
+            lines.append(f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}")
+            why = r.counterexample.summary if r.counterexample else r.reason
+            lines.append(f"    {'counterexample' if r.counterexample else 'reason'}: {why}")
+            lines.append(f"    in kernel {kernel.name} ({kernel.target}, {kernel.source})")
+        if lines:
+            print("\n".join(f"verify: {line}" for line in lines), file=self.report, flush=True)
+
+    def summary(self) -> str:
+        """One paragraph: kernels, checks by verdict, ops not modelled, errors."""
+        results = self.results
+        unmodelled = sum(r.property.startswith(NOT_MODELLED) for r in results)
+        cached = sum(k.cached for k in self.kernels)
+        empty = sum(not k.results and k.error is None for k in self.kernels)
+        lines = [
+            f"{counted(len(self.kernels), 'kernel')} checked ({cached} from verify's cache, "
+            f"{empty} with no shared-memory op); {summary_line(results, len(self.errors))}",
+        ]
+        if unmodelled:
+            lines.append(
+                f"{counted(unmodelled, 'op')} not modelled (UNKNOWN, not a pass: "
+                "listed with --verbose and in --json)"
+            )
+        return "\n".join(f"verify: {line}" for line in lines)
+
+
+@dataclass(frozen=True)
+class KernelOutcome(Outcome):
+    """A kernel's answer as the sweep cache keeps it, with each check's file
+    (a kernel's ops may lie in several files) and its error, if any."""
+
+    files: tuple[str, ...] = ()
+    error: tuple | None = None  # an ErrorRecord's fields
+
+    @property
+    def cacheable(self) -> bool:
+        """An op not modelled is UNKNOWN for good; a timeout is asked again."""
+        return not self.internal and all(
+            c.status != Status.UNKNOWN.value or c.text.startswith(NOT_MODELLED) for c in self.checks
+        )
+
+    @classmethod
+    def of(cls, kernel: KernelCheck) -> KernelOutcome:
+        e = kernel.error
+        internal = e.text if e is not None and e.message == "internal error" else ""
+        return cls(
+            tuple(CheckRow.of(r) for r in kernel.results),
+            () if e is None or internal else (e.text,),
+            internal,
+            tuple(r.file for r in kernel.results),
+            None if e is None else (e.file, e.line, e.col, e.message, e.text),
+        )
+
+    @classmethod
+    def from_json(cls, doc: dict) -> KernelOutcome:
+        checks = tuple(CheckRow(**c) for c in doc["checks"])
+        error = tuple(doc["error"]) if doc["error"] is not None else None
+        return cls(checks, tuple(doc["errors"]), doc["internal"], tuple(doc["files"]), error)
+
+    def results(self) -> list[CheckResult]:
+        return [_result(row, file) for row, file in zip(self.checks, self.files)]
+
+    def error_record(self) -> ErrorRecord | None:
+        return None if self.error is None else ErrorRecord(*self.error)
+
+
+class KernelCache(Cache):
+    """`verify.sweep.cache.Cache` holding `KernelOutcome`s."""
+
+    def __init__(self, directory: str | None = None):
+        super().__init__(os.path.join(directory or default_directory(), "triton-kernels"))
+
+    def get(self, key: str) -> KernelOutcome | None:
+        import json
+
+        try:
+            with open(self._path(key), encoding="utf-8") as f:
+                return KernelOutcome.from_json(json.load(f))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent, or written by an incompatible version: check again
+
+
+def _result(row: CheckRow, file: str) -> CheckResult:
+    """A cached check as a result; a refutation keeps its counterexample's summary."""
+    status = Status(row.status)
+    refuted = status == Status.REFUTED
+    return CheckResult(
+        file,
+        row.line,
+        row.text,
+        status,
+        row.expect,
+        row.max_ways,
+        row.wavefronts,
+        counterexample=Counterexample(row.why, {}) if refuted else None,
+        reason="" if refuted else row.why,
+    )
+
+
+def _target_name(target) -> str:
+    arch = target["arch"] if isinstance(target, dict) else target.arch
+    return f"sm_{arch}"
+
+
+def _defined_at(src) -> str:
+    """``file:line`` of the @jit function of an ASTSource; a TTGIR source's path."""
+    fn = getattr(src, "fn", None)
+    code = getattr(getattr(fn, "fn", None), "__code__", None)
+    if code is not None:
+        line = getattr(fn, "def_file_line_number", code.co_firstlineno)
+        return f"{_shown(code.co_filename)}:{line}"
+    return _shown(str(getattr(src, "path", "")))
+
+
+def _shown(path: str) -> str:
+    """A path under the working directory relative to it, as verify prints files."""
+    cwd = os.getcwd() + os.sep
+    return path[len(cwd) :] if path.startswith(cwd) else path
+
+
+@contextlib.contextmanager
+def checking(
+    timeout: float = 60.0,
+    engine: str = AUTO,
+    cache_dir: str | None = None,
+    report=sys.stderr,
+    verbose: bool = False,
+):
+    """Check every kernel Triton compiles inside the block; yields the `Session`.
+    ``cache_dir=""`` reads and writes no cache; ``report=None`` prints nothing."""
+    session = Session(timeout, engine, cache_dir, report, verbose)
+    session.install()
+    try:
+        yield session
+    finally:
+        session.uninstall()
