@@ -852,6 +852,8 @@ def run():
 
 
 from verify.cli.ptx import cuda_cmd, ptx_cmd  # noqa: E402 -- the commands join the group here
+from verify.cli.run_program import run_cmd  # noqa: E402 -- not cli/run.py: it would hide run()
 
 main.add_command(ptx_cmd)
 main.add_command(cuda_cmd)
+main.add_command(run_cmd)
