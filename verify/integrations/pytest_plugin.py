@@ -8,6 +8,12 @@ Registered through the ``pytest11`` entry point, so it is loaded wherever verify
 is installed; without ``--verify`` it only adds its options and collects nothing.
 verify itself is imported only when a spec is collected, so other projects'
 test runs do not pay for loading the solver.
+
+``pytest --verify-triton`` checks every Triton kernel each test compiles
+(`verify.integrations.triton_hook`, installed for the whole run) and fails the
+test that compiled a kernel with a refuted check, naming the kernel, the check
+and its Python line; kernels verify cannot read are listed in the summary.
+Without the option nothing is installed.
 """
 
 from __future__ import annotations
@@ -41,6 +47,61 @@ def pytest_addoption(parser):
         choices=["auto", "z3", "enumeration"],
         help="who decides each check (default auto)",
     )
+    group.addoption(
+        "--verify-triton",
+        action="store_true",
+        default=False,
+        help="check every Triton kernel each test compiles; a refuted one fails the test",
+    )
+
+
+_TRITON_SESSION = pytest.StashKey[object]()
+
+
+def pytest_configure(config):
+    if not config.getoption("verify_triton", False):
+        return
+    from verify.integrations.triton_hook import Session
+
+    options = config.getoption
+    session = Session(options("verify_timeout"), options("verify_engine"), report=None)
+    session.install()
+    config.stash[_TRITON_SESSION] = session
+    config.add_cleanup(session.uninstall)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    session = item.config.stash.get(_TRITON_SESSION, None)
+    if session is None:
+        return (yield)
+    first = len(session.compiled)
+    outcome = yield  # the test's own failure propagates from here first
+    compiled = dict.fromkeys(session.compiled[first:])
+    refuted = [(session.kernel(h), r) for h in compiled for r in session.kernel(h).refuted]
+    if refuted:
+        raise KernelRefuted(
+            "\n".join(
+                f"{r.file}:{r.line}: REFUTED {r.property} in Triton kernel {k.name} "
+                f"({k.target}, {k.source})\n    counterexample: {r.counterexample.summary}"
+                for k, r in refuted
+                if r.counterexample is not None
+            )
+        )
+    return outcome
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    session = config.stash.get(_TRITON_SESSION, None)
+    if session is None:
+        return
+    for error in session.errors:
+        terminalreporter.write_line(f"verify: {error.header}")
+    terminalreporter.write_line(session.summary())
+
+
+class KernelRefuted(AssertionError):
+    """A kernel the test compiled has a refuted check: the message names it."""
 
 
 def pytest_collect_file(file_path, parent):

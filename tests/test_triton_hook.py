@@ -1,0 +1,175 @@
+"""Checking every kernel a program compiles: the context manager, `verify run`
+and `pytest --verify-triton`, on a program that compiles two Gluon transposes
+for sm_80 on the CPU (tests/data/programs/two_transposes.py): the plain one
+reads columns 32-way, the swizzled one is conflict-free."""
+
+import io
+import json
+import os
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("triton")
+
+from triton import knobs  # noqa: E402
+
+from verify.integrations.triton_hook import checking  # noqa: E402
+from verify.smt.solve import Status  # noqa: E402
+
+PROGRAM = os.path.join(os.path.dirname(__file__), "data", "programs", "two_transposes.py")
+pytest_plugins = ["pytester"]
+
+LOAD_LINE = 26  # columns = smem.load(reader)
+DEF_LINE = 18  # def transpose(...)
+
+
+@pytest.fixture
+def fresh_caches(tmp_path, monkeypatch):
+    """Triton's and verify's caches in scratch directories, for this process
+    and for the children it starts."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("VERIFY_CACHE_DIR", str(tmp_path / "verify"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    return tmp_path
+
+
+def run_program(argv=()):
+    saved = sys.argv
+    sys.argv = [PROGRAM, *argv]
+    try:
+        runpy.run_path(PROGRAM, run_name="__main__")
+    except SystemExit as e:
+        return e.code
+    finally:
+        sys.argv = saved
+
+
+def local_load(kernel):
+    return next(r for r in kernel.results if r.property.startswith("conflict_free local_load"))
+
+
+def test_each_kernel_is_checked_once_at_its_lines_and_the_listener_is_restored(fresh_caches):
+    calls = []
+
+    def theirs(**kwargs):
+        calls.append(kwargs["metadata"]["hash"])
+
+    knobs.compilation.listener = theirs
+    report = io.StringIO()
+    try:
+        with checking(cache_dir=str(fresh_caches / "verify"), report=report) as session:
+            run_program()
+            run_program()  # Triton's cache hits: seen again, checked once
+        assert knobs.compilation.listener is theirs
+    finally:
+        knobs.compilation.listener = None
+    assert len(session.compiled) == 4 and calls == session.compiled
+    plain, swizzled = session.kernels
+    assert (plain.name, plain.target, plain.source) == (
+        "transpose",
+        "sm_80",
+        f"{os.path.relpath(PROGRAM)}:{DEF_LINE}",
+    )
+    refuted = local_load(plain)
+    assert (refuted.status, refuted.line) == (Status.REFUTED, LOAD_LINE)
+    assert "32-way" in refuted.counterexample.summary
+    assert local_load(swizzled).status == Status.PROVED
+    assert all(r.status == Status.PROVED for r in swizzled.results)
+    assert session.refuted == [refuted]
+    printed = report.getvalue()
+    assert f"{refuted.file}:{LOAD_LINE}: REFUTED  conflict_free local_load %columns" in printed
+    assert printed.count("REFUTED") == 1
+
+
+def test_a_second_session_answers_from_verify_s_cache(fresh_caches):
+    cache = str(fresh_caches / "verify")
+    with checking(cache_dir=cache, report=None) as first:
+        run_program()
+    with checking(cache_dir=cache, report=None) as second:
+        run_program()
+    assert [k.cached for k in first.kernels] == [False, False]
+    assert [k.cached for k in second.kernels] == [True, True]
+    assert [(r.file, r.line, r.property, r.status) for r in second.results] == [
+        (r.file, r.line, r.property, r.status) for r in first.results
+    ]
+    assert local_load(second.kernels[0]).counterexample.summary == (
+        local_load(first.kernels[0]).counterexample.summary
+    )
+    assert knobs.compilation.listener is None
+
+
+def verify_run(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "verify.cli", "run", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_verify_run_keeps_the_programs_stdout_and_exit_status(fresh_caches):
+    alone = subprocess.run(
+        [sys.executable, PROGRAM, "3"], capture_output=True, text=True, timeout=300
+    )
+    report = fresh_caches / "report.json"
+    run = verify_run("--json", str(report), "--", "python", PROGRAM, "3", cwd=fresh_caches)
+    assert (alone.returncode, run.returncode) == (3, 3)
+    assert run.stdout == alone.stdout
+    assert f"two_transposes.py:{LOAD_LINE}: REFUTED  conflict_free local_load" in run.stderr
+    assert "2 kernels checked (0 from verify's cache" in run.stderr
+    doc = json.loads(report.read_text())
+    assert doc["summary"]["refuted"] == 1
+    assert [k["refuted"] for k in doc["kernels"]] == [1, 0]
+    assert [k["from_cache"] for k in doc["kernels"]] == [False, False]
+
+    strict = verify_run("--strict", "--format", "github", "--", PROGRAM, cwd=fresh_caches)
+    assert strict.returncode == 1
+    assert "2 kernels checked (2 from verify's cache" in strict.stderr
+    assert "::error file=" in strict.stderr and f"line={LOAD_LINE}" in strict.stderr
+
+
+def test_verify_run_refuses_a_missing_program(tmp_path):
+    run = verify_run("--", "python", str(tmp_path / "absent.py"), cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.startswith("<args>: error: cannot run") and "Traceback" not in run.stderr
+
+
+TEST_FILE = f"""import runpy, sys
+
+
+def run(argv):
+    sys.argv = [{PROGRAM!r}, *argv]
+    try:
+        runpy.run_path({PROGRAM!r}, run_name="__main__")
+    except SystemExit:
+        pass
+
+
+def test_compiles_the_transposes():
+    run([])
+
+
+def test_compiles_nothing():
+    pass
+"""
+
+
+def test_pytest_option_fails_the_test_that_compiled_a_refuted_kernel(pytester, fresh_caches):
+    pytester.makepyfile(test_user=TEST_FILE)
+    result = pytester.runpytest_subprocess("--verify-triton", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*two_transposes.py:{LOAD_LINE}: REFUTED conflict_free local_load %columns "
+            f"in Triton kernel transpose (sm_80, *two_transposes.py:{DEF_LINE})",
+            "*counterexample: ld.shared.b32: lanes 0-31 hit bank 0*32-way",
+            "*2 kernels checked*",
+        ]
+    )
+    inert = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    inert.assert_outcomes(passed=2)
+    assert "kernels checked" not in inert.stdout.str()
