@@ -442,3 +442,14 @@ def test_quiet_text_lists_what_fails_and_not_what_the_baseline_accepts(tmp_path)
     assert code == 0 and "REFUTED" not in out, out
     code, out = run(str(path), "-q")
     assert code == 1 and "REFUTED  conflict_free rd" in out, out
+
+
+def test_a_malformed_list_in_a_triton_encoding_is_a_located_error(tmp_path):
+    # found by tests/test_fuzz_commands.py at VERIFY_FUZZ_SCALE=16
+    path = tmp_path / "t.spec"
+    path.write_text(
+        "dtype f16\nlayout B = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, "
+        "order = [, 0]}> shape (8, 64)\n"
+    )
+    code, out = run(str(path))
+    assert code == 2 and "order: expected an integer, true, false or a list" in out, out

@@ -135,7 +135,14 @@ def _fields(body: str, kind: str, pos: Pos) -> dict:
             raise SpecError(
                 f"in {kind}: expected 'name = value' entries, found {rest.strip()[:40]!r}", pos
             )
-        fields[e["key"]] = _value(e["value"])
+        try:
+            fields[e["key"]] = _value(e["value"])
+        except ValueError:  # json's errors are ValueErrors too
+            raise SpecError(
+                f"in {kind}: {e['key']}: expected an integer, true, false or a list "
+                f"of integers, found {e['value']!r}",
+                pos,
+            ) from None
         rest = rest[e.end() :]
     return fields
 
