@@ -38,6 +38,9 @@ from verify.sweep.key import answer_key
 from verify.sweep.question import CheckRow, Outcome
 
 NOT_MODELLED = "not modelled: "
+# The reasons of an UNKNOWN that another run may not give (verify.smt.solve,
+# verify.engines.enumeration): such an answer is not cached.
+RUN_DEPENDENT = ("timeout", "solver error", "solver gave up")
 
 
 @dataclass
@@ -228,9 +231,11 @@ class KernelOutcome(Outcome):
 
     @property
     def cacheable(self) -> bool:
-        """An op not modelled is UNKNOWN for good; a timeout is asked again."""
-        return not self.internal and all(
-            c.status != Status.UNKNOWN.value or c.text.startswith(NOT_MODELLED) for c in self.checks
+        """An UNKNOWN that says what is not modelled or cannot be known stays so;
+        one that ran out of time or met a solver failure is asked again."""
+        return not self.internal and not any(
+            c.status == Status.UNKNOWN.value and any(w in c.why for w in RUN_DEPENDENT)
+            for c in self.checks
         )
 
     @classmethod
