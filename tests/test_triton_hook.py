@@ -173,3 +173,23 @@ def test_pytest_option_fails_the_test_that_compiled_a_refuted_kernel(pytester, f
     inert = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     inert.assert_outcomes(passed=2)
     assert "kernels checked" not in inert.stdout.str()
+
+
+def test_the_worked_example_of_docs_run_md_runs(fresh_caches, tmp_path_factory, monkeypatch):
+    """docs/run.md's sessions and Python block, run as tests/test_docs.py runs
+    the guide's examples (each session's printed lines matched)."""
+    import test_docs
+
+    doc = "docs/run.md"
+    folder = test_docs._scratch(doc, tmp_path_factory)
+    ran = 0
+    for block in test_docs.blocks(doc, (test_docs.ROOT / doc).read_text()):
+        if "file" in block.attrs:
+            continue
+        if block.lang == "python":
+            test_docs._check_python(block, folder, monkeypatch)
+            ran += 1
+        elif any(line.startswith("$ ") for line in block.lines):
+            test_docs._check_session(block, folder)
+            ran += 1
+    assert ran == 3

@@ -61,8 +61,10 @@ _TRITON_SESSION = pytest.StashKey[object]()
 def pytest_configure(config):
     if not config.getoption("verify_triton", False):
         return
+    from verify.integrations.triton_exit import hide_leak_report_at_exit
     from verify.integrations.triton_hook import Session
 
+    hide_leak_report_at_exit()  # Triton's bindings' report at exit, dozens of lines
     options = config.getoption
     session = Session(options("verify_timeout"), options("verify_engine"), report=None)
     session.install()
@@ -79,14 +81,15 @@ def pytest_runtest_call(item):
     outcome = yield  # the test's own failure propagates from here first
     compiled = dict.fromkeys(session.compiled[first:])
     refuted = [(session.kernel(h), r) for h in compiled for r in session.kernel(h).refuted]
-    if refuted:
-        raise KernelRefuted(
+    if refuted:  # the message alone: the plugin's frames say nothing of the kernel
+        pytest.fail(
             "\n".join(
                 f"{r.file}:{r.line}: REFUTED {r.property} in Triton kernel {k.name} "
                 f"({k.target}, {k.source})\n    counterexample: {r.counterexample.summary}"
                 for k, r in refuted
                 if r.counterexample is not None
-            )
+            ),
+            pytrace=False,
         )
     return outcome
 
@@ -98,10 +101,6 @@ def pytest_terminal_summary(terminalreporter, config):
     for error in session.errors:
         terminalreporter.write_line(f"verify: {error.header}")
     terminalreporter.write_line(session.summary())
-
-
-class KernelRefuted(AssertionError):
-    """A kernel the test compiled has a refuted check: the message names it."""
 
 
 def pytest_collect_file(file_path, parent):
