@@ -22,8 +22,8 @@ from verify.smt.solve import Status  # noqa: E402
 PROGRAM = os.path.join(os.path.dirname(__file__), "data", "programs", "two_transposes.py")
 pytest_plugins = ["pytester"]
 
-LOAD_LINE = 26  # columns = smem.load(reader)
-DEF_LINE = 18  # def transpose(...)
+LOAD_LINE = 27  # columns = smem.load(reader)
+DEF_LINE = 19  # def transpose(...)
 
 
 @pytest.fixture
@@ -101,6 +101,20 @@ def test_a_second_session_answers_from_verify_s_cache(fresh_caches):
     assert knobs.compilation.listener is None
 
 
+def test_targets_check_each_kernel_as_compiled_for_them(fresh_caches):
+    with checking(cache_dir="", report=None, targets=(80,)) as session:
+        run_program(["0", "90"])
+    programs, retargeted = session.kernels[0::2], session.kernels[1::2]
+    assert [k.target for k in programs] == ["sm_90", "sm_90"]
+    assert [k.target for k in retargeted] == ["sm_80", "sm_80"]
+    assert [k.checked_as for k in programs] == [[k.hash] for k in retargeted]
+    assert all(not k.results for k in programs)
+    assert [(r.line, r.status) for r in session.refuted] == [(LOAD_LINE, Status.REFUTED)]
+    assert "2 kernels compiled for another target, checked as compiled for sm_80" in (
+        session.summary()
+    )
+
+
 def verify_run(*args, cwd):
     return subprocess.run(
         [sys.executable, "-m", "verify.cli", "run", *args],
@@ -132,10 +146,13 @@ def test_verify_run_keeps_the_programs_stdout_and_exit_status(fresh_caches):
     assert "::error file=" in strict.stderr and f"line={LOAD_LINE}" in strict.stderr
 
 
-def test_verify_run_refuses_a_missing_program(tmp_path):
+def test_verify_run_refuses_a_missing_program_and_a_bad_target(tmp_path):
     run = verify_run("--", "python", str(tmp_path / "absent.py"), cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.startswith("<args>: error: cannot run") and "Traceback" not in run.stderr
+    run = verify_run("--target", "volta", "--", PROGRAM, cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.startswith("<args>: error: target 'volta': expected sm_NN")
 
 
 TEST_FILE = f"""import runpy, sys

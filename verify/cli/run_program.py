@@ -2,6 +2,10 @@
 ``coverage run`` does, with `verify.integrations.triton_hook` installed, and
 check every kernel it compiles with Triton.
 
+``--target sm_80`` checks each kernel as compiled for sm_80: one the program
+compiles for another target is compiled again from its source for the check
+(the program's own kernel stays as Triton made it).
+
 PROGRAM is a script (``prog.py``), ``-m module``, or either after ``python``
 (``verify run -- python prog.py`` runs it in this process, hook installed).
 The program's stdout is its own: everything verify says goes to stderr, each
@@ -18,6 +22,7 @@ import re
 import runpy
 import sys
 import traceback
+from typing import NoReturn
 
 import click
 
@@ -43,17 +48,31 @@ _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 @click.option(
     "--engine", default="auto", show_default=True, type=click.Choice(["auto", "z3", "enumeration"])
 )
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="sm_NN",
+    help="Check each kernel as compiled for this target (repeatable; default: its own).",
+)
 @click.option("--no-cache", is_flag=True, help="Check every kernel afresh; keep no answers.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print each op that is not modelled.")
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
-def run_cmd(strict, json_file, fmt, output, timeout, engine, no_cache, verbose, program):
+def run_cmd(strict, json_file, fmt, output, timeout, engine, targets, no_cache, verbose, program):
     """Run PROGRAM and check every Triton kernel it compiles (needs the triton
     extra). Findings go to stderr at the kernels' Python lines; the exit status
     is the program's unless --strict."""
+    from verify.errors import SpecError
     from verify.integrations.triton_hook import checking
+    from verify.ttgir.kernel import parse_target
 
+    try:
+        caps = tuple(parse_target(t) for t in targets)
+    except SpecError as e:
+        _fail(e.message)
     target = _target(list(program))
-    with checking(timeout, engine, "" if no_cache else None, sys.stderr, verbose) as session:
+    cache = "" if no_cache else None
+    with checking(timeout, engine, cache, sys.stderr, verbose, caps) as session:
         status = _run_program(*target)
     sys.stdout.flush()
     click.echo(session.summary(), err=True)
@@ -138,9 +157,10 @@ def _kernel_json(kernel) -> dict:
         "from_cache": kernel.cached,
         "verify_seconds": round(kernel.seconds, 6),
         "triton_compile_seconds": round(kernel.compile_seconds, 6),
+        "checked_as": kernel.checked_as,
     }
 
 
-def _fail(message: str):
+def _fail(message: str) -> NoReturn:
     click.echo(f"<args>: error: {message}", err=True)
     sys.exit(2)

@@ -56,6 +56,9 @@ class KernelCheck:
     cached: bool = False  # answered from verify's cache
     seconds: float = 0.0  # verify's time on it
     compile_seconds: float = 0.0  # Triton's, as its listener reports it
+    # With `targets`: the hashes of this kernel compiled again for them (each
+    # its own KernelCheck); this one is not checked itself.
+    checked_as: list[str] = field(default_factory=list)
 
     @property
     def refuted(self) -> list[CheckResult]:
@@ -72,14 +75,17 @@ class Session:
         cache_dir: str | None = None,
         report=None,
         verbose: bool = False,
+        targets: tuple[int, ...] = (),
     ):
         self.timeout, self.engine, self.verbose = timeout, engine, verbose
+        self.targets = targets  # compute capabilities to check kernels for (default: theirs)
+        self._retargeting = False
         self.cache: Cache | None = None if cache_dir == "" else KernelCache(cache_dir)
         self.report = report
         self.kernels: list[KernelCheck] = []
         self._by_hash: dict[str, KernelCheck] = {}
         self._worker = ExtractWorker()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a kernel compiled again for a target calls back in
         self._previous = None
         self._installed = False
         self.compiled: list[str] = []  # the hash of every compile Triton reported, in order
@@ -124,7 +130,7 @@ class Session:
         self._worker.close()
 
     def _listen(self, *, src, metadata, metadata_group, times, cache_hit):
-        if self._previous is not None:
+        if self._previous is not None and not self._retargeting:  # ours, not the program's
             self._previous(
                 src=src,
                 metadata=metadata,
@@ -134,22 +140,54 @@ class Session:
             )
         with self._lock:
             self.compiled.append(metadata["hash"])
-            if metadata["hash"] not in self._by_hash:
+            if metadata["hash"] in self._by_hash:
+                return
+            if self.targets and _arch(metadata["target"]) not in self.targets and _is_ast(src):
+                self._retarget(src, metadata, times.total / 1e6)
+            else:
                 self._check(src, metadata, metadata_group, times.total / 1e6)
+
+    def _retarget(self, src, metadata: dict, compile_seconds: float):
+        """Compile `src` again for each of `targets` (Triton's listener, ours,
+        checks each); the program's own kernel is left as Triton made it."""
+        from triton import compile as triton_compile
+        from triton.backends.compiler import GPUTarget
+
+        kernel = self._record(src, metadata, compile_seconds)
+        options = {k: metadata[k] for k in ("num_warps", "num_stages", "num_ctas") if k in metadata}
+        self._retargeting = True
+        try:
+            for cap in self.targets:
+                first = len(self.compiled)
+                try:
+                    triton_compile(src, target=GPUTarget("cuda", cap, 32), options=options)
+                except Exception as e:  # noqa: BLE001 -- Triton's refusal, reported for the kernel
+                    file, _, line = kernel.source.rpartition(":")
+                    why = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"
+                    message = f"compiling {kernel.name} for sm_{cap} failed: {why}"
+                    at = Pos(int(line), 1) if line.isdigit() else None
+                    kernel.error = ErrorRecord.of(SpecError(message, at, file or None))
+                kernel.checked_as += self.compiled[first:]
+        finally:
+            self._retargeting = False
 
     # -- one kernel -------------------------------------------------------------
 
-    def _check(self, src, metadata: dict, group: dict, compile_seconds: float):
-        start = time.perf_counter()
+    def _record(self, src, metadata: dict, compile_seconds: float) -> KernelCheck:
         kernel = KernelCheck(
             metadata["name"],
             metadata["hash"],
-            _target_name(metadata["target"]),
+            f"sm_{_arch(metadata['target'])}",
             _defined_at(src),
             compile_seconds=compile_seconds,
         )
         self._by_hash[kernel.hash] = kernel
         self.kernels.append(kernel)
+        return kernel
+
+    def _check(self, src, metadata: dict, group: dict, compile_seconds: float):
+        start = time.perf_counter()
+        kernel = self._record(src, metadata, compile_seconds)
         key = answer_key(f"triton-kernel {kernel.hash} {os.getcwd()}", self.engine, self.timeout)
         cached = self.cache.get(key) if self.cache is not None else None
         if isinstance(cached, KernelOutcome):
@@ -207,12 +245,20 @@ class Session:
         """One paragraph: kernels, checks by verdict, ops not modelled, errors."""
         results = self.results
         unmodelled = sum(r.property.startswith(NOT_MODELLED) for r in results)
-        cached = sum(k.cached for k in self.kernels)
-        empty = sum(not k.results and k.error is None for k in self.kernels)
+        checked = [k for k in self.kernels if not k.checked_as]
+        cached = sum(k.cached for k in checked)
+        empty = sum(not (k.results or k.error) for k in checked)
         lines = [
-            f"{counted(len(self.kernels), 'kernel')} checked ({cached} from verify's cache, "
+            f"{counted(len(checked), 'kernel')} checked ({cached} from verify's cache, "
             f"{empty} with no shared-memory op); {summary_line(results, len(self.errors))}",
         ]
+        moved = len(self.kernels) - len(checked)
+        if moved:
+            shown = ", ".join(f"sm_{t}" for t in self.targets)
+            lines.append(
+                f"{counted(moved, 'kernel')} compiled for another target, checked as compiled for "
+                f"{shown}"
+            )
         if unmodelled:
             lines.append(
                 f"{counted(unmodelled, 'op')} not modelled (UNKNOWN, not a pass: "
@@ -296,9 +342,14 @@ def _result(row: CheckRow, file: str) -> CheckResult:
     )
 
 
-def _target_name(target) -> str:
-    arch = target["arch"] if isinstance(target, dict) else target.arch
-    return f"sm_{arch}"
+def _arch(target) -> int:
+    """A GPUTarget's compute capability (a dict on a cache hit's metadata)."""
+    return target["arch"] if isinstance(target, dict) else target.arch
+
+
+def _is_ast(src) -> bool:
+    """A @jit function's source (which can be compiled again), not a TTGIR file."""
+    return hasattr(src, "fn")
 
 
 def _defined_at(src) -> str:
@@ -324,10 +375,13 @@ def checking(
     cache_dir: str | None = None,
     report=sys.stderr,
     verbose: bool = False,
+    targets: tuple[int, ...] = (),
 ):
     """Check every kernel Triton compiles inside the block; yields the `Session`.
-    ``cache_dir=""`` reads and writes no cache; ``report=None`` prints nothing."""
-    session = Session(timeout, engine, cache_dir, report, verbose)
+    ``cache_dir=""`` reads and writes no cache; ``report=None`` prints nothing;
+    ``targets=(80,)`` checks each kernel as compiled for sm_80 (compiled again
+    from its source when the program compiled it for another target)."""
+    session = Session(timeout, engine, cache_dir, report, verbose, targets)
     session.install()
     try:
         yield session

@@ -3,7 +3,8 @@ f32 tile stored row by row and read back down its columns, through a plain
 shared layout (each column read puts its 32 lanes on one bank: 32-way) and
 through a swizzled one (max_phase 32 XORs the row into the column: conflict
 free). It prints one line per kernel and exits with the status given as its
-first argument (0 by default)."""
+first argument (0 by default); a second argument is the compute capability to
+compile for (80 by default)."""
 
 import sys
 
@@ -29,14 +30,16 @@ def transpose(x_ptr, y_ptr, MAX_PHASE: gl.constexpr):
     gl.store(y_ptr + out_rows * 32 + out_cols, columns)
 
 
-def compile_for_sm80(max_phase: int):
+def compile_for_sm80(max_phase: int, capability: int = 80):
     signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "MAX_PHASE": "constexpr"}
     source = GluonASTSource(transpose, signature, {"MAX_PHASE": max_phase}, {})
-    return triton.compile(source, target=GPUTarget("cuda", 80, 32), options={"num_warps": 4})
+    target = GPUTarget("cuda", capability, 32)
+    return triton.compile(source, target=target, options={"num_warps": 4})
 
 
 if __name__ == "__main__":
+    capability = int(sys.argv[2]) if len(sys.argv) > 2 else 80
     for phase in (1, 32):
-        kernel = compile_for_sm80(phase)
+        kernel = compile_for_sm80(phase, capability)
         print(f"compiled {kernel.name} with max_phase {phase}")
     sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
