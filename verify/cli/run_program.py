@@ -63,7 +63,7 @@ def run_cmd(strict, json_file, fmt, output, timeout, engine, targets, no_cache, 
     extra). Findings go to stderr at the kernels' Python lines; the exit status
     is the program's unless --strict."""
     from verify.errors import SpecError
-    from verify.integrations.triton_hook import checking
+    from verify.integrations.triton_hook import Session
     from verify.ttgir.kernel import parse_target
 
     try:
@@ -72,8 +72,15 @@ def run_cmd(strict, json_file, fmt, output, timeout, engine, targets, no_cache, 
         _fail(e.message)
     target = _target(list(program))
     cache = "" if no_cache else None
-    with checking(timeout, engine, cache, sys.stderr, verbose, caps) as session:
+    session = Session(timeout, engine, cache, sys.stderr, verbose, caps)
+    try:
+        session.install()
+    except SpecError as e:  # Triton is not installed
+        _fail(e.message)
+    try:
         status = _run_program(*target)
+    finally:
+        session.uninstall()
     sys.stdout.flush()
     click.echo(session.summary(), err=True)
     _write_reports(session, json_file, fmt, output)

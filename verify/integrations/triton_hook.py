@@ -110,6 +110,10 @@ class Session:
     # -- installing -------------------------------------------------------------
 
     def install(self):
+        """Set the listener; a SpecError naming the extra if Triton is missing."""
+        from verify.ttgir.module import require_triton
+
+        require_triton()
         from triton import knobs
 
         if self._installed:
