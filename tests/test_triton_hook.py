@@ -115,6 +115,32 @@ def test_targets_check_each_kernel_as_compiled_for_them(fresh_caches):
     )
 
 
+def test_a_kernel_the_reader_dies_on_is_a_located_error_and_the_program_goes_on(
+    fresh_caches, monkeypatch
+):
+    from verify.integrations.extract_worker import ExtractWorker
+
+    dying = (
+        sys.executable,
+        "-c",
+        "import sys; print('abort: no layout', file=sys.stderr); sys.exit(6)",
+    )
+    monkeypatch.setattr(ExtractWorker, "command", dying)
+    report = io.StringIO()
+    with checking(cache_dir=str(fresh_caches / "verify"), report=report) as session:
+        assert run_program(["5"]) == 5
+    assert [k.results for k in session.kernels] == [[], []]
+    assert [e.message.split(" (")[0] for e in session.errors] == [
+        "Triton's MLIR bindings stopped on this kernel"
+    ] * 2
+    assert all(e.file.endswith("transpose.ttgir") for e in session.errors)
+    assert "stopped on this kernel (exit status 6)" in report.getvalue()
+    assert "2 kernels checked" in session.summary() and "2 spec errors" in session.summary()
+    with checking(cache_dir=str(fresh_caches / "verify"), report=None) as again:
+        run_program()
+    assert [k.cached for k in again.kernels] == [False, False]  # an error is not kept
+
+
 def verify_run(*args, cwd):
     return subprocess.run(
         [sys.executable, "-m", "verify.cli", "run", *args],

@@ -39,6 +39,8 @@ class WorkerDied(Exception):
 class ExtractWorker:
     """The parent's side: `read(text)` -> `extract`'s JSON document."""
 
+    command = (sys.executable, "-m", "verify.integrations.extract_worker")
+
     def __init__(self):
         self._child: subprocess.Popen | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="verify-run-")
@@ -47,7 +49,7 @@ class ExtractWorker:
         """Start the child now (it imports while the program runs)."""
         if self._child is None or self._child.poll() is not None:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "verify.integrations.extract_worker"],
+                list(self.command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,  # requests capture their own; exit noise is dropped

@@ -21,6 +21,7 @@ Answers are cached by kernel hash and verify's code fingerprint
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import threading
@@ -219,7 +220,12 @@ class Session:
             return
         except (InternalError, Exception) as e:  # noqa: BLE001 -- the program must go on
             kernel.error = ErrorRecord(
-                path or kernel.source, 1, 1, "internal error", f"{type(e).__name__}: {e}"
+                path or kernel.source,
+                1,
+                1,
+                "internal error",
+                f"{path or kernel.source}: internal error (a bug in verify): "
+                f"{type(e).__name__}: {e}",
             )
             return
         for r in results:
@@ -282,8 +288,9 @@ class KernelOutcome(Outcome):
     @property
     def cacheable(self) -> bool:
         """An UNKNOWN that says what is not modelled or cannot be known stays so;
-        one that ran out of time or met a solver failure is asked again."""
-        return not self.internal and not any(
+        one that ran out of time or met a solver failure is asked again, and so
+        is a kernel verify could not read (the reading child may have died)."""
+        return not (self.internal or self.errors) and not any(
             c.status == Status.UNKNOWN.value and any(w in c.why for w in RUN_DEPENDENT)
             for c in self.checks
         )
@@ -320,8 +327,6 @@ class KernelCache(Cache):
         super().__init__(os.path.join(directory or default_directory(), "triton-kernels"))
 
     def get(self, key: str) -> KernelOutcome | None:
-        import json
-
         try:
             with open(self._path(key), encoding="utf-8") as f:
                 return KernelOutcome.from_json(json.load(f))
