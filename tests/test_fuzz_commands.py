@@ -232,6 +232,21 @@ def test_check_command_on_recombined_specs(tmp_path, text, options):
     run([str(path), "--timeout", "2", *options])
 
 
+@cases(10)
+@given(
+    text=specs(),
+    options=st.sampled_from(
+        [[], ["--access", "wr"], ["--instance", "q=3"], ["--instance", "x"], ["--by", "element"]]
+    ),
+    out=st.sampled_from(["d.svg", "d.html", "d.txt"]),
+)
+def test_draw_and_fragments_commands_on_recombined_specs(tmp_path, text, options, out):
+    path = tmp_path / "f.spec"
+    path.write_text(text)
+    run(["draw", str(path), "--timeout", "2", "-o", str(tmp_path / out), *options])
+    run(["fragments", str(path)])
+
+
 @cases(60)
 @given(text=specs())
 def test_python_check_text_on_recombined_specs(text):
@@ -274,9 +289,15 @@ def test_synth_on_recombined_problems(tmp_path, text, options):
 # -- baselines -------------------------------------------------------------------
 
 PLAIN = os.path.join(SPECS, "seed", "ldmatrix_x1_8x64_plain.spec")
+
+
+def json_containers(inner):
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner)
+
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 10) | st.sampled_from(["", "proved", "x"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    json_containers,
     max_leaves=6,
 )
 FIELDS = ["spec", "property", "status", "max_ways", "wavefronts", "line"]
