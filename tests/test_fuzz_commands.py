@@ -250,6 +250,7 @@ def test_draw_and_fragments_commands_on_recombined_specs(tmp_path, text, options
 @cases(60)
 @given(text=specs())
 def test_python_check_text_on_recombined_specs(text):
+    COUNTED["inputs"] += 1
     try:
         verify.check_text(text, "f.spec", timeout=2)
     except SpecError as e:
