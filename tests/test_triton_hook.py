@@ -81,7 +81,18 @@ def test_each_kernel_is_checked_once_at_its_lines_and_the_listener_is_restored(f
     assert session.refuted == [refuted]
     printed = report.getvalue()
     assert f"{refuted.file}:{LOAD_LINE}: REFUTED  conflict_free local_load %columns" in printed
-    assert printed.count("REFUTED") == 1
+    assert printed.count("REFUTED") == 1 and "PROVED" not in printed
+
+
+def test_verbose_prints_every_check_at_its_line(fresh_caches):
+    report = io.StringIO()
+    with checking(cache_dir="", report=report, verbose=True):
+        run_program()
+    loads = [line for line in report.getvalue().splitlines() if "conflict_free local_load" in line]
+    assert [line.split(": ", 2)[1:] for line in loads] == [
+        [f"{os.path.relpath(PROGRAM)}:{LOAD_LINE}", "REFUTED  conflict_free local_load %columns"],
+        [f"{os.path.relpath(PROGRAM)}:{LOAD_LINE}", "PROVED   conflict_free local_load %columns"],
+    ]
 
 
 def test_a_second_session_answers_from_verify_s_cache(fresh_caches):

@@ -56,7 +56,12 @@ _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
     help="Check each kernel as compiled for this target (repeatable; default: its own).",
 )
 @click.option("--no-cache", is_flag=True, help="Check every kernel afresh; keep no answers.")
-@click.option("-v", "--verbose", is_flag=True, help="Also print each op that is not modelled.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Print every check as it is decided: proved, and ops not modelled, too.",
+)
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_cmd(strict, json_file, fmt, output, timeout, engine, targets, no_cache, verbose, program):
     """Run PROGRAM and check every Triton kernel it compiles (needs the triton

@@ -12,7 +12,8 @@ verify's TTGIR checks (`verify.ttgir.module.KernelChecker`); each finding that
 fails or stays unknown is written to `report` (stderr) as it happens, at the
 Python line of the op, and `session.results` holds every check, in the order
 kernels were compiled. An op verify does not model is an UNKNOWN result,
-``not modelled: <op>``, counted in the summary rather than printed.
+``not modelled: <op>``, counted in the summary rather than printed; with
+`verbose` every check is printed, proved ones and those too.
 
 Answers are cached by kernel hash and verify's code fingerprint
 (`verify.sweep.cache`): a kernel checked in an earlier run costs a file read.
@@ -241,10 +242,12 @@ class Session:
         if kernel.error is not None:
             lines.append(f"{kernel.error.header}  [kernel {kernel.name}]")
         for r in kernel.results:
-            unmodelled = r.property.startswith(NOT_MODELLED)
-            if r.status == Status.PROVED or (unmodelled and not self.verbose):
+            quiet = r.status == Status.PROVED or r.property.startswith(NOT_MODELLED)
+            if quiet and not self.verbose:
                 continue
             lines.append(f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}")
+            if r.status == Status.PROVED:
+                continue
             why = r.counterexample.summary if r.counterexample else r.reason
             lines.append(f"    {'counterexample' if r.counterexample else 'reason'}: {why}")
             lines.append(f"    in kernel {kernel.name} ({kernel.target}, {kernel.source})")
