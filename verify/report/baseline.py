@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from verify.errors import SpecError
-from verify.results import CheckResult
+
+if TYPE_CHECKING:
+    from verify.results import CheckResult
 
 BASELINE_VERSION = 1
 FIGURES = ("max_ways", "wavefronts")
