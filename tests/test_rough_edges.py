@@ -453,3 +453,17 @@ def test_a_malformed_list_in_a_triton_encoding_is_a_located_error(tmp_path):
     )
     code, out = run(str(path))
     assert code == 2 and "order: expected an integer, true, false or a list" in out, out
+
+
+def test_a_sweep_honours_expect_by_default_too(tmp_path):
+    template = tmp_path / "t.spec"
+    template.write_text(
+        "dtype f16\nbuffer align 128\nlayout A = (${M},64):(64,1)\n"
+        "access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8\n"
+        "check conflict_free rd expect refuted\n"
+    )
+    args = ["sweep", str(template), "--param", "M=8", "-j", "1", "--no-cache"]
+    code, out = run(*args)
+    assert code == 0 and "1 pass, 0 fail" in out, out
+    code, out = run(*args, "--raw-verdicts")
+    assert code == 1 and "0 pass, 1 fail" in out, out
