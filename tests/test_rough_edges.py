@@ -467,3 +467,18 @@ def test_a_sweep_honours_expect_by_default_too(tmp_path):
     assert code == 0 and "1 pass, 0 fail" in out, out
     code, out = run(*args, "--raw-verdicts")
     assert code == 1 and "0 pass, 1 fail" in out, out
+
+
+def test_a_kernel_copys_source_rows_are_labelled_global_not_the_generated_name():
+    path = os.path.join(SPECS, "triton_kernels", "gluon_async_copy.sm80.ttgir")
+    code, out = run("ttgir", path, "--json")
+    doc = json.loads(out)
+    labels = {
+        lane["label"]
+        for check in doc["checks"]
+        if check["counterexample"]
+        for lane in check["counterexample"]["lanes"]
+        if lane["label"]
+    }
+    assert code == 1 and labels == {"global <-"}, labels
+    assert "Gop" not in out

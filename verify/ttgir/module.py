@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 
 from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
@@ -397,10 +398,21 @@ class KernelChecker:
         return []
 
     def _relabel(self, result: CheckResult, spec) -> CheckResult:
+        """The result in the kernel's terms: its Python line, the op's SSA name, and
+        ``global`` for the source layout a copy's spec names (``Gop0``), in the
+        property and in the counterexample's source rows (``global <-``: the global
+        address the lane above copies from)."""
         file, line, names = spec.origin.get(result.line, (self.name, 0, {}))
         words = [names.get(w, w) for w in result.property.replace(",", " ,").split()]
         result.property = " ".join(words).replace(" ,", ",")
         result.file, result.line = file, line
+        cex = result.counterexample
+        if cex is not None and any(r.label for r in cex.rows):
+            rows = tuple(
+                replace(r, label=" ".join(names.get(w, w) for w in r.label.split()))
+                for r in cex.rows
+            )
+            result.counterexample = replace(cex, rows=rows)
         return result
 
 
