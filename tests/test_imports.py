@@ -72,7 +72,11 @@ def import_graph() -> dict[pathlib.Path, set[pathlib.Path]]:
 
 def cycles(graph) -> list[list[pathlib.Path]]:
     """The graph's strongly connected components of more than one file (Tarjan)."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    found: list = []
 
     def visit(v):
         index[v] = low[v] = len(index)

@@ -82,4 +82,5 @@ def test_streamed_output_is_the_whole_report_in_file_order_without_progress_in_a
 
 def test_no_nanobind_leak_report_after_triton_was_used():
     done = run_cli(os.path.join(SPECS, "examples", "triton_blocked_store.spec"))
-    assert "nanobind" not in done.stderr and done.returncode == 1
+    # Its one refutation is expected (`expect refuted`), so the run passes.
+    assert "nanobind" not in done.stderr and done.returncode == 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 from functools import lru_cache
@@ -30,13 +31,15 @@ SOURCE_SUFFIXES = (".py", ".lark", ".cu")
 
 def canonical(value):
     """`value` (a parsed spec or part of one) as JSON-ready nested lists, each
-    dataclass tagged with its type; positions and the file name are left out."""
+    dataclass tagged with its type; positions, the file name and the functions
+    a parsed object carries (a thread map's expression reader) are left out."""
     if dataclasses.is_dataclass(value):
         fields = [
             f.name
             for f in dataclasses.fields(value)
             if not isinstance(getattr(value, f.name), Pos)
             and not (isinstance(value, Spec) and f.name == "file")
+            and not inspect.isroutine(getattr(value, f.name))
         ]
         return [type(value).__qualname__, *([f, canonical(getattr(value, f))] for f in fields)]
     if isinstance(value, (list, tuple)):
