@@ -15,7 +15,6 @@ from verify.spec import layout_text
 from verify.spec.ast import LayoutDef
 from verify.spec.layout_text import DEFAULT_LAYOUT_NAME, check_dtype, layout_statement
 from verify.spec.parser import parse_file, parse_text
-from verify.synth import repair as suggest
 
 MAX_MAP_SIZE = 1 << 22
 
@@ -123,6 +122,8 @@ def check(path: str, timeout: float = 60.0, engine: str = "auto") -> Report:
     """Run every check of one spec file; `engine` as `verify.engines.runner.run_spec` takes it."""
     try:
         spec = parse_file(path)
+        from verify.synth import repair as suggest  # synthesis: loaded when a spec is checked
+
         return Report(suggest.attach(spec, run_spec(spec, timeout, engine), timeout=timeout))
     except SpecError as e:
         raise _with_file_source(e.located(path), path) from None
@@ -134,6 +135,8 @@ def check_text(
     """Run every check of a spec given as text; results and errors name the file `name`."""
     try:
         spec = parse_text(text, name)
+        from verify.synth import repair as suggest  # synthesis: loaded when a spec is checked
+
         return Report(suggest.attach(spec, run_spec(spec, timeout, engine), text, timeout))
     except SpecError as e:
         raise e.located(name).with_source(text) from None

@@ -25,7 +25,6 @@ from verify.model.expr import Var
 from verify.model.layout import coordinate_vars, domain_shape
 from verify.model.program import Program
 from verify.report import FORMATS, render
-from verify.report.formula import formula
 from verify.report.text import counted, json_report, results_text, summary_line, text_report
 from verify.smt.solve import Status
 from verify.spec.parser import parse_file
@@ -631,6 +630,8 @@ def map_cmd(layout, dtype, shape, as_json, draw, output):
     domain = coordinate_vars(ldef.function)
     names = [Var(n) for n, _ in domain]
     formula_unit = "elements" if ldef.pointer_swizzle is None else "bytes at base 0"
+    from verify.report.formula import formula  # sympy: loaded only for `verify map`
+
     doc = {
         "layout": layout,
         "shape": domain_shape(ldef.function),

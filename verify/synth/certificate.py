@@ -33,7 +33,6 @@ from verify.engines.runner import run_spec
 from verify.errors import InternalError
 from verify.model.expr import Var, render
 from verify.model.layout import coordinate_vars
-from verify.report.formula import formula
 from verify.results import CheckResult
 from verify.smt.solve import Status
 from verify.spec.parser import parse_text
@@ -140,4 +139,6 @@ def simplified(problem: Problem, layout: str) -> str:
 
     ldef = parse_layout(layout)
     domain = coordinate_vars(ldef.function)
+    from verify.report.formula import formula  # sympy: loaded only to print one
+
     return formula(ldef.value([Var(n) for n, _ in domain]), domain)
