@@ -1,0 +1,64 @@
+"""``verify ttgir`` and ``verify triton``: every shared-memory op of a compiled
+Triton kernel checked (``verify ptx`` and ``verify cuda`` are in `verify.cli.ptx`)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from verify.cli.common import engine_option, exit_code, fail, timeout_option
+
+
+@click.command("ttgir")
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@timeout_option()
+@engine_option("How each check is decided, as for a spec.")
+def ttgir_cmd(path, as_json, timeout, engine):
+    """Check every shared-memory op of a compiled Triton kernel's TTGIR (needs the
+    triton extra), reported at the kernel's Python source lines."""
+    from verify.errors import SpecError
+    from verify.report.text import json_report, text_report
+    from verify.ttgir import check as check_ttgir
+
+    try:
+        results = check_ttgir(path, timeout, engine)
+    except SpecError as e:
+        fail(str(e.located(path)))
+    click.echo(json_report(results) if as_json else text_report(results))
+    sys.exit(exit_code(results, []))
+
+
+@click.command("triton")
+@click.argument("kernel", metavar="PATH.py:KERNEL")
+@click.option("--target", default="sm_90", show_default=True, help="sm_80, sm_90, ...")
+@click.option(
+    "-D", "defines", multiple=True, metavar="NAME=VALUE", help="A constexpr's value (repeatable)."
+)
+@click.option("--num-warps", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option("--num-stages", default=3, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--signature",
+    default=None,
+    metavar="'a:*fp16,M:i32,...'",
+    help="Types of the parameters that cannot be inferred.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@timeout_option()
+@engine_option("How each check is decided, as for a spec.")
+def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_json, timeout, engine):
+    """Compile a @triton.jit / @gluon.jit kernel for TARGET on this CPU (needs the
+    triton extra) and check every shared-memory op, as `verify ttgir` does."""
+    from verify.errors import SpecError
+    from verify.report.text import json_report, text_report
+    from verify.ttgir.kernel import check_reference
+
+    try:
+        results = check_reference(
+            kernel, target, defines, signature, num_warps, num_stages, timeout, engine
+        )
+    except SpecError as e:
+        fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
+    click.echo(json_report(results) if as_json else text_report(results))
+    sys.exit(exit_code(results, []))
