@@ -23,11 +23,14 @@ import re
 import sys
 import textwrap
 import traceback
+from dataclasses import replace
 
 from verify.engines.decide import AUTO
 from verify.errors import Pos, SpecError
 from verify.results import CheckResult
-from verify.ttgir.module import check_module, require_triton
+from verify.ttgir import from_ptx
+from verify.ttgir.from_ptx import PtxOptions
+from verify.ttgir.module import require_triton
 
 _TARGET = re.compile(r"^sm_?(?P<cap>\d{2,3})a?$")
 _DEFAULT_TYPES = {bool: "i1", int: "i32", float: "fp32"}
@@ -278,12 +281,19 @@ def compile_kernel(
     )
 
 
-def check_compiled(compiled, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
+def check_compiled(
+    compiled, timeout: float = 60.0, engine: str = AUTO, ptx: PtxOptions | None = None
+) -> list[CheckResult]:
     """The checks of an already compiled kernel (``triton.compile``'s result, or a
-    launched kernel's ``CompiledKernel``), from its ``asm["ttgir"]``. Source paths
-    under the working directory are reported relative to it."""
+    launched kernel's ``CompiledKernel``): its ``asm["ttgir"]``, each op's
+    instructions from its own ``asm["ptx"]`` (`verify.ttgir.from_ptx`). Source
+    paths under the working directory are reported relative to it."""
     text = compiled.asm["ttgir"].replace(f'"{os.getcwd()}/', '"')
-    return check_module(text, timeout, engine)
+    options = replace(ptx or PtxOptions())
+    if options.ptx is None and "ptx" in compiled.asm:
+        options.ptx_text = compiled.asm["ptx"].replace(f'"{os.getcwd()}/', '"')
+        options.shared_bytes = getattr(compiled.metadata, "shared", None)
+    return from_ptx.check(text, timeout, engine, options)
 
 
 def check_kernel(
@@ -295,11 +305,15 @@ def check_kernel(
     num_stages: int = 3,
     timeout: float = 60.0,
     engine: str = AUTO,
+    ptx: PtxOptions | None = None,
 ) -> list[CheckResult]:
     """Compile `fn` (a @triton.jit or @gluon.jit function) for `target` and check
     every shared-memory op of the result."""
     return check_compiled(
-        compile_kernel(fn, target, constexprs, signature, num_warps, num_stages), timeout, engine
+        compile_kernel(fn, target, constexprs, signature, num_warps, num_stages),
+        timeout,
+        engine,
+        ptx,
     )
 
 
@@ -383,6 +397,7 @@ def check_reference(
     num_stages: int,
     timeout: float,
     engine: str = AUTO,
+    ptx: PtxOptions | None = None,
 ) -> list[CheckResult]:
     """``verify triton path/kernel.py:name ...``: load, compile, check; any failure
     of the user's code is a SpecError located in the kernel file."""
@@ -395,4 +410,4 @@ def check_reference(
         raise
     except (Exception, SystemExit) as e:  # noqa: BLE001 -- Triton's or the user's, located
         raise located(e, path, f"compiling {fn.__name__} for {target} failed", fn) from None
-    return check_compiled(compiled, timeout, engine)
+    return check_compiled(compiled, timeout, engine, ptx)

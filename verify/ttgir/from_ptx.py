@@ -1,0 +1,293 @@
+"""A Triton kernel's shared-memory instructions decided from its PTX, reported at
+its TTGIR ops and Python lines.
+
+TTGIR says what the kernel's buffers are (encodings, shapes, which views are
+equivalent) and which Python line each op comes from; it does not say which
+instructions Triton emits for an op: that is decided while lowering (vector
+widths chosen over the aligned block as a set, with registers permuted inside a
+vector; convert_layout and reduction scratch; cp.async sources through
+``% M``). The PTX says exactly that. So `check` keeps TTGIR's buffer checks
+(``bijective``, ``equivalent``) and replaces every per-op check (in_bounds,
+aligned, conflict_free, not modelled) by the checks `verify.ptx.check` decides
+for the PTX instructions of that op, each found through the ``.loc`` line
+Triton writes from the same Python location as the op's ``loc``.
+
+Where the PTX comes from: ``PtxOptions.ptx`` (a file given with ``--ptx``), the
+compiled kernel's own ``asm["ptx"]`` (`verify triton`), else Triton lowers the
+module here (`verify.ttgir.lower`). If lowering fails, every op is decided by
+TTGIR's rules as before, and each result says why (`facts["instructions"]`).
+
+The launch, as the compiler promises it: the block is the PTX's ``.reqntid``
+(``num_warps``); the dynamic shared memory has Triton's allocated size and the
+largest alignment its allocation assumes of the base (the buffers' own); an
+integer parameter with ``tt.divisibility = D`` is ``param_N % D == 0`` (Triton
+specialises the kernel only for such values). ``--assume NAME=V`` takes
+Triton's parameter names (the TTGIR ``tt.func`` arguments, in the order of the
+PTX ``.param`` list) as well as ``param_N``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from verify.engines.decide import AUTO
+from verify.errors import SpecError
+from verify.ptx import check as ptx_check
+from verify.ptx.parse import parse_ptx
+from verify.results import CheckResult
+from verify.ttgir import lower
+from verify.ttgir.module import KernelChecker, read_source, run_kernel
+
+# The checks TTGIR writes for one op (the rest, bijective and equivalent, are the
+# buffer's and stay); "not" is "not modelled: <op>".
+_PER_OP = {"in_bounds", "aligned", "max_ways", "wavefronts", "conflict_free", "not"}
+# Which TTGIR ops a PTX instruction can come from, by its kind.
+_LOADS = {
+    "ttg.local_load",
+    "ttg.convert_layout",
+    "tt.reduce",
+    "tt.scan",
+    "tt.histogram",
+    "tt.gather",
+}
+_STORES = {"ttg.local_store", "ttg.local_alloc", "ttg.convert_layout", "tt.reduce", "tt.scan"}
+_COPIES = {"ttg.async_copy_global_to_local"}
+_MMA = {"ttng.warp_group_dot"}
+_ARG = re.compile(r"%([A-Za-z_][\w$.-]*)\s*:\s*(!?[\w.<>]+(?:<[^>]*>)?)\s*(\{[^}]*\})?")
+_DIVISIBILITY = re.compile(r"tt\.divisibility\s*=\s*(\d+)")
+
+
+@dataclass
+class PtxOptions:
+    """How `check` gets and reads the PTX. ``use=False``: TTGIR's rules only."""
+
+    use: bool = True
+    ptx: str | None = None  # a PTX file to read instead of lowering
+    ptx_text: str | None = None  # PTX already in hand (a compiled kernel's asm["ptx"])
+    shared_bytes: int | None = None  # its dynamic shared memory (metadata.shared)
+    grid: tuple[int, ...] | None = None
+    global_align: int | None = None
+    assume: tuple[str, ...] = field(default_factory=tuple)
+
+
+def check(
+    path_or_text: str,
+    timeout: float = 60.0,
+    engine: str = AUTO,
+    options: PtxOptions | None = None,
+) -> list[CheckResult]:
+    """Every check of a kernel's TTGIR, its per-op checks decided from the PTX."""
+    options = options or PtxOptions()
+    name, text = read_source(path_or_text)
+    checker = run_kernel(path_or_text, timeout, engine)
+    if not options.use:
+        return _mark(checker.results, "ttgir", "TTGIR's lowering rules (--no-ptx)")
+    try:
+        ptx, ptx_name, shared = _ptx(text, name, options)
+    except lower.NotLowered as e:
+        why = f"TTGIR's lowering rules: Triton could not lower the module ({e})"
+        return _mark(checker.results, "ttgir", why)
+    return merge(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+
+
+def _ptx(text: str, name: str, options: PtxOptions) -> tuple[str, str, int | None]:
+    if options.ptx_text is not None:
+        return options.ptx_text, os.path.basename(name) + ".ptx", options.shared_bytes
+    if options.ptx is not None:
+        try:
+            with open(options.ptx, encoding="utf-8", errors="replace") as f:
+                given = f.read()
+        except OSError as e:
+            raise SpecError(f"cannot read the PTX file: {e.strerror}", None, options.ptx) from None
+        # Triton's PTX declares no size for ``global_smem``: without one, in_bounds
+        # of it is UNKNOWN, as for `verify ptx`.
+        return given, options.ptx, options.shared_bytes
+    lowered = lower.lower(text, name)
+    return lowered.ptx, lowered.name, lowered.shared
+
+
+def _mark(results: list[CheckResult], source: str, why: str) -> list[CheckResult]:
+    for r in results:
+        if _per_op(r):
+            r.facts["instructions"] = source
+            r.facts["instructions_why"] = why
+    return results
+
+
+def _per_op(result: CheckResult) -> bool:
+    return result.property.split(" ", 1)[0].rstrip(":") in _PER_OP
+
+
+def _op_label(result: CheckResult) -> str:
+    """The op a TTGIR per-op check is about: ``conflict_free local_load %y`` ->
+    ``local_load %y``; ``aligned 16 X from global`` -> X; ``not modelled: X`` -> X."""
+    words = result.property.removeprefix("not modelled:").split()
+    if words and words[0] in _PER_OP:
+        words = words[1:]
+    if words and words[0].isdigit():
+        words = words[1:]
+    if "from" in words:
+        words = words[: words.index("from")]
+    return " ".join(words)
+
+
+def merge(
+    checker: KernelChecker,
+    text: str,
+    ptx: str,
+    ptx_name: str,
+    shared: int | None,
+    options: PtxOptions,
+    timeout: float,
+    engine: str,
+) -> list[CheckResult]:
+    """TTGIR's buffer checks, and each op's checks from the PTX (see the module doc)."""
+    params = parameters(text)
+    ptx_options = ptx_check.Options(
+        grid=options.grid,
+        global_align=options.global_align,
+        shared_align=_shared_align(checker),
+        dynamic_shared=shared,
+        assume=_assumptions(params, options.assume),
+        timeout=timeout,
+        engine=engine,
+    )
+    module = parse_ptx(ptx, ptx_name)
+    from_ptx = ptx_check.check_module(module, ptx_options)
+    ops = _ops_by_line(checker)
+    decided: set[str] = set()
+    for r in from_ptx:
+        decided.update(_attach(r, ops))
+        r.facts["instructions"] = "ptx"
+    kept = []
+    for r in checker.results:
+        if not _per_op(r):
+            kept.append(r)
+        elif _op_label(r) not in decided:
+            r.facts["instructions"] = "ttgir"
+            r.facts["instructions_why"] = (
+                "TTGIR's lowering rules: no PTX shared-memory instruction has this op's Python line"
+            )
+            kept.append(r)
+    return sorted(kept + from_ptx, key=lambda r: (r.file, r.line, r.facts.get("ptx_line", 0)))
+
+
+def _shared_align(checker: KernelChecker) -> int:
+    """The alignment Triton's allocation assumes of the dynamic shared base: the
+    largest a buffer asks for (every buffer's offset is a multiple of its own)."""
+    aligns = [b["shared"]["alignment"] for b in checker.found["buffers"] if b.get("shared")]
+    return max([16, *aligns])
+
+
+def parameters(text: str) -> list[tuple[str, int | None]]:
+    """The entry's arguments in order (the PTX ``.param`` list begins with them):
+    (name, tt.divisibility of an integer argument, else None)."""
+    m = re.search(r"tt\.func\s+(?:public\s+)?@[\w$.]+\s*\(", text)
+    if not m:
+        return []
+    depth, end = 1, m.end()
+    while end < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    out = []
+    for arg in _split_args(text[m.end() : end - 1]):
+        a = _ARG.match(arg.strip())
+        if not a:
+            continue
+        div = _DIVISIBILITY.search(a[3] or "")
+        integer = re.fullmatch(r"i\d+", a[2]) is not None
+        out.append((a[1], int(div[1]) if div and integer else None))
+    return out
+
+
+def _split_args(signature: str) -> list[str]:
+    """Split at the commas that separate arguments (not those inside <>, {}, ())."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(signature):
+        depth += ch in "<{(["
+        depth -= ch in ">})]"
+        if ch == "," and depth == 0:
+            parts.append(signature[start:i])
+            start = i + 1
+    parts.append(signature[start:])
+    return parts
+
+
+def _assumptions(params: list[tuple[str, int | None]], given: tuple[str, ...]) -> tuple[str, ...]:
+    """The user's assumptions with Triton's names as ``param_N``, and the
+    divisibility Triton compiled each integer argument for (where the user gave
+    no value of that argument)."""
+    index = {name: i for i, (name, _) in enumerate(params)}
+    out = []
+    named = set()
+    for text in given:
+        m = re.match(r"\s*([A-Za-z_$][\w$]*)(.*)$", text)
+        if m and m[1] in index:
+            text = f"param_{index[m[1]]}{m[2]}"
+        out.append(text)
+        m = re.match(r"\s*param_(\d+)\b", text)
+        if m:
+            named.add(int(m[1]))
+    for i, (_, div) in enumerate(params):
+        if div and div > 1 and i not in named:
+            out.append(f"param_{i}%{div}==0")
+    return tuple(out)
+
+
+def _ops_by_line(checker: KernelChecker) -> dict[tuple[str, int], list[dict]]:
+    out: dict[tuple[str, int], list[dict]] = {}
+    for op in checker.found["ops"]:
+        loc = op.get("loc")
+        if loc:
+            out.setdefault((os.path.basename(loc["file"]), loc["line"]), []).append(op)
+    return out
+
+
+def _kind(opcode: str) -> set[str]:
+    head = opcode.split(".")[0]
+    if opcode.startswith("cp.async"):
+        return _COPIES
+    if head == "wgmma":
+        return _MMA
+    if head in ("ld", "ldmatrix"):
+        return _LOADS
+    if head in ("st", "stmatrix"):
+        return _STORES
+    return set()
+
+
+def _attach(result: CheckResult, ops: dict[tuple[str, int], list[dict]]) -> list[str]:
+    """Name the TTGIR op(s) a PTX check comes from in its property and facts;
+    their labels (none where no op of its kind has the instruction's Python line)."""
+    at = ops.get((os.path.basename(result.file), result.line), [])
+    kinds = _kind(result.facts.get("instruction", ""))
+    candidates = [op for op in at if op["op"] in kinds]
+    if not candidates:
+        return []
+    labels = sorted({_label(op) for op in candidates})
+    label = labels[0] if len(labels) == 1 else _joined(labels)
+    words = result.property.split(" ", 1)
+    if len(words) == 2:
+        head, rest = words
+        if head == "aligned":
+            number, rest = rest.split(" ", 1)
+            head = f"{head} {number}"
+        result.property = f"{head} {label}: {rest}"
+    result.facts["ttgir_op"] = label
+    return labels
+
+
+def _label(op: dict) -> str:
+    short = op["op"].split(".", 1)[1]
+    return f"{short} {op['name']}" if op.get("name") else short
+
+
+def _joined(labels: list[str]) -> str:
+    """``local_load %a_81|%a_122``: several ops of one kind at one line."""
+    kinds = sorted({label.split(" ", 1)[0] for label in labels})
+    names = [label.split(" ", 1)[1] for label in labels if " " in label]
+    if len(kinds) == 1 and names:
+        return f"{kinds[0]} {'|'.join(names)}"
+    return "|".join(labels)

@@ -1,0 +1,114 @@
+"""A TTGIR module lowered to PTX by the installed Triton, on this machine's CPU.
+
+Triton compiles from any of its stages: ``triton.compile(PATH.ttgir,
+target=GPUTarget("cuda", CC, 32))`` parses the file (``IRSource`` in
+triton/compiler/compiler.py) and runs the NVIDIA backend's remaining stages,
+``make_llir`` (where shared memory is allocated: ``metadata.shared``) and
+``make_ptx`` (triton/backends/nvidia/compiler.py); no GPU is needed. The PTX is
+what the GPU runs, so `verify.ttgir.from_ptx` takes every shared-memory
+instruction from it: the widths, register groups and addresses Triton really
+chose, ``convert_layout`` and reduction scratch included.
+
+The lowering runs in a child process, as `verify.ttgir.extract` does: Triton's
+native code may abort on a module it cannot lower, and the child's death is then
+a reason (`NotLowered`), never the verifier's. The child (`main`) prints
+``{"ptx": TEXT, "shared": BYTES}`` or ``{"error": TEXT}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+LOWER_TIMEOUT_S = 300
+_TARGET = re.compile(r'ttg\.target\s*=\s*"cuda:(\d+)"')
+# The child's program (not ``-m``: the package imports this module first).
+_CHILD = "import sys; from verify.ttgir.lower import main; main(sys.argv[1])"
+
+
+@dataclass(frozen=True)
+class Lowered:
+    ptx: str
+    shared: int | None  # bytes of dynamic shared memory the launch gives (Triton's)
+    name: str  # how results name the PTX: ``matmul.sm80.ttgir.ptx``
+
+
+class NotLowered(Exception):
+    """Why Triton gave no PTX for the module (the first line of its diagnostic)."""
+
+
+def lower(text: str, name: str) -> Lowered:
+    """`text` (a TTGIR module) lowered to PTX for its own ``ttg.target``."""
+    if not _TARGET.search(text):
+        raise NotLowered('the module names no NVIDIA target (ttg.target = "cuda:NN")')
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.ttgir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:
+            child = subprocess.run(
+                [sys.executable, "-c", _CHILD, path],
+                capture_output=True,
+                text=True,
+                timeout=LOWER_TIMEOUT_S,
+                env={**os.environ, "PYTHONPATH": _package_root()},
+            )
+        except subprocess.TimeoutExpired:
+            raise NotLowered(f"Triton did not finish lowering in {LOWER_TIMEOUT_S} s") from None
+    try:
+        found = json.loads(child.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        why = _first(child.stderr)
+        status = child.returncode
+        how = f"signal {-status}" if status < 0 else f"exit status {status}"
+        found = {"error": f"Triton stopped ({how}): {why}"}
+    if "error" in found:
+        # MLIR prints its diagnostic on stderr; the exception only says it failed
+        said = _first(child.stderr)
+        detail = f": {said}" if said != "no diagnostic" else ""
+        raise NotLowered((found["error"] + detail).replace(path, name))
+    return Lowered(found["ptx"], found.get("shared"), os.path.basename(name) + ".ptx")
+
+
+def _package_root() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+
+
+def _first(stderr: str) -> str:
+    lines = [
+        line.strip()
+        for line in stderr.splitlines()
+        if line.strip() and "nanobind" not in line and "leaked" not in line
+    ]
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines or ["no diagnostic"])[0][:300]
+
+
+def main(path: str) -> None:
+    """The child: lower `path` and print one JSON line."""
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+    except ImportError:
+        print(json.dumps({"error": "Triton is not installed: pip install 'verify[triton]'"}))
+        return
+    with open(path, encoding="utf-8") as f:
+        match = _TARGET.search(f.read())
+    assert match is not None, "lower() checks the target before starting the child"
+    # Triton 3.9 warns unless this is set; "1" is its default (fused multiply-adds).
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    try:
+        compiled = triton.compile(path, target=GPUTarget("cuda", int(match[1]), 32))
+    except Exception as e:  # noqa: BLE001 -- Triton's own failure is the reason reported
+        lines = [line for line in str(e).splitlines() if line.strip()]
+        print(json.dumps({"error": f"{type(e).__name__}: {(lines or [''])[-1][:300]}"}))
+        return
+    shared = getattr(compiled.metadata, "shared", None)
+    print(json.dumps({"ptx": compiled.asm["ptx"], "shared": shared}))
+
