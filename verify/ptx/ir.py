@@ -34,6 +34,14 @@ class Addr:
 
 
 @dataclass(frozen=True)
+class TensorAddr:
+    """``[tensor-map, {c0, c1, ...}]``: a TMA copy's tensor map and box coordinates."""
+
+    tensor_map: Reg | Sym
+    coords: tuple[Operand, ...]
+
+
+@dataclass(frozen=True)
 class Vec:
     items: tuple[Operand, ...]
 
@@ -63,7 +71,7 @@ class NotReg:
     reg: Reg
 
 
-Operand = Reg | Imm | FloatImm | Sym | Addr | Vec | Group | Sink | RegPair | NotReg
+Operand = Reg | Imm | FloatImm | Sym | Addr | TensorAddr | Vec | Group | Sink | RegPair | NotReg
 
 
 @dataclass(frozen=True)

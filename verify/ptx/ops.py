@@ -78,6 +78,9 @@ class Machine:
             state[dests[0]] = p
             state[dests[1]] = p if isinstance(p, Unknown) else self.ctx.negate(p)
             return
+        elif head == "mov" and isinstance(instr.operands[0], ir.Vec):
+            state.update(zip(dests, _unpack(self, state, instr, len(dests))))
+            return
         for d in dests:
             state[d] = result if result is not None else Unknown(f"the result of {instr.opcode}")
 
@@ -192,9 +195,32 @@ def _mov(m: Machine, state, instr: ir.Instr) -> Value:
     _, w = _width(instr)
     src = instr.operands[1] if len(instr.operands) > 1 else None
     if isinstance(src, ir.Vec):
-        return Unknown("a register packed from a vector")
+        return _pack(m, state, src, w)
     a = m.args(state, instr, w, 1)
     return a if isinstance(a, Unknown) else a[0]
+
+
+def _pack(m: Machine, state, vec: ir.Vec, w: int) -> Value:
+    """``mov.b64 d, {lo, hi}``: the parts side by side, the first lowest (PTX ISA, mov)."""
+    part = w // len(vec.items)
+    out: Expr = Const(0)
+    for i, item in enumerate(vec.items):
+        v = m.read(state, item, part)
+        if isinstance(v, Unknown) or not m.ctx.below(v, 1 << part):
+            return v if isinstance(v, Unknown) else Unknown("a vector part wider than its slot")
+        out = m.ctx.op("+", out, m.ctx.op("<<", v, Const(i * part)))
+    return out
+
+
+def _unpack(m: Machine, state, instr: ir.Instr, n: int) -> list[Value]:
+    """``mov.b64 {lo, hi}, s``: the parts of s, the first its lowest bits."""
+    _, w = _width(instr)
+    part = w // n
+    a = m.args(state, instr, w, 1)
+    if isinstance(a, Unknown):
+        return [a] * n
+    x = a[0]
+    return [m.ctx.op("%", m.ctx.op(">>", x, Const(i * part)), Const(1 << part)) for i in range(n)]
 
 
 def _cvt(m: Machine, state, instr: ir.Instr) -> Value:

@@ -94,6 +94,13 @@ class _Build(Transformer):
     def vector(self, *items):
         return ir.Vec(tuple(items))
 
+    def vector_items(self, *items):
+        return tuple(items)
+
+    def tensor_address(self, tmap, coords):
+        base = ir.Reg(str(tmap)) if str(tmap).startswith("%") else ir.Sym(str(tmap))
+        return ir.TensorAddr(base, coords)
+
     def group(self, *items):
         return ir.Group(tuple(items))
 
