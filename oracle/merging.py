@@ -3,12 +3,14 @@
 Overview
 --------
 Written from docs/hardware.md ("64- and 128-bit loads merge phases in two regular
-cases", measured on an H200), not from verify's code: when lanes 2k and 2k+1 read
-the same address for every k, or every lane reads what lane (l mod 2) reads (two
-addresses alternating), the phase model's phases are taken in pairs (64-bit: the
-two half-warps; 128-bit: quarters 0+1 and 2+3), and a pair whose union of lanes
-puts at most one distinct 4-byte word in every bank costs one wavefront instead of
-two. Any other phase costs what the phase model says; stores never merge, and
+cases", measured on an H200), not from verify's code: the phase model's phases are
+taken in pairs (64-bit: the two half-warps; 128-bit: quarters 0+1 and 2+3), and a
+pair whose own lanes come in equal pairs (lanes 2k and 2k+1 read the same address)
+or alternate two addresses (every lane of the pair reads what its first or second
+lane reads), and whose union of lanes puts at most one distinct 4-byte word in
+every bank, costs one wavefront instead of two. The condition is judged per pair:
+an odd lane in one half-warp of a 128-bit load leaves the other half's pair free to
+merge. Any other phase costs what the phase model says; stores never merge, and
 `max_ways` keeps the phase model's meaning.
 
 Worked example
@@ -50,14 +52,15 @@ def wavefronts(instr: hardware.Instruction, addresses: np.ndarray) -> int:
 def merged_pairs(instr: hardware.Instruction, addresses: np.ndarray) -> np.ndarray:
     """How many phase pairs merge, per instance (see module doc)."""
     lanes = addresses.shape[1]
-    in_pairs = np.all(addresses[:, 0::2] == addresses[:, 1::2], axis=1)
-    alternating = np.all(addresses == addresses[:, np.arange(lanes) % 2], axis=1)
-    regular = in_pairs | alternating
     span = 2 * instr.phase_lanes
     count = np.zeros(addresses.shape[0], dtype=np.int64)
     for start in range(0, lanes, span):
         union = addresses[:, start : start + span]
-        count += regular & (_most_words_in_a_bank(union, instr.words_per_lane) <= 1)
+        in_pairs = np.all(union[:, 0::2] == union[:, 1::2], axis=1)
+        alternating = np.all(union == union[:, np.arange(span) % 2], axis=1)
+        count += (in_pairs | alternating) & (
+            _most_words_in_a_bank(union, instr.words_per_lane) <= 1
+        )
     return count
 
 

@@ -341,20 +341,22 @@ def phase_costs(access: Access, addresses: np.ndarray) -> np.ndarray:
 
 def merged_pairs(instr: Instruction, addresses: np.ndarray) -> np.ndarray:
     """Per instance, the phase pairs rule L serves in one wavefront instead of two
-    (`verify.model.bank.hardware_wavefronts`): a 64/128-bit load whose lanes come in equal
-    pairs (2k, 2k+1) or alternate two addresses, and a pair of neighbouring phases
-    whose union has at most one distinct word in every bank. Such a pair's phases
-    cost one each, so rule L's wavefronts are the phase model's minus this count."""
+    (`verify.model.bank.hardware_wavefronts`): in a 64/128-bit load, a pair of
+    neighbouring phases whose own lanes come in equal pairs (2k, 2k+1) or alternate
+    two addresses, and whose union has at most one distinct word in every bank. Such
+    a pair's phases cost one each, so rule L's wavefronts are the phase model's
+    minus this count."""
     if not instr.merges_phases:
         return np.zeros(addresses.shape[0], dtype=np.int64)
-    in_pairs = (addresses[:, 0::2] == addresses[:, 1::2]).all(axis=1)
-    alternating = (addresses == addresses[:, [lane % 2 for lane in range(WARP)]]).all(axis=1)
     phases = instr.phases
-    union_ok = [
-        _phase_ways(_lane_words(instr, addresses, range(p.start, q.stop))) == 1
-        for p, q in zip(phases[::2], phases[1::2])
-    ]
-    return ((in_pairs | alternating)[:, None] & np.stack(union_ok, axis=1)).sum(axis=1)
+    merged = []
+    for p, q in zip(phases[::2], phases[1::2]):
+        pair = addresses[:, p.start : q.stop]
+        in_pairs = (pair[:, 0::2] == pair[:, 1::2]).all(axis=1)
+        alternating = (pair == pair[:, [i % 2 for i in range(pair.shape[1])]]).all(axis=1)
+        union_ok = _phase_ways(_lane_words(instr, addresses, range(p.start, q.stop))) == 1
+        merged.append((in_pairs | alternating) & union_ok)
+    return np.stack(merged, axis=1).sum(axis=1)
 
 
 class _Best:

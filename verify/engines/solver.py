@@ -24,9 +24,9 @@ bit-vector count cnt_p >= k than with a cardinality constraint, so phases keep
 theirs: 1.5 s against 3.1 s on a 32-lane 8-bit store.)
 
 The H200's rules (docs/hardware.md) on top of that. Rule L, 64/128-bit loads: a
-Boolean m_j per pair of neighbouring phases says the pair merges (the warp's lanes
-come in equal pairs or alternate two addresses, and no two lanes of the pair put
-distinct words in one bank); a merged pair's phases count one each, so wavefronts
+Boolean m_j per pair of neighbouring phases says the pair merges (the pair's own
+lanes come in equal pairs or alternate two addresses, and no two lanes of the pair
+put distinct words in one bank); a merged pair's phases count one each, so wavefronts
 are SUM_p cnt_p - SUM_j m_j, which the ladder takes as "at least n + pairs of the
 steps and the not-m_j". Rule C, cp.async.ca: per phase, symbolic banks (A_p, B_p)
 that must be one of the phase's edges (source bank, destination bank of a copied
@@ -362,14 +362,16 @@ class BankQuery(PhaseQuery):
 
     def _merged_pairs(self) -> list[z3.BoolRef]:
         """Rule L (`verify.model.bank.hardware_wavefronts`), one Boolean per pair of
-        neighbouring phases: the warp's lanes come in equal pairs (2k, 2k+1) or
+        neighbouring phases: the pair's own lanes come in equal pairs (2k, 2k+1) or
         alternate two addresses, and the pair's union is conflict-free."""
-        ctx, addrs = self.ctx, self.addresses
-        in_pairs = ctx.all([bv.eq(addrs[k], addrs[k + 1]) for k in range(0, len(addrs) - 1, 2)])
-        alternating = ctx.all([bv.eq(a, addrs[lane % 2]) for lane, a in enumerate(addrs)])
-        regular = ctx.any([in_pairs, alternating])
         pairs = zip(self.phases[::2], self.phases[1::2])
-        return [ctx.all([regular, self._conflict_free(range(p.start, q.stop))]) for p, q in pairs]
+        return [self._merges(range(p.start, q.stop)) for p, q in pairs]
+
+    def _merges(self, lanes: range) -> z3.BoolRef:
+        ctx, addrs = self.ctx, self.addresses[lanes.start : lanes.stop]
+        in_pairs = ctx.all([bv.eq(addrs[k], addrs[k + 1]) for k in range(0, len(addrs) - 1, 2)])
+        alternating = ctx.all([bv.eq(a, addrs[i % 2]) for i, a in enumerate(addrs)])
+        return ctx.all([ctx.any([in_pairs, alternating]), self._conflict_free(lanes)])
 
     def _conflict_free(self, lanes: range) -> z3.BoolRef:
         """At most one distinct word in every bank over `lanes`. Aligned groups of w

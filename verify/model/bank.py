@@ -124,17 +124,22 @@ def _merges(addresses: list[int]) -> bool:
 
 
 def hardware_wavefronts(instr: Instruction, addresses: list[int]) -> int:
-    """Wavefronts the H200 uses: the phase model, except for 64/128-bit loads whose
-    lanes come in equal pairs or alternate two addresses; there neighbouring phases
-    go two at a time and a pair with a conflict-free union costs one wavefront
-    (rule L: exact on all 1080 measured 64/128-bit loads)."""
+    """Wavefronts the H200 uses: the phase model, except for 64/128-bit loads, whose
+    neighbouring phases go two at a time (64-bit: the two half-warps; 128-bit:
+    quarters 0+1 and 2+3, each a half-warp). A pair whose own lanes come in equal
+    pairs or alternate two addresses, and whose union is conflict-free, costs one
+    wavefront (rule L). The condition is judged per pair, not over the warp: one odd
+    lane stops only its own half-warp of a 128-bit load from merging (exact on all
+    1680 earlier 64/128-bit loads and the 154 broadcast loads of
+    benchmarks/results/ptx_h200.md)."""
     cost = bank_cost(instr, addresses)
-    if instr.family != "ld" or instr.bytes_per_address <= WORD_BYTES or not _merges(addresses):
+    if not instr.merges_phases:
         return cost.wavefronts
     total = 0
     for a, b in zip(cost.phases[::2], cost.phases[1::2]):
-        union = [addresses[lane] for lane in list(a.lanes) + list(b.lanes)]
-        total += 1 if _union_ways(instr.bytes_per_address, union) == 1 else a.ways + b.ways
+        union = addresses[a.lanes.start : b.lanes.stop]
+        merged = _merges(union) and _union_ways(instr.bytes_per_address, union) == 1
+        total += 1 if merged else a.ways + b.ways
     return total
 
 
