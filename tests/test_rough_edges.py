@@ -13,6 +13,10 @@ from conftest import SPECS
 
 import verify
 from verify.cli import main
+from verify.model import shared_memory
+from verify.report.text import result_text
+from verify.results import CheckResult
+from verify.smt.solve import Status
 
 SEED_SYNTH = """dtype f16
 buffer align 128
@@ -145,6 +149,39 @@ def test_ttgir_module_without_a_target_is_a_located_error(tmp_path):
     code, out = run("ttgir", str(path))
     assert code == 2, out
     assert f'{path}:1:1: error: expected a module with a "ttg.target" attribute' in out
+
+
+# -- a footprint over the target's shared memory ---------------------------------
+
+
+def test_a_footprint_over_the_targets_shared_memory_is_named_with_its_limit():
+    # 163 KB a block on sm_80 and 227 KB on sm_90 (the guide's per-block row).
+    warning = shared_memory.over_limit(192 * 1024, 80)
+    assert warning is not None
+    assert (
+        "footprint 192 KB (196608 bytes)" in warning and "sm_80, 163 KB (166912 bytes)" in warning
+    )
+    assert shared_memory.over_limit(192 * 1024, 90) is None
+    assert shared_memory.over_limit(227 * 1024, 90) is None
+    assert "227 KB (232448 bytes)" in (shared_memory.over_limit(227 * 1024 + 2, 90) or "")
+    assert shared_memory.over_limit(10**9, 0) is None  # a target with no table entry
+
+
+def test_a_kernel_buffer_over_the_targets_shared_memory_warns(tmp_path):
+    """tile_sum's 2-stage 32x32 f16 buffer made 96 stages: 192 KB, on sm_80."""
+    pytest.importorskip("triton")
+    with open(os.path.join(SPECS, "triton_kernels", "tile_sum_32.sm80.ttgir")) as f:
+        text = f.read()
+    path = tmp_path / "big.sm80.ttgir"
+    path.write_text(text.replace("2x32x32xf16", "96x32x32xf16"))
+    code, out = run("ttgir", str(path), "--json")
+    (bijective,) = [c for c in json.loads(out)["checks"] if c["property"].startswith("bijective")]
+    assert bijective["status"] == "proved" and bijective["facts"]["footprint_bytes"] == 196608
+    (warning,) = bijective["facts"]["warnings"]
+    assert "footprint 192 KB (196608 bytes)" in warning and "sm_80, 163 KB" in warning
+    result = CheckResult("k.py", 1, "bijective B", Status.PROVED, facts={"warnings": [warning]})
+    shown = "\n".join(result_text(result))
+    assert "    warning: footprint 192 KB (196608 bytes) is more than one block" in shown
 
 
 # -- the Python API on pycute objects ---------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from verify.errors import SpecError
-from verify.smt.solve import Status
+from verify.verdicts import Status
 
 if TYPE_CHECKING:
     from verify.report.gate import Gate
@@ -143,6 +143,7 @@ def result_text(r: CheckResult, located: bool = True) -> list[str]:
         lines.append(f"    {figures}")
     if r.reason and r.status != Status.PROVED:
         lines.append(f"    reason: {r.reason}")
+    lines += _explanation_text(tuple(("warning", w) for w in r.facts.get("warnings", ())))
     if r.counterexample:
         lines += counterexample_text(r.counterexample)
     return lines

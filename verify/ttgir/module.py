@@ -22,6 +22,7 @@ from dataclasses import replace
 from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
+from verify.model import shared_memory
 from verify.notation import triton_lowering as lowering
 from verify.results import CheckResult
 from verify.smt.solve import Status
@@ -340,7 +341,17 @@ class KernelChecker:
         # the whole buffer's .cg copies answered by bound G (the flag is per spec).
         spec_read.sources_modulo_128 = bool(spec.banks_only)
         results = run_spec(spec_read, self.timeout, self.engine)
+        self._footprint(results, stages * stage_elems * bits // 8)
         return [_why_banks_only(self._relabel(r, spec), spec) for r in results] + extra
+
+    def _footprint(self, results: list[CheckResult], footprint: int):
+        """The buffer's bytes, all stages, on its bijective check; a warning there
+        when the target cannot give one block that much (issue 27)."""
+        warning = shared_memory.over_limit(footprint, self.capability)
+        for r in results:
+            if r.property.startswith("bijective"):
+                r.facts["footprint_bytes"] = footprint
+                r.facts["warnings"] = [warning] if warning else []
 
     def _buffer_name(self, buffer: dict) -> str | None:
         for op in self.found["ops"]:
