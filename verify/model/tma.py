@@ -126,6 +126,15 @@ class TensorMap:
     def bytes(self) -> int:
         return prod(self.box) * _BYTES[self.dtype]
 
+    @property
+    def elem_bytes(self) -> int:
+        return _BYTES[self.dtype]
+
+    @property
+    def inner_bytes(self) -> int:
+        """Bytes of one row of the box in shared memory (its inner extent)."""
+        return self.box[0] * _BYTES[self.dtype]
+
     def layout_text(self) -> str:
         """The box's shared layout as spec text, coordinates (inner, row)."""
         inner = self.box[0]

@@ -1,0 +1,744 @@
+"""wgmma's descriptors and TMA's boxes in a traced kernel: placement, cost and
+writer = reader, from the registers the PTX builds.
+
+A ``wgmma.mma_async`` reads its shared operands through 64-bit matrix
+descriptors (PTX ISA 9.7.15.5.1.2 "Shared Memory Matrix Layout" and
+9.7.15.5.1.2.2 "Matrix Descriptor Format"); the kernel builds each one with
+shifts, masks and ors of a shared address (Triton: ``bfe.u32 r, addr, 4, 15``
+then ``or.b64`` of the fields; CuTe: ``shr``, ``and 16383``, ``or.b64``, a
+stage offset added to the low half through ``mov.b64 {lo, hi}``). The tracer
+(`verify.ptx.trace`) gives the descriptor register as an expression of the
+allocation's address (``smem_N``), the loop's stage counters and the thread; this
+module evaluates it for every value of those variables and every base the
+allocation can have (every multiple of its alignment below BASE_PERIOD: the
+descriptor keeps address bits 4-17 and wgmma's XOR reads bits 4-9, so a base
+4096 bytes further reads the same pattern 4096 bytes further, as long as the
+buffer lies below 2^18, which every sm_90 shared address does), decodes each
+value with `verify.model.wgmma` and checks:
+
+* **placement** -- where the allocation's writers are thread instructions
+  (st.shared, stmatrix, cp.async), their addresses are the base plus an offset
+  (`verify.ptx.memory` places nothing else), so the tile they write moves with
+  the base byte for byte. wgmma XORs absolute address bits, so what it reads
+  moves with the base only where the base is on the pattern's repeat (256, 512,
+  1024 bytes for 32B/64B/128B) or the descriptor's base offset follows it.
+  PROVED: for every base, every element wgmma reads sits at the byte it reads at
+  base 0 plus the base. REFUTED names the base, the element, the byte the writer
+  put it at and the byte wgmma reads (issue 25: Fuser#4096's 256/512/1024 bases).
+  This proves that the kernel reads at every base what it reads at an aligned
+  one; that the two agree at the aligned base is writer = reader below.
+* **cost** -- `verify.model.wgmma.read_wavefronts`: operand bytes / 128 per
+  instruction, exact on the H200 for 64x16 f16 operands
+  (benchmarks/results/wgmma_h200.md), the model's count elsewhere.
+* **writer = reader** for a TMA writer (``cp.async.bulk.tensor`` into the
+  allocation): the box's layout from the tensor map (`--tma-map`, a host object
+  the PTX does not hold) against the descriptor, element for element, at every
+  base, by `verify.model.tma.wgmma_reads_box` (verify's runner). For thread
+  writers it is UNKNOWN: what element each cp.async or st.shared writes is not
+  read from the PTX yet.
+
+A TMA copy gets ``aligned 128`` (PTX ISA "cp.async.bulk.tensor": the shared
+address is 128-byte aligned; the H200 refuses 16 bytes off) and, where thread
+instructions read (a load) or write (a store) the same allocation, placement:
+TMA swizzles absolute addresses (measured, benchmarks/results/wgmma_h200.md), a
+thread instruction's address is the base plus an offset, so they agree at every
+base only when the box starts on its pattern's repeat (tilelang#2379: a
+128-byte swizzle 128 bytes past a 1024-byte boundary).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from verify.errors import SpecError
+from verify.model import tma as tma_model
+from verify.model.expr import BinOp, Const, Expr, Var, compiled, evaluate, free_vars
+from verify.model.wgmma import (
+    BASE_PERIOD,
+    OPERAND_BITS,
+    MatrixDescriptor,
+    Operand,
+    SwizzleMode,
+    operand,
+    read_address,
+    read_wavefronts,
+)
+from verify.ptx import ir, memory
+from verify.ptx.trace import Event, Trace
+from verify.ptx.values import Unknown, Value
+from verify.results import CheckResult, Counterexample
+from verify.smt.solve import Status
+
+MAX_POINTS = 4096  # values of the variables a descriptor reads, besides the base
+WGMMA_ALIGN = 16  # a descriptor keeps address bits 4-17: bases are multiples of 16
+# Operands whose wavefronts the H200 counted (rows, k, bits): the figure is exact there.
+MEASURED = {(64, 16, 16)}
+_SHAPE = re.compile(r"m\d+n\d+k\d+$")
+
+
+def handles(instr: ir.Instr) -> bool:
+    """Instructions this module checks (the PTX reader lists them as not modelled)."""
+    parts = instr.parts
+    return (parts[0] == "wgmma" and "mma_async" in parts) or parts[:4] == [
+        "cp",
+        "async",
+        "bulk",
+        "tensor",
+    ]
+
+
+# -- the tensor map, stated by the user -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapOption:
+    """One ``--tma-map``: the tensor map a copy reads (`param`, or every copy)."""
+
+    param: str | None
+    tmap: tma_model.TensorMap
+
+
+def parse_tma_map(text: str) -> MapOption:
+    """``dataType=FLOAT16,boxDim={64,128},swizzle=128B[,param=NAME]``: the
+    ``cuTensorMapEncodeTiled`` arguments that fix the shared layout (the
+    ``CU_TENSOR_MAP_`` prefixes may be left out)."""
+    fields: dict[str, str] = {}
+    for m in re.finditer(r"(\w+)\s*=\s*(\{[^}]*\}|[^,]+)", text):
+        fields[m[1]] = m[2].strip()
+    unknown = set(fields) - {"dataType", "boxDim", "swizzle", "param"}
+    if unknown or not {"dataType", "boxDim"} <= set(fields):
+        raise SpecError(
+            "--tma-map: expected dataType=TYPE,boxDim={INNER,OUTER},swizzle=MODE[,param=NAME], "
+            f"found {text!r}"
+        )
+    try:
+        box = tuple(int(x) for x in fields["boxDim"].strip("{}").split(","))
+    except ValueError:
+        raise SpecError(
+            f"--tma-map boxDim: expected {{INNER,OUTER}}, found {fields['boxDim']}"
+        ) from None
+    tmap = tma_model.TensorMap.encode_tiled(
+        _prefixed(fields["dataType"], "CU_TENSOR_MAP_DATA_TYPE_"),
+        box,
+        swizzle=_prefixed(fields.get("swizzle", "NONE"), "CU_TENSOR_MAP_SWIZZLE_"),
+    )
+    return MapOption(fields.get("param"), tmap)
+
+
+def _prefixed(value: str, prefix: str) -> str:
+    return value if value.startswith(prefix) else prefix + value
+
+
+# -- reading the instructions --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Read:
+    """One shared operand of one wgmma: its descriptor register's value."""
+
+    event: Event
+    which: str  # "A" or "B"
+    op: Operand
+    desc: Value
+
+
+def wgmma_reads(event: Event) -> list[Read] | Unknown:
+    """The descriptor operands of a ``wgmma.mma_async`` (A may be registers):
+    ``d, a, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b``,
+    the transposes only for .f16/.bf16 (PTX ISA 9.7.15.5.2 "wgmma.mma_async")."""
+    instr = event.instr
+    parts = instr.parts
+    if "sp" in parts:
+        return Unknown("sparse wgmma (.sp) is not modelled")
+    shape = next((p for p in parts if _SHAPE.match(p)), None)
+    types = [p for p in parts if p in OPERAND_BITS]
+    if shape is None or len(types) < 2:
+        return Unknown(
+            f"a wgmma whose shape or operand types this reader does not know: {instr.opcode}"
+        )
+    atype, btype = types[-2], types[-1]
+    ops = instr.operands
+    a_desc = isinstance(ops[1], ir.Reg)
+    transposes = [o.value for o in ops[6:] if isinstance(o, ir.Imm)]
+    if atype in ("f16", "bf16"):
+        want = 2 if a_desc else 1
+        if len(transposes) != want:
+            return Unknown(f"a wgmma without its {want} transpose immediates")
+        trans_a, trans_b = transposes if a_desc else [0, transposes[0]]
+    else:
+        trans_a = trans_b = 0
+    try:
+        reads = [("B", btype, trans_b, ops[2])]
+        if a_desc:
+            reads.insert(0, ("A", atype, trans_a, ops[1]))
+        return [
+            Read(event, which, operand(shape, elem, which, trans), _register(event, reg))
+            for which, elem, trans, reg in reads
+        ]
+    except SpecError as e:
+        return Unknown(e.message)
+
+
+def _register(event: Event, reg: ir.Operand) -> Value:
+    if not isinstance(reg, ir.Reg):
+        return Unknown("a descriptor operand that is not a register")
+    return event.state.get(reg.name, Unknown(f"{reg.name} is unset"))
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One ``cp.async.bulk.tensor``: a load (global -> shared) or a store."""
+
+    event: Event
+    load: bool
+    shared: Value  # the shared address
+    map_name: str | None  # the parameter holding the tensor map, where visible
+
+
+def tma_copy(event: Event, fn: ir.Function, symbol) -> Copy | Unknown:
+    """``cp.async.bulk.tensor.Nd.dst.src... [dst], [map, {c...}], ...``: the shared
+    side is operand 0 for a load, operand 1 for a store (PTX ISA "cp.async.bulk.tensor")."""
+    parts = event.instr.parts
+    for what in ("im2col", "multicast::cluster"):
+        if any(p.startswith(what) for p in parts):
+            return Unknown(f"a TMA copy with .{what}: not modelled")
+    load = parts[5].startswith("shared")
+    ops = event.instr.operands
+    shared_op, tensor = (ops[0], ops[1]) if load else (ops[1], ops[0])
+    if not isinstance(shared_op, ir.Addr) or not isinstance(tensor, ir.TensorAddr):
+        return Unknown("a TMA copy whose operands this reader does not read")
+    return Copy(event, load, _shared_address(event, shared_op, symbol), _map_name(fn, tensor))
+
+
+def _shared_address(event: Event, addr: ir.Addr, symbol) -> Value:
+    if isinstance(addr.base, ir.Reg):
+        base = event.state.get(addr.base.name, Unknown(f"{addr.base.name} is unset"))
+    elif isinstance(addr.base, ir.Sym):
+        base = symbol(addr.base.name)
+    else:
+        return Unknown("an absolute shared address")
+    if isinstance(base, Unknown) or not addr.offset:
+        return base
+    return BinOp("+", base, Const(addr.offset))
+
+
+def _map_name(fn: ir.Function, tensor: ir.TensorAddr) -> str | None:
+    """The parameter the tensor map operand names: itself, or what the register was
+    last moved from (``mov.u64 %rd1, k_param_0``)."""
+    if isinstance(tensor.tensor_map, ir.Sym):
+        return tensor.tensor_map.name
+    name = None
+    for instr in fn.body:
+        if isinstance(instr, ir.Instr) and instr.operands[:1] == (tensor.tensor_map,):
+            src = instr.operands[1] if len(instr.operands) > 1 else None
+            name = src.name if isinstance(src, ir.Sym) else name
+    return name
+
+
+# -- evaluating a register over every point ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Points:
+    """The allocation a value lies in and the values of everything else it reads."""
+
+    allocation: str
+    others: list[dict[str, int]]
+
+
+def points(value: Value, ranges) -> Points | Unknown:
+    if isinstance(value, Unknown):
+        return value
+    names = free_vars(value)
+    bases = sorted(n for n in names if n.startswith(memory.SHARED_SYMBOL))
+    if len(bases) != 1:
+        return Unknown("its address is not one shared variable's address plus an offset")
+    rest = sorted(names - set(bases))
+    sizes = [ranges[n].size for n in rest]
+    if math.prod(sizes) > MAX_POINTS:
+        return Unknown(
+            f"it depends on {', '.join(rest)} ({math.prod(sizes)} values; at most "
+            f"{MAX_POINTS} are enumerated)"
+        )
+    spans = [range(ranges[n].lo, ranges[n].hi) for n in rest]
+    return Points(bases[0], [dict(zip(rest, v)) for v in itertools.product(*spans)])
+
+
+def base_residues(kernel, allocation: str) -> list[int]:
+    """Every base of the allocation below BASE_PERIOD: multiples of its alignment
+    (the declared .align, or --shared-align for dynamic memory), at least 16."""
+    variable = kernel.shared_variable(allocation)
+    align = variable.align or 1
+    if variable.size is None and kernel.options.shared_align:
+        align = max(align, kernel.options.shared_align)
+    step = max(align, WGMMA_ALIGN)
+    return list(range(0, BASE_PERIOD, step)) if step < BASE_PERIOD else [0]
+
+
+def _executes(event: Event, env: dict[str, int]) -> bool:
+    """False only where the instruction's condition is known to be 0 there."""
+    cond = event.condition
+    if isinstance(cond, Unknown) or not free_vars(cond) <= set(env):
+        return True
+    return evaluate(cond, env) != 0
+
+
+# -- placement of a wgmma read ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Moved:
+    """An element whose byte does not move with the base."""
+
+    row: int
+    k: int
+    expected: int  # the byte at base 0, plus the base: where the writer put it
+    read: int
+
+
+def _chunks(op: Operand) -> list[tuple[int, int]]:
+    """The first element of each 16-byte chunk: the XOR moves chunks whole."""
+    t = op.per_chunk
+    if op.major == "K":
+        return [(r, k) for r in range(op.rows) for k in range(0, op.k, t)]
+    return [(r, k) for r in range(0, op.rows, t) for k in range(op.k)]
+
+
+@lru_cache(maxsize=256)
+def _reader(lbo: int, sbo: int, mode: SwizzleMode, op: Operand):
+    desc = MatrixDescriptor(0, lbo, sbo, mode)
+    at = compiled(read_address(desc, op, Var("row"), Var("k"), Var("start"), Var("bo")))
+    return lambda start, bo: [
+        at({"row": r, "k": k, "start": start, "bo": bo}) for r, k in _chunks(op)
+    ]
+
+
+@lru_cache(maxsize=65536)
+def moved(at0: MatrixDescriptor, atb: MatrixDescriptor, base: int, op: Operand) -> Moved | None:
+    """The first element whose byte under `atb` (the buffer at `base`) is not its
+    byte under `at0` (at base 0) plus `base`, or None. Only address bits below 2^10
+    and the distance between the starts decide it (wgmma's XOR reads bits 4-9), so
+    both starts are taken modulo 1024 before the enumeration."""
+    start0 = at0.start_address % 1024
+    shift = atb.start_address - base - at0.start_address
+    startb = base % 1024 + start0 + shift
+    before = _reader(at0.leading_byte_offset, at0.stride_byte_offset, at0.swizzle, op)(
+        start0, at0.base_offset
+    )
+    after = _reader(atb.leading_byte_offset, atb.stride_byte_offset, atb.swizzle, op)(
+        startb, atb.base_offset
+    )
+    for (row, k), b0, bb in zip(_chunks(op), before, after):
+        if bb - base % 1024 != b0:
+            return Moved(
+                row, k, b0 - start0 + at0.start_address + base, bb - startb + atb.start_address
+            )
+    return None
+
+
+# -- results -------------------------------------------------------------------------
+
+
+def _source(kernel, instr: ir.Instr) -> tuple[str, int]:
+    outer = instr.source.outer
+    return outer if outer is not None else (kernel.module.file, instr.line)
+
+
+def _result(kernel, event: Event, what: str, status: Status, **fields) -> CheckResult:
+    instr = event.instr
+    file, line = _source(kernel, instr)
+    label = f"{instr.opcode} [{os.path.basename(kernel.module.file)}:{instr.line}]"
+    facts = fields.pop("facts", {})
+    result = CheckResult(file, line, f"{what} {label}", status, **fields)
+    result.facts.update(
+        {
+            "instruction": instr.opcode,
+            "ptx_line": instr.line,
+            "kernel": kernel.fn.name,
+            "source": [f"{f}:{n}" for f, n in instr.source.frames],
+            "assumed": kernel.assumed(),
+            **facts,
+        }
+    )
+    return result
+
+
+def _unknown(kernel, event: Event, what: str, reason: str) -> CheckResult:
+    return _result(kernel, event, what, Status.UNKNOWN, reason=reason)
+
+
+# -- the checks ------------------------------------------------------------------------
+
+
+def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[CheckResult]:
+    """Every wgmma operand and TMA copy of the trace, checked (module doc)."""
+    maps = [parse_tma_map(t) for t in kernel.options.tma_maps]
+    copies: list[tuple[Copy, Points]] = []
+    results: list[CheckResult] = []
+    for event in trace.events:
+        if handles(event.instr) and event.instr.parts[0] == "cp":
+            results += _copy_results(kernel, trace, event, placed, maps, copies)
+    for event in trace.events:
+        if handles(event.instr) and event.instr.parts[0] == "wgmma":
+            results += _wgmma_results(kernel, trace, event, placed, maps, copies)
+    return results
+
+
+def _decoded(kernel, trace: Trace, read: Read):
+    """(allocation, [(point, base, descriptor at base 0, at base)]) or Unknown."""
+    where = points(read.desc, trace.ranges)
+    if isinstance(where, Unknown):
+        return where
+    assert isinstance(read.desc, Expr), "points() refuses an Unknown"
+    at = compiled(read.desc)
+    cases = []
+    try:
+        for point in where.others:
+            at0 = MatrixDescriptor.decode(at({**point, where.allocation: 0}))
+            for base in base_residues(kernel, where.allocation):
+                env = {**point, where.allocation: base}
+                if _executes(read.event, env):
+                    cases.append((point, base, at0, MatrixDescriptor.decode(at(env))))
+    except SpecError as e:
+        return Unknown(f"its value cannot be evaluated: {e.message}")
+    return where.allocation, cases
+
+
+def _wgmma_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult]:
+    reads = wgmma_reads(event)
+    if isinstance(reads, Unknown):
+        return [_unknown(kernel, event, "not modelled", reads.reason)]
+    results = []
+    for read in reads:
+        what = f"operand {read.which} of"
+        decoded = _decoded(kernel, trace, read)
+        if isinstance(decoded, Unknown):
+            results.append(_unknown(kernel, event, f"descriptor {what}", decoded.reason))
+            continue
+        allocation, cases = decoded
+        if not cases:
+            continue
+        facts = {
+            "operand": read.which,
+            "descriptor": str(cases[0][3]),
+            "allocation": kernel.shared_label(allocation),
+            "major": read.op.major,
+        }
+        results.append(_cost(kernel, event, read, what, facts))
+        writers = [a for a in placed.get(allocation, []) if _writes(a)]
+        tma_writers = [(c, p) for c, p in copies if c.load and p.allocation == allocation]
+        if writers:
+            results.append(_placement(kernel, event, read, what, cases, writers, facts))
+            results.append(
+                _unknown(
+                    kernel,
+                    event,
+                    f"writer_reader {what}",
+                    "which element each thread store or cp.async writes is not read from "
+                    "the PTX yet (issue 25); placement and cost are checked",
+                )
+            )
+        if tma_writers:
+            results.append(_tma_reader(kernel, event, read, what, cases, tma_writers, maps, facts))
+        if not writers and not tma_writers:
+            results.append(
+                _unknown(
+                    kernel,
+                    event,
+                    f"placement {what}",
+                    f"no writer of {kernel.shared_label(allocation)} is placed in the kernel",
+                )
+            )
+    return results
+
+
+def _writes(access: memory.Access) -> bool:
+    head = access.event.instr.parts[0]
+    return head in ("st", "stmatrix", "cp")
+
+
+def _cost(kernel, event, read: Read, what: str, facts: dict) -> CheckResult:
+    op = read.op
+    exact = (op.rows, op.k, op.elem_bits) in MEASURED
+    n = read_wavefronts(op)
+    result = _result(
+        kernel,
+        event,
+        f"wavefronts {what}",
+        Status.PROVED,
+        wavefronts=n,
+        ideal_wavefronts=n,
+        fidelity=(
+            "exact (matches H200 measurements)"
+            if exact
+            else "model (operand bytes / 128; measured on 64x16 f16 operands)"
+        ),
+        engine="wgmma model",
+        facts={**facts, "operand_bytes": op.rows * op.k * op.elem_bytes},
+    )
+    return result
+
+
+def _placement(kernel, event, read: Read, what: str, cases, writers, facts) -> CheckResult:
+    lines = sorted({a.event.instr.line for a in writers})
+    writer = f"{writers[0].instruction} at PTX line {lines[0]}" + (
+        f" and {len(lines) - 1} more" if len(lines) > 1 else ""
+    )
+    for point, base, at0, atb in cases:
+        miss = moved(at0, atb, base, read.op)
+        if miss is None:
+            continue
+        summary = (
+            f"with the buffer at byte {base}: element (row {miss.row}, k {miss.k}) of operand "
+            f"{read.which} is written at byte {miss.expected} (its writers, {writer}, place "
+            f"the tile relative to the buffer) but wgmma reads byte {miss.read} "
+            f"({atb.swizzle.label} XORs absolute address bits; descriptor {atb})"
+        )
+        cex = Counterexample(summary, {"base": base, **point, "row": miss.row, "k": miss.k})
+        return _result(
+            kernel,
+            event,
+            f"placement {what}",
+            Status.REFUTED,
+            counterexample=cex,
+            engine="enumeration",
+            facts=facts,
+        )
+    bases = sorted({base for _, base, _, _ in cases})
+    step = bases[1] - bases[0] if len(bases) > 1 else BASE_PERIOD
+    return _result(
+        kernel,
+        event,
+        f"placement {what}",
+        Status.PROVED,
+        engine="enumeration",
+        facts={**facts, "bases": f"every multiple of {step}", "points": len(cases)},
+    )
+
+
+# -- TMA copies ----------------------------------------------------------------------
+
+
+def _map_for(copy: Copy, maps: list[MapOption]) -> tma_model.TensorMap | None:
+    """The --tma-map naming the copy's parameter, else the one naming none."""
+    named = [m.tmap for m in maps if m.param is not None and m.param == copy.map_name]
+    anonymous = [m.tmap for m in maps if m.param is None]
+    found = named or anonymous
+    return found[0] if found else None
+
+
+def _no_map(kernel, event, what: str) -> CheckResult:
+    return _unknown(
+        kernel,
+        event,
+        what,
+        "the tensor map is a host object the PTX does not hold: state it with --tma-map "
+        "dataType=FLOAT16,boxDim={64,128},swizzle=128B[,param=NAME] (cuTensorMapEncodeTiled's "
+        "arguments)",
+    )
+
+
+def _copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult]:
+    copy = tma_copy(event, kernel.fn, kernel.symbol)
+    if isinstance(copy, Unknown):
+        return [_unknown(kernel, event, "not modelled", copy.reason)]
+    where = points(copy.shared, trace.ranges)
+    if isinstance(where, Unknown):
+        return [_unknown(kernel, event, "aligned 128", f"its shared address: {where.reason}")]
+    copies.append((copy, where))
+    assert isinstance(copy.shared, Expr), "points() refuses an Unknown"
+    at = compiled(copy.shared)
+    cases = [
+        (point, base, at({**point, where.allocation: base}))
+        for point in where.others
+        for base in base_residues(kernel, where.allocation)
+        if _executes(event, {**point, where.allocation: base})
+    ]
+    facts = {"allocation": kernel.shared_label(where.allocation), "tensor_map": copy.map_name}
+    results = [_aligned(kernel, event, cases, facts)]
+    tmap = _map_for(copy, maps)
+    heads = ("ld", "ldmatrix") if copy.load else ("st", "stmatrix", "cp")
+    peers = [a for a in placed.get(where.allocation, []) if a.event.instr.parts[0] in heads]
+    if peers and tmap is None:
+        results.append(_no_map(kernel, event, "placement"))
+    elif peers and tmap is not None:
+        results.append(_box_placement(kernel, event, cases, tmap, peers, copy.load, facts))
+    return results
+
+
+def _aligned(kernel, event, cases, facts) -> CheckResult:
+    for point, base, dest in cases:
+        if dest % tma_model.DESTINATION_ALIGN:
+            cex = Counterexample(
+                f"with the buffer at byte {base}: the box's shared address is byte {dest}, "
+                f"not a multiple of {tma_model.DESTINATION_ALIGN}",
+                {"base": base, **point},
+            )
+            return _result(
+                kernel,
+                event,
+                "aligned 128",
+                Status.REFUTED,
+                counterexample=cex,
+                engine="enumeration",
+                facts=facts,
+            )
+    return _result(kernel, event, "aligned 128", Status.PROVED, engine="enumeration", facts=facts)
+
+
+def tma_swizzle(address: int, span: int) -> int:
+    """The byte a TMA box's byte lands at under a `span`-byte swizzle: CuTe's
+    Swizzle<B,4,3> on the absolute shared address (`verify.model.tma`)."""
+    if not span:
+        return address
+    bits = {32: 1, 64: 2, 128: 3}[span]
+    return address ^ (((address >> 7) & ((1 << bits) - 1)) << 4)
+
+
+def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> CheckResult:
+    """The box moves with the base byte for byte, as the thread peers' addresses do."""
+    inner = tmap.inner_bytes
+    chunks = [(r, c) for r in range(tmap.rows) for c in range(0, inner, 16)]
+    by_point = {tuple(sorted(p.items())): d for p, b, d in cases if b == 0}
+    peer = peers[0]
+    role = "reads" if load else "writes"
+    for point, base, dest in cases:
+        dest0 = by_point.get(tuple(sorted(point.items())))
+        if dest0 is None or not tmap.swizzle:
+            continue
+        for r, c in chunks:
+            there = tma_swizzle(dest + r * inner + c, tmap.swizzle)
+            here = tma_swizzle(dest0 + r * inner + c, tmap.swizzle) + base
+            if there != here:
+                summary = (
+                    f"with the buffer at byte {base} the box starts at byte {dest}, "
+                    f"{dest % tma_model.PATTERN_BYTES[tmap.swizzle]} bytes past its "
+                    f"{tma_model.PATTERN_BYTES[tmap.swizzle]}-byte {tmap.swizzle}B pattern: "
+                    f"element (inner {c // tmap.elem_bytes}, row {r}) is at byte "
+                    f"{there}, but {peer.instruction} at PTX line {peer.event.instr.line} "
+                    f"{role} it at byte {here} (its address moves with the buffer; "
+                    "TMA swizzles absolute addresses: tilelang#2379)"
+                )
+                cex = Counterexample(summary, {"base": base, **point, "row": r})
+                return _result(
+                    kernel,
+                    event,
+                    "placement",
+                    Status.REFUTED,
+                    counterexample=cex,
+                    engine="enumeration",
+                    facts=facts,
+                )
+    return _result(kernel, event, "placement", Status.PROVED, engine="enumeration", facts=facts)
+
+
+def _tma_offsets(tmap, op: Operand, delta: int) -> tuple[int, int] | str:
+    """(row offset, k offset) of the operand in the box, from the distance of the
+    descriptor's start from the box's start; or why it does not fit in the box."""
+    elem = tmap.elem_bytes
+    if elem * 8 != op.elem_bits:
+        return f"the box holds {elem * 8}-bit elements, wgmma reads {op.elem_bits}-bit ones"
+    inner = tmap.box[0] * elem
+    outer, within = divmod(delta, inner)
+    if within % elem:
+        return f"the descriptor starts {delta} bytes into the box, inside an element"
+    if op.major == "K":
+        rows, k = outer, within // elem
+        fits = k + op.k <= tmap.box[0] and rows + op.rows <= tmap.rows
+    else:
+        k, rows = outer, within // elem
+        fits = rows + op.rows <= tmap.box[0] and k + op.k <= tmap.rows
+    if not fits:
+        return "the operand reads past the box (it spans several copies)"
+    return rows, k
+
+
+def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts) -> CheckResult:
+    """writer = reader: the operand is the box the TMA copy wrote, at every base."""
+    groups: dict = {}
+    for point, base, at0, _ in cases:
+        if base:
+            continue
+        found = _containing(kernel, copies, at0.start_address, maps)
+        if isinstance(found, str):
+            return _unknown(kernel, event, f"writer_reader {what}", found)
+        copy, tmap, dest0, align = found
+        offsets = _tma_offsets(tmap, read.op, at0.start_address - dest0)
+        if isinstance(offsets, str):
+            return _unknown(kernel, event, f"writer_reader {what}", offsets)
+        desc = MatrixDescriptor(
+            at0.start_address - dest0,
+            at0.leading_byte_offset,
+            at0.stride_byte_offset,
+            at0.swizzle,
+            at0.base_offset,
+        )
+        groups.setdefault((tmap, desc, offsets, align), (copy, point))
+    for (tmap, desc, (rows, k), align), (copy, point) in groups.items():
+        status, mismatch = _box_verdict(tmap, desc, read.op, align, rows, k)
+        if status is Status.PROVED:
+            continue
+        if mismatch is None:
+            return _unknown(
+                kernel, event, f"writer_reader {what}", "verify's runner decided nothing"
+            )
+        summary = (
+            f"{mismatch}: the box of the TMA copy at PTX line {copy.event.instr.line} "
+            f"(map {tmap.layout_text()}) read through {desc} as operand {read.which}"
+        )
+        cex = Counterexample(
+            summary, {**point, "base": mismatch.base, "row": mismatch.row, "k": mismatch.k}
+        )
+        return _result(
+            kernel,
+            event,
+            f"writer_reader {what}",
+            Status.REFUTED,
+            counterexample=cex,
+            engine="verify runner",
+            facts=facts,
+        )
+    return _result(
+        kernel,
+        event,
+        f"writer_reader {what}",
+        Status.PROVED,
+        engine="verify runner",
+        facts={**facts, "boxes": len(groups)},
+    )
+
+
+def _containing(kernel, copies, start: int, maps):
+    """(copy, map, destination at base 0, destination alignment) of the TMA copy
+    whose box holds byte `start` at base 0, or why there is none."""
+    for copy, where in copies:
+        tmap = _map_for(copy, maps)
+        if tmap is None:
+            return "the tensor map of the copy that writes it is not stated (--tma-map)"
+        at = compiled(copy.shared)
+        for point in where.others:
+            dest0 = at({**point, where.allocation: 0})
+            if dest0 <= start < dest0 + tmap.bytes:
+                step = base_residues(kernel, where.allocation)[1:2] or [BASE_PERIOD]
+                return copy, tmap, dest0, _alignment(dest0, step[0])
+    return "no TMA box written in the kernel holds the descriptor's start"
+
+
+def _alignment(dest0: int, step: int) -> int:
+    """The alignment every destination has: the base's (`step`) and its offset's.
+    (Below the PTX's 128 bytes `aligned 128` refutes the copy.)"""
+    return min(step, dest0 & -dest0 if dest0 else BASE_PERIOD)
+
+
+@lru_cache(maxsize=256)
+def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, rows: int, k: int):
+    report, mismatch = tma_model.wgmma_reads_box(
+        tmap, desc, op, align=max(align, tma_model.DESTINATION_ALIGN), row_offset=rows, k_offset=k
+    )
+    verdict = next(r for r in report if r.property.startswith("equivalent"))
+    return verdict.status, mismatch
