@@ -21,7 +21,7 @@ from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
 from verify.model.expr import Const, Expr, Range, Var, bounds, free_vars
-from verify.ptx import guards, ir, memory, specgen
+from verify.ptx import guards, hopper, ir, memory, specgen
 from verify.ptx.assume import Assumptions
 from verify.ptx.ops import Machine
 from verify.ptx.parse import parse_ptx, read_ptx
@@ -45,6 +45,7 @@ class Options:
     shared_align: int | None = None
     dynamic_shared: int | None = None
     assume: tuple[str, ...] = ()
+    tma_maps: tuple[str, ...] = ()  # --tma-map: host-built tensor maps (verify.ptx.hopper)
     timeout: float = 60.0
     engine: str = AUTO
 
@@ -232,6 +233,8 @@ def _kernel_results(kernel: Kernel) -> list[CheckResult]:
     results: list[CheckResult] = []
     placed: dict[str, list[memory.Access]] = {}
     for event in trace.events:
+        if hopper.handles(event.instr):
+            continue  # wgmma and TMA: checked below, by verify.ptx.hopper
         access = memory.access_of(event, kernel.ctx, kernel.symbol)
         if access.allocation is None:
             if access.reason:
@@ -246,6 +249,7 @@ def _kernel_results(kernel: Kernel) -> list[CheckResult]:
         placed.setdefault(access.allocation, []).append(access)
     for allocation, accesses in placed.items():
         results += _allocation_results(kernel, trace, allocation, accesses)
+    results += hopper.check(kernel, trace, placed)
     return sorted(results, key=lambda r: (r.facts.get("ptx_line", 0), r.property))
 
 
