@@ -65,6 +65,12 @@ def _options(f):
                 metavar="NAME=V | 'NAME%M==R'",
                 help="A parameter's value or residue class (param_N or its name).",
             ),
+            click.option(
+                "--tma-map",
+                multiple=True,
+                metavar="dataType=T,boxDim={I,O},swizzle=S[,param=P]",
+                help="A host-built TMA tensor map (cuTensorMapEncodeTiled's arguments).",
+            ),
             click.option("--json", "as_json", is_flag=True, help="Print one JSON document."),
             click.option(
                 "--timeout",
@@ -120,6 +126,7 @@ def _run(path: str, o: dict) -> None:
             shared_align=o["shared_align"],
             dynamic_shared=o["dynamic_shared"],
             assume=tuple(o["assume"]),
+            tma_maps=tuple(o["tma_map"]),
             timeout=o["timeout"],
             engine=o["engine"],
         )
