@@ -1,0 +1,234 @@
+"""wgmma descriptors and TMA copies read from the PTX (verify.ptx.hopper).
+
+Each verdict class against an oracle written here on integers, sharing no code
+with verify: CuTe's Swizzle<B,4,3> on byte addresses (bits [4, 4+B) ^= bits
+[7, 7+B)) and the canonical K-major chunk layout, as CUTLASS's make_gmma_desc
+builds it. The regression kernels of specs/hopper/ are the cited bugs written
+from their descriptions: REFUTED as they were, PROVED as fixed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verify.errors import SpecError
+from verify.ptx.check import Options, check_ptx, check_ptx_text
+from verify.ptx.hopper import parse_tma_map
+from verify.smt.solve import Status
+
+ROOT = Path(__file__).parents[1]
+SPECS = ROOT / "specs/hopper"
+DATA = ROOT / "tests/data/hopper"
+MAP_128B = "dataType=FLOAT16,boxDim={64,64},swizzle=128B"
+F = ", ".join(f"%f{i}" for i in range(32))
+
+
+def swizzle(address: int, bits: int) -> int:
+    """CuTe's Swizzle<bits,4,3> on a byte address."""
+    return address ^ (((address >> 7) & ((1 << bits) - 1)) << 4)
+
+
+def k_major_byte(row: int, k: int, bits: int, sbo: int) -> int:
+    """Byte of f16 element (row, k) from the start of a swizzled K-major tile,
+    before the XOR: rows of 16 << bits bytes, 8-row groups `sbo` apart."""
+    return (row % 8) * (16 << bits) + (row // 8) * sbo + k * 2
+
+
+def results(path, **options):
+    return check_ptx(str(path), Options(**options))
+
+
+def verdicts(found, prefix: str) -> list[Status]:
+    return [r.status for r in found if r.property.startswith(prefix)]
+
+
+def descriptor_kernel(align: int, mode: int, sbo: int, pack: bool = False) -> str:
+    """Threads write a tile at offsets from its buffer; wgmma reads two k-blocks of
+    it as B through descriptors of `mode` (PTX encoding) built from the buffer's
+    address, as Triton does (shr, and, or) or, with `pack`, as CuTe does (the
+    k-block added to the low half through mov.b64 {lo, hi})."""
+    const = mode << 62 | (sbo >> 4) << 32 | 1 << 16
+    lines = [
+        "\tmov.u32 \t%r1, tile;",
+        "\tmov.u32 \t%r2, %tid.x;",
+        "\tshl.b32 \t%r3, %r2, 4;",
+        "\tadd.s32 \t%r4, %r1, %r3;",
+        "\tmov.b32 \t%r10, 0;",
+        "\tst.shared.v4.b32 \t[%r4], {%r10, %r10, %r10, %r10};",
+        "\tbar.sync \t0;",
+        "\tshr.u32 \t%r30, %r1, 4;",
+        "\tand.b32 \t%r31, %r30, 16383;",
+        "\tcvt.u64.u32 \t%rd4, %r31;",
+        f"\tor.b64 \t%rd5, %rd4, {const};",
+    ]
+    for kb in range(2):
+        if pack:
+            lines += [
+                "\tmov.b64 \t{%r40, %r41}, %rd5;",
+                f"\tadd.s32 \t%r42, %r40, {2 * kb};",
+                f"\tmov.b64 \t%rd{8 + kb}, {{%r42, %r41}};",
+            ]
+        else:
+            lines += [f"\tadd.s64 \t%rd{8 + kb}, %rd5, {2 * kb};"]
+        lines.append(
+            f"\twgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{F}}}, "
+            f"{{%r10, %r10, %r10, %r10}}, %rd{8 + kb}, 1, 1, 1, 0;"
+        )
+    body = "\n".join(lines)
+    return f""".version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+.reqntid 128
+{{
+\t.reg .b32 \t%r<64>;
+\t.reg .b64 \t%rd<20>;
+\t.reg .f32 \t%f<40>;
+\t.shared .align {align} .b8 tile[8192];
+{body}
+\tret;
+}}
+"""
+
+
+# -- placement: the bases each swizzle needs (NVIDIA/Fuser#4096) ----------------------
+
+MODES = [(3, 1, 256), (2, 2, 512), (1, 3, 1024)]  # (PTX encoding, B, repeat bytes)
+
+
+@pytest.mark.parametrize("mode, bits, repeat", MODES)
+@pytest.mark.parametrize("pack", [False, True])
+def test_placement_needs_the_pattern_repeat(mode, bits, repeat, pack):
+    sbo = 8 * (16 << bits)
+    proved = check_ptx_text(descriptor_kernel(repeat, mode, sbo, pack), "k.ptx")
+    assert verdicts(proved, "placement") == [Status.PROVED] * 2
+    refuted = check_ptx_text(descriptor_kernel(repeat // 2, mode, sbo, pack), "k.ptx")
+    assert verdicts(refuted, "placement") == [Status.REFUTED] * 2
+    cex = next(r for r in refuted if r.property.startswith("placement")).counterexample
+    base, row, k = cex.instance["base"], cex.instance["row"], cex.instance["k"]
+    # The oracle: the writer put the element at base + its byte at base 0; wgmma
+    # reads the XOR of the absolute address.
+    linear = k_major_byte(row, k, bits, sbo)
+    written, read = base + swizzle(linear, bits), swizzle(base + linear, bits)
+    assert written != read
+    assert f"written at byte {written}" in cex.summary
+    assert f"reads byte {read}" in cex.summary
+
+
+def test_placement_oracle_agrees_at_every_base():
+    """PROVED at a base exactly where no element of the 64x16 operand moves in the
+    oracle; REFUTED bases are ones where one does."""
+    for mode, bits, repeat in MODES:
+        sbo = 8 * (16 << bits)
+        for align in (128, 256, 512, 1024):
+            if align > repeat:
+                continue
+            moves = any(
+                swizzle(base + k_major_byte(r, k, bits, sbo), bits)
+                != base + swizzle(k_major_byte(r, k, bits, sbo), bits)
+                for base in range(0, 4096, align)
+                for r in range(64)
+                for k in range(0, 16, 8)
+            )
+            found = verdicts(check_ptx_text(descriptor_kernel(align, mode, sbo), "k.ptx"), "pl")
+            assert found == [Status.REFUTED if moves else Status.PROVED] * 2, (mode, align)
+
+
+def test_cost_is_operand_bytes_over_128():
+    found = check_ptx_text(descriptor_kernel(1024, 1, 1024), "k.ptx")
+    cost = [r for r in found if r.property.startswith("wavefronts")]
+    assert [(r.status, r.wavefronts) for r in cost] == [(Status.PROVED, 64 * 16 * 2 // 128)] * 2
+    assert all("exact" in r.fidelity for r in cost)
+
+
+def test_writer_reader_of_thread_writers_is_unknown():
+    found = check_ptx_text(descriptor_kernel(1024, 1, 1024), "k.ptx")
+    assert verdicts(found, "writer_reader") == [Status.UNKNOWN] * 2
+
+
+def test_the_regression_specs():
+    for name, align in (("wgmma_sw128_align1024", Status.PROVED), ("wgmma_sw128_align128", None)):
+        found = results(SPECS / f"{name}.ptx")
+        want = align or Status.REFUTED
+        assert verdicts(found, "placement") == [want] * 2, name
+
+
+# -- TMA ------------------------------------------------------------------------------
+
+
+def test_tma_box_read_by_wgmma():
+    found = results(SPECS / "tma_wgmma_sw128.ptx", tma_maps=(MAP_128B,))
+    assert verdicts(found, "writer_reader") == [Status.PROVED] * 2
+    assert verdicts(found, "aligned 128") == [Status.PROVED]
+
+
+@pytest.mark.parametrize("spec", ["tma_wgmma_sbo_mismatch", "tma_wgmma_mode_mismatch"])
+def test_tma_box_read_wrong(spec):
+    """The element named is one the oracle puts at different bytes."""
+    found = results(SPECS / f"{spec}.ptx", tma_maps=(MAP_128B,))
+    assert verdicts(found, "writer_reader") == [Status.REFUTED] * 2
+    cex = next(r for r in found if r.property.startswith("writer_reader")).counterexample
+    row, k = cex.instance["row"], cex.instance["k"]
+    written = swizzle(row * 128 + k * 2, 3)  # the box: 64 f16 rows of 128 bytes
+    bits, sbo = (3, 512) if spec == "tma_wgmma_sbo_mismatch" else (2, 1024)
+    read = swizzle(k_major_byte(row, k, bits, sbo), bits)
+    assert written != read
+    assert f"written at byte {written}, read from byte {read}" in cex.summary
+
+
+def test_tma_without_a_map_is_unknown():
+    found = results(SPECS / "tma_wgmma_sw128.ptx")
+    unknown = [r for r in found if r.property.startswith("writer_reader")]
+    assert [r.status for r in unknown] == [Status.UNKNOWN] * 2
+    assert "--tma-map" in unknown[0].reason
+
+
+def test_tma_base_past_the_pattern_tilelang_2379():
+    spec = SPECS / "tma_ldmatrix_base.ptx"
+    at_128 = results(spec, tma_maps=(MAP_128B,), shared_align=128)
+    assert verdicts(at_128, "aligned 128") == [Status.PROVED]
+    assert verdicts(at_128, "placement") == [Status.REFUTED]
+    cex = next(r for r in at_128 if r.property.startswith("placement")).counterexample
+    assert cex.instance["base"] % 1024 and "tilelang#2379" in cex.summary
+    at_1024 = results(spec, tma_maps=(MAP_128B,), shared_align=1024)
+    assert verdicts(at_1024, "placement") == [Status.PROVED]
+    as_declared = results(spec, tma_maps=(MAP_128B,))  # .align 16
+    assert verdicts(as_declared, "aligned 128") == [Status.REFUTED]
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("dataType=FLOAT16", "expected dataType=TYPE,boxDim="),
+        ("dataType=FLOAT16,boxDim={64,x}", "boxDim: expected {INNER,OUTER}"),
+        ("dataType=FLOAT16,boxDim={128,8},swizzle=128B", "at most the 128-byte swizzle span"),
+        ("dataType=HALF,boxDim={64,8}", "TMA dataType: expected one of"),
+    ],
+)
+def test_bad_tma_map(text, found):
+    with pytest.raises(SpecError, match=None) as e:
+        parse_tma_map(text)
+    assert found in e.value.message
+
+
+def test_tma_map_names_a_parameter():
+    option = parse_tma_map("dataType=CU_TENSOR_MAP_DATA_TYPE_FLOAT16,boxDim={64,8},param=p0")
+    assert option.param == "p0" and option.tmap.swizzle == 0 and option.tmap.box == (64, 8)
+
+
+# -- the Triton tutorial matmul, compiled for sm_90a --------------------------------------
+
+
+def test_triton_matmul_sm90():
+    """Triton 3.9's 03-matrix-multiplication (specs/triton_kernels/matmul.py, 128x128x64,
+    3 stages): 8 wgmma per k-tile, A K-major 64x16 and B MN-major 128x16, both
+    128B-swizzled, written by cp.async at offsets from global_smem."""
+    path = DATA / "matmul.sm90.ptx"
+    aligned = results(path, shared_align=1024)
+    assert verdicts(aligned, "placement") == [Status.PROVED] * 16
+    cost = [r.wavefronts for r in aligned if r.property.startswith("wavefronts")]
+    assert sorted(cost) == [16] * 8 + [32] * 8
+    declared = results(path)  # global_smem is .align 16
+    assert verdicts(declared, "placement") == [Status.REFUTED] * 16
