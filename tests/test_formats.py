@@ -62,8 +62,8 @@ def test_json_has_a_version_per_check_ok_and_the_new_counts(specs):
         "spec_errors": 1,
     }
     assert doc["errors"] == [
-        "specs/bad.spec:2:24: error: unknown layout 'B': expected one of "
-        "the layouts defined in the spec"
+        "specs/bad.spec:2:24: error: unknown layout 'B': expected a layout the spec "
+        "defines, and it defines none"
     ]
 
 
@@ -81,7 +81,7 @@ def test_json_flag_is_format_json(specs):
 def test_text_summary_counts_mismatches_and_spec_errors(specs):
     code, out = run("specs")
     assert out.rstrip().endswith(
-        "6 checks: 4 proved, 2 refuted, 0 unknown; 1 not as expected; 1 spec errors"
+        "6 checks: 4 proved, 2 refuted, 0 unknown; 1 not as expected; 1 spec error"
     )
 
 
@@ -193,7 +193,7 @@ def test_github_annotations_are_escaped_workflow_commands(specs):
     assert lines[2].startswith(
         "::error file=specs/bad.spec,line=2,col=24,title=verify%3A spec error::unknown layout 'B'"
     )
-    assert lines[3] == "6 checks: 4 proved, 2 refuted, 0 unknown; 1 not as expected; 1 spec errors"
+    assert lines[3] == "6 checks: 4 proved, 2 refuted, 0 unknown; 1 not as expected; 1 spec error"
 
 
 def test_an_unknown_check_is_a_warning_annotation(tmp_path):

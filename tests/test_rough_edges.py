@@ -14,7 +14,7 @@ from conftest import SPECS
 import verify
 from verify.cli import main
 from verify.model import shared_memory
-from verify.report.text import result_text
+from verify.report.text import result_text, summary_line
 from verify.results import CheckResult
 from verify.smt.solve import Status
 
@@ -519,3 +519,41 @@ def test_a_kernel_copys_source_rows_are_labelled_global_not_the_generated_name()
     }
     assert code == 1 and labels == {"global <-"}, labels
     assert "Gop" not in out
+
+
+# -- words, not Python lists; one of a thing is singular --------------------------
+
+NAMES_SPEC = """dtype f16
+buffer align 128
+layout A = (8,64):(72,1)
+access rd = ldmatrix.x1 A(lane, 0)
+access v = ld.shared.v2.b32 A(0, 0)
+check conflict_free rdd
+check bijective rd
+check conflict_free Aa
+check equivalent r + x == r for r in 0..4
+"""
+
+
+def test_unknown_names_are_listed_in_words_as_the_parser_lists_its_choices(tmp_path):
+    path = tmp_path / "names.spec"
+    path.write_text(NAMES_SPEC)
+    code, out = run(str(path))
+    assert code == 2 and "['" not in out, out
+    assert "unknown access 'rdd': expected one of 'rd', 'v'; did you mean 'rd'?" in out
+    assert "'rd' is an access: expected a layout here: 'A', the only layout defined" in out
+    assert "unknown access 'Aa': expected one of 'rd', 'v'" in out
+    assert "unknown variable 'x': expected the loop variable 'r'; add it to the loops" in out
+    path.write_text(NAMES_SPEC.replace("access v = ld.shared.v2.b32 A(0, 0)\n", ""))
+    assert "unknown access 'rdd': expected 'rd', the only access defined\n" in run(str(path))[1]
+
+
+def test_one_check_one_spec_error_and_one_wavefront_are_singular(tmp_path):
+    path = tmp_path / "one.spec"
+    body = NAMES_SPEC.split("check ")[0]
+    path.write_text(body + "check wavefronts == 2 rd\ncheck wavefronts == 2 v\n")
+    out = run(str(path))[1]
+    assert "the worst gives 1: ldmatrix.x1: 1 wavefront (ideal 1)" in out
+    assert "the worst gives 1: 1 wavefront by rule L (1 conflict-free phase pair merged)" in out
+    result = CheckResult("one.spec", 1, "conflict_free rd", Status.PROVED)
+    assert summary_line([result], 1) == "1 check: 1 proved, 0 refuted, 0 unknown; 1 spec error"

@@ -127,7 +127,7 @@ def _update_baseline(path: str, results, errors, files: list[str]) -> int:
     from verify.report.text import counted
 
     if errors:
-        click.echo(f"baseline {path} not written: {len(errors)} spec errors", err=True)
+        click.echo(f"baseline {path} not written: {counted(len(errors), 'spec error')}", err=True)
         return EXIT_ERROR
     try:
         baseline.write(path, results, files)
@@ -153,7 +153,8 @@ def _tell_baseline(path: str, gate) -> None:
             else ""
         )
         click.echo(
-            f"baseline {path}: {diff.compared} checks compared, none worse{better}", err=True
+            f"baseline {path}: {counted(diff.compared, 'check')} compared, none worse{better}",
+            err=True,
         )
     if diff.new:
         click.echo(

@@ -224,7 +224,8 @@ def copy_counterexample(program: Program, access: Access, values: dict[str, int]
     if cost.by_rule_s:
         lanes, group_cost, groups = _costliest_group(access, values)
         summary = (
-            f"{instr.name}: {cost.wavefronts} wavefronts by rule S (ideal {cost.ideal}): "
+            f"{instr.name}: {cost.wavefronts} wavefront{'s' if cost.wavefronts != 1 else ''} "
+            f"by rule S (ideal {cost.ideal}): "
             f"{groups} (global 128-byte line, shared 128-byte line) pairs, which never "
             f"share a wavefront; the costliest, shown, takes {group_cost}"
         )
@@ -254,7 +255,8 @@ def copy_counterexample(program: Program, access: Access, values: dict[str, int]
         f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.cost}" for p in cost.phases
     )
     summary = (
-        f"{instr.name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); per phase "
+        f"{instr.name}: {cost.wavefronts} wavefront{'s' if cost.wavefronts != 1 else ''} "
+        f"(ideal {cost.ideal}); per phase "
         f"{per_phase}; lanes {worst.lanes.start}-{worst.lanes.stop - 1} read source "
         f"bank {a} and write shared bank {b} with {worst.cost} words between them"
     )

@@ -355,8 +355,8 @@ def _with_merged_phases(access: Access, values: dict[str, int], cex: Counterexam
     pairs = phase_model - merged
     return replace(
         cex,
-        summary=f"{merged} wavefronts by rule L ({pairs} conflict-free phase "
-        f"pair{'s' if pairs > 1 else ''} merged): {cex.summary}",
+        summary=f"{merged} wavefront{'s' if merged > 1 else ''} by rule L ({pairs} "
+        f"conflict-free phase pair{'s' if pairs > 1 else ''} merged): {cex.summary}",
     )
 
 

@@ -162,7 +162,8 @@ def bank_counterexample(
             f"lanes {p.lanes.start}-{p.lanes.stop - 1}: {p.ways}" for p in cost.phases
         )
         summary = (
-            f"{name}: {cost.wavefronts} wavefronts (ideal {cost.ideal}); per phase {per_phase}"
+            f"{name}: {cost.wavefronts} wavefront{'s' if cost.wavefronts != 1 else ''} "
+            f"(ideal {cost.ideal}); per phase {per_phase}"
         )
     return Counterexample(
         summary,

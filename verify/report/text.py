@@ -171,7 +171,7 @@ def summary_line(results: list[CheckResult], spec_errors: int = 0) -> str:
     if c["expectation_mismatches"]:
         line += f"; {c['expectation_mismatches']} not as expected"
     if spec_errors:
-        line += f"; {spec_errors} spec errors"
+        line += f"; {counted(spec_errors, 'spec error')}"
     return line
 
 

@@ -113,8 +113,7 @@ def _check_error(spec: Spec, check: CheckDef, source: str, failed: set[str]) -> 
                     or f"; add it to the loops: 'for {clause}, {var.name} in lo..hi'"
                 )
                 return SpecError(
-                    f"unknown variable '{var.name}': expected one of the "
-                    f"loop variables {loops}{hint}",
+                    f"unknown variable '{var.name}': expected {_loop_variables(loops)}{hint}",
                     var.pos if var.pos.line else check.pos,
                 )
         return None
@@ -142,16 +141,35 @@ def _check_error(spec: Spec, check: CheckDef, source: str, failed: set[str]) -> 
 
 
 def _unknown(what: str, name: str, defined, pos: Pos, also=None) -> SpecError:
-    """unknown layout 'Aa': expected one of ['A', 'B']; did you mean 'A'?"""
+    """unknown layout 'Aa': expected one of 'A', 'B'; did you mean 'A'?"""
+    names = sorted(defined)
     if also is not None and name in also[1]:
+        where = f": {_one_of(names, what)}" if names else ", and the spec defines none"
         return SpecError(
             f"'{name}' is {'an' if also[0] == 'access' else 'a'} {also[0]}: "
-            f"expected a {what} here, one of {sorted(defined) or 'none defined'}",
+            f"expected a {what} here{where}",
             pos,
         )
-    expected = sorted(defined) or f"the {what}s defined in the spec"
-    return SpecError(
-        f"unknown {what} '{name}': expected one of {expected}{did_you_mean(name, defined)}", pos
+    if not names:
+        return SpecError(
+            f"unknown {what} '{name}': expected a {what} the spec defines, and it defines none", pos
+        )
+    hint = did_you_mean(name, defined) if len(names) > 1 else ""
+    return SpecError(f"unknown {what} '{name}': expected {_one_of(names, what)}{hint}", pos)
+
+
+def _one_of(names: list[str], what: str) -> str:
+    """The names a reference could have meant, as the parser words its choices:
+    "one of 'A', 'B'", or "'A', the only layout defined"."""
+    quoted = ", ".join(f"'{n}'" for n in names)
+    return f"{quoted}, the only {what} defined" if len(names) == 1 else f"one of {quoted}"
+
+
+def _loop_variables(loops: list[str]) -> str:
+    """The parser requires a check's loops: at least one."""
+    quoted = ", ".join(f"'{n}'" for n in loops)
+    return (
+        f"the loop variable {quoted}" if len(loops) == 1 else f"one of the loop variables {quoted}"
     )
 
 
