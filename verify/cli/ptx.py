@@ -11,16 +11,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 import click
 
-from verify.errors import SpecError
-from verify.ptx.check import Options, check_ptx, parse_dims
-from verify.report.text import json_report, text_report
-from verify.smt.solve import Status
+if TYPE_CHECKING:  # the checker is imported when a command runs, not for --help
+    from verify.ptx.check import Options
 
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
-_EXIT = {Status.PROVED: EXIT_OK, Status.REFUTED: EXIT_REFUTED, Status.UNKNOWN: EXIT_UNKNOWN}
 
 
 def _options(f):
@@ -117,6 +115,11 @@ def _assumed(o: Options) -> str:
 
 
 def _run(path: str, o: dict) -> None:
+    from verify.errors import SpecError
+    from verify.ptx.check import Options, check_ptx, parse_dims
+    from verify.report.text import json_report, text_report
+    from verify.smt.solve import Status
+
     try:
         options = Options(
             block=parse_dims(o["block"], "block") if o["block"] else None,
@@ -138,7 +141,8 @@ def _run(path: str, o: dict) -> None:
     else:
         click.echo(f"assuming {_assumed(options)}")
         click.echo(text_report(results))
-    sys.exit(_EXIT[Status.worst(r.status for r in results)])
+    exits = {Status.PROVED: EXIT_OK, Status.REFUTED: EXIT_REFUTED, Status.UNKNOWN: EXIT_UNKNOWN}
+    sys.exit(exits[Status.worst(r.status for r in results)])
 
 
 @click.command("ptx")

@@ -26,9 +26,6 @@ from typing import NoReturn
 
 import click
 
-from verify.report import render
-from verify.report.text import json_report
-
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
@@ -142,6 +139,9 @@ def _exit_status(code) -> int:
 
 
 def _write_reports(session, json_file: str | None, fmt: str | None, output: str | None):
+    from verify.report import render
+    from verify.report.text import json_report
+
     results, errors = session.results, session.errors
     if json_file:
         doc = json.loads(json_report(results, errors))

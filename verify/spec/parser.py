@@ -15,7 +15,10 @@ of a layout whose definition failed) is not repeated.
 from __future__ import annotations
 
 import builtins
+import hashlib
+import os
 import re
+import sys
 from dataclasses import dataclass, replace
 from importlib import resources
 
@@ -657,21 +660,37 @@ def _compose(outer, offset: int, inner: LayoutDef, pos: Pos) -> LayoutDef:
     )
 
 
+def _lark(start: str, **options) -> lark.Lark:
+    """The grammar's LALR parser from `start`. Analysing the grammar costs about
+    0.1 s of CPU on every start and loading lark's saved analysis 0.01 s
+    (benchmarks/results/startup.md), so the analysis is kept in the user's cache,
+    one file per grammar, lark and Python version; lark checks that key again on
+    reading and analyses afresh when a file is stale, torn or unreadable."""
+    grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
+    options.update(parser="lalr", start=start, propagate_positions=True, maybe_placeholders=False)
+    return lark.Lark(grammar, cache=_cache_file(grammar, start) or False, **options)
+
+
+def _cache_file(grammar: str, start: str) -> str | None:
+    """Where the analysis of `grammar` from `start` is kept; None when the cache
+    directory cannot be made (a read-only home): then it is analysed every time."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "verify", "grammar")
+    key = f"{grammar}{start}{lark.__version__}{sys.version_info[:2]}"
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.join(directory, hashlib.sha256(key.encode()).hexdigest()[:20] + ".lark")
+
+
 _PARSER = None
 
 
 def _parser() -> lark.Lark:
     global _PARSER
     if _PARSER is None:
-        grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
-        _PARSER = lark.Lark(
-            grammar,
-            parser="lalr",
-            lexer="contextual",
-            postlex=_LineAwareLexer(),
-            propagate_positions=True,
-            maybe_placeholders=False,
-        )
+        _PARSER = _lark("start", lexer="contextual", postlex=_LineAwareLexer())
     return _PARSER
 
 
@@ -683,10 +702,7 @@ def parse_expr(text: str, pos: Pos = Pos()) -> Expr:
     generates (`verify.notation.threads`); an error is located at `pos`."""
     global _EXPR_PARSER
     if _EXPR_PARSER is None:
-        grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
-        _EXPR_PARSER = lark.Lark(
-            grammar, parser="lalr", start="expr", propagate_positions=True, maybe_placeholders=False
-        )
+        _EXPR_PARSER = _lark("expr")
     try:
         return _ToSpec("<expr>", text).transform(_EXPR_PARSER.parse(text))
     except (lark.exceptions.UnexpectedInput, lark.exceptions.VisitError) as e:
