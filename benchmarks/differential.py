@@ -63,6 +63,7 @@ from joblib.externals.loky.process_executor import TerminatedWorkerError
 from benchmarks.catalog import machine
 from oracle import OracleRefusal, OracleUnavailable, answers
 from oracle.spec_generator import FAMILIES, random_case
+from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import SpecError
 from verify.smt.solve import Status
@@ -74,6 +75,7 @@ RESULTS = os.path.join(ROOT, "benchmarks", "results", "differential_independent"
 SUMMARY_EVERY = 30  # seconds between rewrites of the summary during a run
 SPAN_GAP = 1000  # case-number gaps a summary's block of numbers bridges
 TIMEOUT = 120  # seconds per check, as in every campaign so far
+OPTIONS = RunOptions(seconds=TIMEOUT)  # each engine's run: RunOptions.of(OPTIONS, engine)
 STOPPED_FILE = "differential_stopped.txt"
 FOUND_FILE = "differential_disagreements.txt"
 MERGED_HEADING = "\n## The runs merged here\n\n"
@@ -135,19 +137,20 @@ def ask_oracle(text: str):
         return None, e.message
 
 
-def ask_verify(text: str, engine: str):
+def ask_verify(text: str, engine: str, options: RunOptions = OPTIONS):
     """(check results, None), or (None, verify's error message)."""
     try:
         spec = parse_text(text, "case.spec")
         if HAS_ENGINES:
-            return run_spec(spec, timeout=TIMEOUT, engine=engine), None
+            return run_spec(spec, RunOptions.of(options, engine)), None
         return run_spec(spec, timeout=TIMEOUT), None
     except SpecError as e:
         return None, str(e)
 
 
-def compare(text: str) -> tuple[list[str], dict]:
-    """(disagreements, counts) for one spec: each engine of verify against the oracle."""
+def compare(text: str, options: RunOptions = OPTIONS) -> tuple[list[str], dict]:
+    """(disagreements, counts) for one spec: each engine of verify against the oracle,
+    each check under `options`' budget (the tests' count z3 resource units)."""
     counts = {
         "comparisons": 0,
         "unknown": 0,
@@ -169,7 +172,7 @@ def compare(text: str) -> tuple[list[str], dict]:
     for engine in engines():
         started = time.monotonic()
         try:
-            mine, error = ask_verify(text, engine)
+            mine, error = ask_verify(text, engine, options)
         except Exception as e:  # verify's InternalError, or worse
             mine, error, found = None, None, [f"verify raised {_one_line(e)}"]
         else:
@@ -294,10 +297,12 @@ def _figures(prop: str, result, answer):
     return []
 
 
-def run_case(number: int, seed: int, family: str | None = None) -> dict:
+def run_case(
+    number: int, seed: int, family: str | None = None, options: RunOptions = OPTIONS
+) -> dict:
     family, text = random_case(random.Random(f"{seed}:{number}"), family)
     started = time.monotonic()
-    bad, counts = compare(text)
+    bad, counts = compare(text, options)
     flagged = bool(bad or counts["one_sided"])
     return {
         "case": number,
@@ -334,6 +339,13 @@ def main(argv=None) -> int:
         "--budget",
         type=float,
         help="seconds; then the cases still running are stopped and not counted",
+    )
+    ap.add_argument(
+        "--budget-cases",
+        type=int,
+        metavar="N",
+        help="stop once N cases have finished; the cases still running are stopped and "
+        "not counted (a budget that counts work, not seconds: the tests')",
     )
     ap.add_argument(
         "--numbers",
@@ -392,7 +404,8 @@ def run_cases(numbers, args) -> list[dict]:
 
     Each row is appended to the CSV at once and the summary is rewritten every
     SUMMARY_EVERY seconds, so a run killed from outside leaves its results behind.
-    With --budget the run is stopped at the deadline, and likewise on an interrupt
+    With --budget the run is stopped at the deadline, with --budget-cases once that
+    many cases have finished, and likewise on an interrupt
     (SIGINT or SIGTERM to this process): local workers are killed, cases still
     running then are not counted, and are listed.
     """
@@ -400,7 +413,7 @@ def run_cases(numbers, args) -> list[dict]:
     rows: list[dict] = []
     engine = Engine(args.jobs, getattr(args, "dask", None))
     remaining, stopped = list(numbers), []
-    with CampaignFiles(args) as out, StopSwitch(args.budget) as switch:
+    with CampaignFiles(args) as out, StopSwitch(args.budget, args.budget_cases) as switch:
         while remaining and not switch.stopped:
             task = partial(_run_one_of, args.family) if args.family else _run_one
             lost = _run_until_stopped(
@@ -448,7 +461,8 @@ class Interrupted(BaseException):
 
 
 class StopSwitch:
-    """Stops a run at the budget's deadline (SIGALRM) or on SIGINT or SIGTERM.
+    """Stops a run at the budget's deadline (SIGALRM), after `cases` results, or on
+    SIGINT or SIGTERM.
 
     A signal raises Interrupted only while the campaign waits for the next case,
     and joblib, interrupted there, stops its workers; one that comes while a row
@@ -458,8 +472,10 @@ class StopSwitch:
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
 
-    def __init__(self, budget: float | None):
+    def __init__(self, budget: float | None, cases: int | None = None):
         self.budget = budget
+        self.cases = cases
+        self.finished = 0  # results handed on, over every pool of the run
         self.waiting = self.stopped = False
 
     def __enter__(self):
@@ -482,6 +498,9 @@ class StopSwitch:
     def until_stopped(self, run):
         """The run's results until it ends or is stopped."""
         while not self.stopped:
+            if self.cases is not None and self.finished >= self.cases:
+                self.stopped = True
+                return
             self.waiting = True
             try:
                 result = next(run)
@@ -489,6 +508,7 @@ class StopSwitch:
                 return
             finally:
                 self.waiting = False
+            self.finished += 1
             yield result
 
 

@@ -3,7 +3,7 @@ import pytest
 from verify.engines import solver as props
 from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError
-from verify.model.expr import Range, Var
+from verify.model.expr import BinOp, Range, Var
 from verify.model.program import Program
 from verify.smt import bv
 from verify.smt.solve import (
@@ -68,6 +68,51 @@ def test_exhausted_budget_is_unknown_never_proved():
     result = search(query(), Budget(0))
     assert result.status == SearchStatus.UNKNOWN and "timeout" in result.reason
     assert violation_status(result) == Status.UNKNOWN
+
+
+def factoring(ctx: bv.Context):
+    """A factoring question: enough solver work to count (about 50,000 units)."""
+    solver = new_solver(ctx)
+    solver.add(ctx.in_range("x"), ctx.in_range("y"))
+    solver.add(ctx.lower(BinOp("*", Var("x"), Var("y"))) == ctx.num(4093 * 4091))
+    return solver
+
+
+def hard_query():
+    return factoring(bv.Context(32, {"x": Range(2, 1 << 12), "y": Range(2, 1 << 12)}))
+
+
+def test_a_query_spends_the_same_resource_units_every_time():
+    """Units count work, not time: the budget's count repeats exactly (what lets the
+    tests give resource limits and get one answer under any load)."""
+    spent = []
+    for _ in range(2):
+        budget = Budget(rlimit=10**9)
+        assert search(hard_query(), budget).status == SearchStatus.SAT
+        spent.append(budget.units)
+    assert spent[0] == spent[1] > 10_000
+
+
+def test_a_spent_resource_limit_is_unknown_and_says_so():
+    budget = Budget(rlimit=2000)
+    result = search(hard_query(), budget)
+    assert result.status == SearchStatus.UNKNOWN
+    assert result.reason == "resource limit of 2000 z3 units spent"
+    assert 2000 <= budget.units < 4000  # z3 stops at its first step past the limit
+    # The next query of the same check gets nothing more.
+    assert search(hard_query(), budget).reason == result.reason
+
+
+def test_units_are_counted_per_query_though_z3_counts_per_context():
+    """z3's count is cumulative in a context: a second query in one context is
+    charged its own work, not the context's whole count."""
+    ctx = bv.Context(32, {"x": Range(2, 1 << 12), "y": Range(2, 1 << 12)})
+    first, second = Budget(rlimit=10**9), Budget(rlimit=10**9)
+    assert search(factoring(ctx), first).status == SearchStatus.SAT
+    solver = factoring(ctx)
+    assert search(solver, second).status == SearchStatus.SAT
+    counted = solver.statistics().get_key_value("rlimit count")  # both queries' work
+    assert 0 < second.units <= counted - first.units
 
 
 def test_bound_status_orders_verdicts():

@@ -10,7 +10,7 @@ import builtins
 from dataclasses import dataclass, field
 
 from verify.report.text import result_text
-from verify.smt.solve import Maximum, Status
+from verify.verdicts import Maximum, Status
 
 
 @dataclass(frozen=True)

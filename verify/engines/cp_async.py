@@ -58,8 +58,8 @@ from verify.model.bank import (
 from verify.model.instructions import Instruction
 from verify.model.program import GBASE, Access, Program
 from verify.results import Counterexample, LaneRow
-from verify.smt.solve import Maximum, Status
 from verify.spec.ast import CheckDef
+from verify.verdicts import Maximum, Status
 
 
 @dataclass(frozen=True)

@@ -23,17 +23,44 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
+from typing import Protocol
 
 from verify.engines import enumeration as enumeration_engine
 from verify.engines import solver as z3_engine
-from verify.model.expr import Range
+from verify.engines.cp_async import CopyFigures
+from verify.engines.options import AUTO, ENGINE_NAMES, ENUMERATION, Z3
+from verify.model.expr import Expr, Range
 from verify.model.layout import coordinate_vars
 from verify.model.program import BASE, STAGE, Access, Program
+from verify.results import BankFigures, Verdict
+from verify.smt.budget import Budget
 from verify.spec.ast import LayoutDef
 
-AUTO, Z3, ENUMERATION = "auto", "z3", "enumeration"
-ENGINE_NAMES = (AUTO, Z3, ENUMERATION)
-MODULES = {Z3: z3_engine, ENUMERATION: enumeration_engine}
+
+class Engine(Protocol):
+    """What each engine module answers, over one domain and with one budget per
+    decision: `verify.engines.solver` (z3) and `verify.engines.enumeration`. The
+    runner asks through this and nothing else; tests/test_engines.py holds them to
+    the same answers."""
+
+    def in_bounds(self, program: Program, access: Access, budget: Budget) -> Verdict: ...
+
+    def aligned(self, program: Program, access: Access, n: int, budget: Budget) -> Verdict: ...
+
+    def base_aligned(self, program: Program, ldef: LayoutDef, budget: Budget) -> Verdict: ...
+
+    def bank_figures(self, access: Access, budget: Budget) -> BankFigures: ...
+
+    def copy_wavefronts(self, program: Program, access: Access, budget: Budget) -> CopyFigures: ...
+
+    def bijective(self, program: Program, ldef: LayoutDef, budget: Budget) -> Verdict: ...
+
+    def footprint(self, program: Program, ldef: LayoutDef, budget: Budget) -> dict: ...
+
+    def equivalent(self, lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict: ...
+
+
+MODULES: dict[str, Engine] = {Z3: z3_engine, ENUMERATION: enumeration_engine}
 
 # Domain points (lane evaluations for an access, coordinate x stage x base
 # evaluations for a layout) up to which `auto` enumerates. From

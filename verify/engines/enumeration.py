@@ -24,7 +24,8 @@ confirm is an InternalError, never a verdict.
 
 The domain is walked in chunks of at most CHUNK points, so memory stays bounded
 and the check's time budget is looked at between chunks: running out is UNKNOWN,
-as for the solver.
+as for the solver. Its resource units are the solver's alone: the work here is fixed
+by the domain, so a budget of units alone (the tests') never stops it.
 
 What this engine is not: an oracle for what the notations mean. It evaluates the
 expression trees `verify.model.layout` and `verify.notation` build, the same trees the
@@ -74,8 +75,9 @@ from verify.model.layout import coordinate_vars
 from verify.model.program import BASE, GBASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
 from verify.smt import bv
-from verify.smt.solve import Budget, Maximum, Status
+from verify.smt.budget import Budget
 from verify.spec.ast import LayoutDef
+from verify.verdicts import Maximum, Status
 
 # Points evaluated at once: an int64 array of a chunk is 8 MB, and the bank cost
 # sorts a few such arrays; large enough that numpy's per-call overhead vanishes.
@@ -208,7 +210,7 @@ class _Clock:
         return self.budget.remaining_ms() <= 0
 
     def reason(self) -> str:
-        return f"timeout after {self.budget.seconds:g} s"
+        return self.budget.timeout_reason()
 
     def lane_chunks(self, domain: Domain, evaluate: Vectorised, exprs: list[Expr], lanes: int):
         """Each chunk of `domain` as (its first instance, each of `exprs` as an int64

@@ -17,22 +17,21 @@ from dataclasses import dataclass, replace
 
 from verify.engines import cp_async as copies
 from verify.engines import decide, witness
+from verify.engines.options import RunOptions
 from verify.errors import Pos, SpecError
 from verify.model.bank import bank_cost, hardware_wavefronts
 from verify.model.expr import Range, Var, evaluate
 from verify.model.program import BASE, STAGE, Access, Program
 from verify.results import BankFigures, CheckResult, Counterexample, Verdict
-from verify.smt.solve import Budget, Status, bound_status
+from verify.smt.solve import Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
 
 
 class Runner:
-    def __init__(self, spec: Spec, timeout: float, engine: str = decide.AUTO):
+    def __init__(self, spec: Spec, options: RunOptions):
         self.spec = spec
         self.program = Program(spec)
-        self.timeout = timeout
-        self.engine = engine
-        decide.engine_for(engine, 0)  # an unknown engine name fails here
+        self.options = options
         self._alignment: dict[tuple[str, bool], Decided] = {}
         self._figures: dict[str, Decided] = {}
 
@@ -59,8 +58,8 @@ class Runner:
 
     def _decide(self, points: int, ask, limit: int = decide.ENUMERATION_LIMIT) -> Decided:
         """ask(engine module, budget) under a fresh budget, by the engine for `points`."""
-        engine = decide.engine_for(self.engine, points, limit)
-        budget = Budget(self.timeout)
+        engine = decide.engine_for(self.options.engine, points, limit)
+        budget = self.options.budget()
         answer = ask(decide.MODULES[engine], budget)
         return Decided(answer, engine, budget.solver_seconds)
 
@@ -378,9 +377,16 @@ class Decided:
     solver_seconds: float
 
 
-def run_spec(spec: Spec, timeout: float = 60.0, engine: str = decide.AUTO) -> list[CheckResult]:
-    """Every check of `spec`, each decided by `engine`: "auto" (enumeration for small
-    domains, the solver for large ones), "z3" or "enumeration".
+def run_spec(
+    spec: Spec,
+    options: RunOptions | float | None = None,
+    engine: str | None = None,
+    *,
+    timeout: float | None = None,
+) -> list[CheckResult]:
+    """Every check of `spec`, each decided as `options` say (`RunOptions`). The
+    older pair is still taken, seconds (`options` or `timeout`) and an engine name:
+    `RunOptions.of`.
     A spec with nothing to check is an error, not a pass; so is one whose layout
     is left unknown (``?(R, C)``), which is `verify synth`'s question."""
     for unknown in spec.unknown_layouts.values():
@@ -391,7 +397,8 @@ def run_spec(spec: Spec, timeout: float = 60.0, engine: str = decide.AUTO) -> li
             unknown.pos,
             spec.file,
         )
-    results = Runner(spec, timeout, engine).run()
+    run = RunOptions.of(timeout if options is None else options, engine)
+    results = Runner(spec, run).run()
     if not results:
         raise SpecError(
             "nothing to verify: expected at least one access or check", Pos(1, 1), spec.file

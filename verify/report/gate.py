@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from verify.report import baseline
-from verify.smt.solve import Status
+from verify.verdicts import Status
 
 if TYPE_CHECKING:
     from verify.results import CheckResult

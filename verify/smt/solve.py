@@ -13,54 +13,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 import z3
 
 from verify.errors import InternalError
 from verify.smt import bv
+from verify.smt.budget import Budget
+from verify.verdicts import Maximum, Status
 
 SEED = 0
-
-
-class Status(str, Enum):
-    """A check's verdict, ordered from best to worst: proved < unknown < refuted.
-
-    A refutation is a replayed violation, while UNKNOWN only says that none was
-    found in time, so a run with both is refuted (the command line's exit status
-    and a sweep's verdict are the worst status of their checks). The members are
-    listed in report order (proved, refuted, unknown), which is not this order.
-    """
-
-    PROVED = "proved"
-    REFUTED = "refuted"
-    UNKNOWN = "unknown"
-
-    @property
-    def rank(self) -> int:
-        return _RANK[self]
-
-    # str's own comparisons would order the values alphabetically.
-    def __lt__(self, other):
-        return self.rank < other.rank if isinstance(other, Status) else NotImplemented
-
-    def __le__(self, other):
-        return self.rank <= other.rank if isinstance(other, Status) else NotImplemented
-
-    def __gt__(self, other):
-        return self.rank > other.rank if isinstance(other, Status) else NotImplemented
-
-    def __ge__(self, other):
-        return self.rank >= other.rank if isinstance(other, Status) else NotImplemented
-
-    @classmethod
-    def worst(cls, statuses) -> Status:
-        """The worst of `statuses`; PROVED when there are none."""
-        return max(statuses, default=cls.PROVED)
-
-
-_RANK = {Status.PROVED: 0, Status.UNKNOWN: 1, Status.REFUTED: 2}
 
 
 class SearchStatus(str, Enum):
@@ -79,18 +42,6 @@ def _configure():
 _configure()
 
 
-class Budget:
-    """Wall-clock allowance for one check, shared by all its queries."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.start = time.monotonic()
-        self.solver_seconds = 0.0
-
-    def remaining_ms(self) -> int:
-        return int(1000 * (self.seconds - (time.monotonic() - self.start)))
-
-
 @dataclass
 class Search:
     status: SearchStatus
@@ -106,10 +57,12 @@ def search(solver: z3.Solver, budget: Budget) -> Search:
     bit-blast, preprocess the CNF) for an incremental one that skips the
     preprocessing, and proving a phase maximum took 13.5 s instead of 0.5 s
     (benchmarks/results/slow_cases_z3.md, case 305216)."""
-    remaining = budget.remaining_ms()
-    if remaining <= 0:
-        return Search(SearchStatus.UNKNOWN, reason=f"timeout after {budget.seconds:g} s")
-    solver.set("timeout", remaining)
+    spent = budget.spent()
+    if spent:
+        return Search(SearchStatus.UNKNOWN, reason=spent)
+    solver.set("timeout", budget.remaining_ms())
+    solver.set("rlimit", budget.remaining_units())
+    before = _units(solver)
     started = time.monotonic()
     try:
         answer = solver.check()
@@ -117,14 +70,31 @@ def search(solver: z3.Solver, budget: Budget) -> Search:
         return Search(SearchStatus.UNKNOWN, reason=f"solver error: {e}")
     finally:
         budget.solver_seconds += time.monotonic() - started
+        budget.units += _units(solver) - before
     if answer == z3.sat:
         return Search(SearchStatus.SAT, solver.model())
     if answer == z3.unsat:
         return Search(SearchStatus.UNSAT)
-    reason = solver.reason_unknown()
-    if reason in ("timeout", "canceled"):
-        reason = f"timeout after {budget.seconds:g} s"
-    return Search(SearchStatus.UNKNOWN, reason=f"solver gave up: {reason}")
+    return Search(SearchStatus.UNKNOWN, reason=_gave_up(solver.reason_unknown(), budget))
+
+
+def _units(solver: z3.Solver) -> int:
+    """The resource units counted so far in the solver's context (z3 reports the
+    context's cumulative count among each solver's statistics, once it is nonzero)."""
+    try:
+        return int(solver.statistics().get_key_value("rlimit count"))
+    except z3.Z3Exception:  # no key: nothing counted yet
+        return 0
+
+
+def _gave_up(reason: str, budget: Budget) -> str:
+    """Why z3 answered unknown. z3 says "max. resource limit exceeded", or "canceled"
+    when the limit is met inside a tactic, as a timeout is."""
+    if budget.remaining_units() <= 0:
+        return budget.rlimit_reason()
+    if reason in ("timeout", "canceled") and budget.seconds is not None:
+        return budget.timeout_reason()
+    return f"solver gave up: {reason}"
 
 
 def violation_status(result: Search) -> Status:
@@ -144,17 +114,6 @@ def new_solver(ctx: bv.Context) -> z3.Solver:
     solver = bv.solver_for(ctx)
     solver.set("random_seed", SEED)
     return solver
-
-
-@dataclass
-class Maximum:
-    """Largest value of a metric over all instances, with an instance attaining it."""
-
-    value: int
-    witness: dict
-    exact: bool  # the solver proved that nothing exceeds `value`
-    reason: str = ""
-    queries: int = field(default=0)
 
 
 def maximize(

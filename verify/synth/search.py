@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from verify.smt.solve import Budget
+from verify.smt.budget import Budget
 from verify.synth import families, gf2, params
 from verify.synth.cost import Objective, Score, score
 from verify.synth.problem import Problem
@@ -296,7 +296,7 @@ def _enumerate(problem: Problem, family: str, budget: Budget) -> Answer:
             best is None or row.score.found.key() < best[0].score.found.key()
         ):
             best = (row, table)
-    reason = f"timeout after {budget.seconds:g} s" if out_of_time else ""
+    reason = budget.timeout_reason() if out_of_time else ""
     if best is None:
         core = None if out_of_time else smallest_core([r.score.broken for r in rows])
         return Answer(family, None, None, None, {}, not out_of_time, rows, core=core, reason=reason)
