@@ -28,8 +28,9 @@ value with `verify.model.wgmma` and checks:
   This proves that the kernel reads at every base what it reads at an aligned
   one; that the two agree at the aligned base is writer = reader below.
 * **cost** -- `verify.model.wgmma.read_wavefronts`: operand bytes / 128 per
-  instruction, exact on the H200 for 64x16 f16 operands
-  (benchmarks/results/wgmma_h200.md), the model's count elsewhere.
+  instruction, exact on the H200 for 64x16 and 128x16 f16 operands
+  (benchmarks/results/wgmma_h200.md; wgmma_kernels_h200.md: Triton's tutorial
+  matmul and CuTe's wgmma_sm90 to the wavefront), the model's count elsewhere.
 * **writer = reader** for a TMA writer (``cp.async.bulk.tensor`` into the
   allocation): the box's layout from the tensor map (`--tma-map`, a host object
   the PTX does not hold) against the descriptor, element for element, at every
@@ -76,8 +77,9 @@ from verify.smt.solve import Status
 
 MAX_POINTS = 4096  # values of the variables a descriptor reads, besides the base
 WGMMA_ALIGN = 16  # a descriptor keeps address bits 4-17: bases are multiples of 16
-# Operands whose wavefronts the H200 counted (rows, k, bits): the figure is exact there.
-MEASURED = {(64, 16, 16)}
+# Operands whose wavefronts the H200 counted (rows, k, bits): the figure is exact there
+# (benchmarks/results/wgmma_h200.md, wgmma_kernels_h200.md: Triton's 128x16 B).
+MEASURED = {(64, 16, 16), (128, 16, 16)}
 _SHAPE = re.compile(r"m\d+n\d+k\d+$")
 
 
@@ -476,7 +478,7 @@ def _cost(kernel, event, read: Read, what: str, facts: dict) -> CheckResult:
         fidelity=(
             "exact (matches H200 measurements)"
             if exact
-            else "model (operand bytes / 128; measured on 64x16 f16 operands)"
+            else "model (operand bytes / 128; measured on 64x16 and 128x16 f16 operands)"
         ),
         engine="wgmma model",
         facts={**facts, "operand_bytes": op.rows * op.k * op.elem_bytes},
