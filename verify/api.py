@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import SpecError
 from verify.model.bank import BankCost, CopyCost, bank_cost, hardware_copy_cost, hardware_wavefronts
@@ -118,28 +119,48 @@ def spec_paths(paths: list[str]) -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda p: (os.path.dirname(p), p))
 
 
-def check(path: str, timeout: float = 60.0, engine: str = "auto") -> Report:
-    """Run every check of one spec file; `engine` as `verify.engines.runner.run_spec` takes it."""
+def check(
+    path: str,
+    timeout: float | None = 60.0,
+    engine: str = "auto",
+    *,
+    options: RunOptions | None = None,
+) -> Report:
+    """Run every check of one spec file, each decided by `engine` under `timeout`
+    seconds, or as `options` say (`verify.engines.options.RunOptions`, which may
+    also count z3 resource units) when given."""
+    run = _options(timeout, engine, options)
     try:
         spec = parse_file(path)
         from verify.synth import repair as suggest  # synthesis: loaded when a spec is checked
 
-        return Report(suggest.attach(spec, run_spec(spec, timeout, engine), timeout=timeout))
+        return Report(suggest.attach(spec, run_spec(spec, run), timeout=run))
     except SpecError as e:
         raise _with_file_source(e.located(path), path) from None
 
 
 def check_text(
-    text: str, name: str = "<string>", timeout: float = 60.0, engine: str = "auto"
+    text: str,
+    name: str = "<string>",
+    timeout: float | None = 60.0,
+    engine: str = "auto",
+    *,
+    options: RunOptions | None = None,
 ) -> Report:
-    """Run every check of a spec given as text; results and errors name the file `name`."""
+    """Run every check of a spec given as text; results and errors name the file
+    `name`. `timeout`, `engine` and `options` as `check` takes them."""
+    run = _options(timeout, engine, options)
     try:
         spec = parse_text(text, name)
         from verify.synth import repair as suggest  # synthesis: loaded when a spec is checked
 
-        return Report(suggest.attach(spec, run_spec(spec, timeout, engine), text, timeout))
+        return Report(suggest.attach(spec, run_spec(spec, run), text, run))
     except SpecError as e:
         raise e.located(name).with_source(text) from None
+
+
+def _options(timeout: float | None, engine: str, options: RunOptions | None) -> RunOptions:
+    return options if options is not None else RunOptions(engine, timeout)
 
 
 def check_layout(
@@ -153,8 +174,9 @@ def check_layout(
     align: int | None = None,
     stages: int | None = None,
     stage_bytes: int | None = None,
-    timeout: float = 60.0,
+    timeout: float | None = 60.0,
     engine: str = "auto",
+    options: RunOptions | None = None,
 ) -> Report:
     """Check a layout given as a Python value, read by `accesses` ({name: access}).
 
@@ -163,7 +185,8 @@ def check_layout(
     checks. Each access is written as after ``access NAME =`` in a spec
     (``"ldmatrix.x1 L(lane, 8 * q) for q in 0..8"``), each check as after
     ``check`` (``"conflict_free rd"``, ``"max_ways <= 2 rd expect refuted"``).
-    Accesses get their implicit in_bounds and alignment checks as in a spec."""
+    Accesses get their implicit in_bounds and alignment checks as in a spec;
+    `timeout`, `engine` and `options` as `check` takes them."""
     text = layout_spec(
         layout,
         accesses,
@@ -175,7 +198,7 @@ def check_layout(
         stages=stages,
         stage_bytes=stage_bytes,
     )
-    return check_text(text, "<layout>", timeout, engine)
+    return check_text(text, "<layout>", options=_options(timeout, engine, options))
 
 
 def layout_spec(

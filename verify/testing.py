@@ -10,7 +10,7 @@ report of the checks that failed, counterexample included.
 The layout is text in any notation verify reads, or a pycute Layout, Swizzle or
 ComposedLayout; it is called `L` (or `name=`) inside the access. Other keyword
 options are those of `verify.check_layout` (dtype, shape, align, stages,
-stage_bytes, timeout, engine).
+stage_bytes, timeout, engine, and options: a `verify.engines.options.RunOptions`).
 """
 
 from __future__ import annotations

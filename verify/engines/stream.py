@@ -15,31 +15,36 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from verify import api
+from verify.engines.options import RunOptions
 from verify.errors import SpecError, each_error
 from verify.report.text import ErrorRecord
 
 
-def check_one(path: str, timeout: float, engine: str):
+def check_one(path: str, options: RunOptions):
     """(results, errors): every error of the file, each with its source line, as
     plain data that crosses process boundaries."""
     try:
-        return list(api.check(path, timeout, engine)), []
+        return list(api.check(path, options=options)), []
     except SpecError as e:
         return [], [ErrorRecord.of(error) for error in each_error(e)]
 
 
-def outcomes(files: list[str], timeout: float, jobs: int, engine: str) -> Iterator[tuple]:
+def outcomes(
+    files: list[str], options: RunOptions | float, jobs: int, engine: str | None = None
+) -> Iterator[tuple]:
     """(path, results, errors) of each file, in file order, each as soon as it
-    and the files before it are done; `jobs` worker processes when above 1."""
+    and the files before it are done; `jobs` worker processes when above 1.
+    `options` as `run_spec` takes them (seconds and `engine`, the older pair, too)."""
+    run = RunOptions.of(options, engine)
     if jobs == 1 or len(files) == 1:
         for path in files:
-            yield (path, *check_one(path, timeout, engine))
+            yield (path, *check_one(path, run))
         return
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
         # Executor.map hands results back in submission order, each when ready.
-        done = pool.map(check_one, files, [timeout] * len(files), [engine] * len(files))
+        done = pool.map(check_one, files, [run] * len(files))
         for path, (results, errors) in zip(files, done):
             yield path, results, errors
 

@@ -19,6 +19,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from verify.engines.options import RunOptions
 from verify.engines.solver import BankQuery
 from verify.engines.witness import shown_instance
 from verify.gpu import fragments
@@ -27,7 +28,6 @@ from verify.gpu.probe import SMEM_BYTES, SOURCE_BYTES, Case, GpuError, Probe, op
 from verify.model.expr import Var, evaluate
 from verify.model.layout import coordinate_vars
 from verify.model.program import BASE, STAGE, Access, Program, base_period
-from verify.smt.solve import Budget
 
 
 @dataclass
@@ -66,7 +66,10 @@ def element_addresses(program: Program, access: Access, base_units: int) -> dict
     return out
 
 
-def instances(access: Access, limit: int, samples: int, seed: int, timeout: float):
+def instances(access: Access, limit: int, samples: int, seed: int, options: RunOptions):
+    """Every instance of `access` up to `limit` of them, else `samples` drawn by `seed`;
+    with the solver's worst instances for max-ways and wavefronts (each searched under
+    a budget of `options`)."""
     names = [n for n in access.instance_vars if n != BASE]
     axes = [range(access.ranges[n].lo, access.ranges[n].hi) for n in names]
     total = 1
@@ -81,7 +84,7 @@ def instances(access: Access, limit: int, samples: int, seed: int, timeout: floa
         ]
     try:
         query = BankQuery(access)
-        worst = [query.max_ways(Budget(timeout)), query.wavefronts(Budget(timeout))]
+        worst = [query.max_ways(options.budget()), query.wavefronts(options.budget())]
     except ValueError:  # misaligned: no bank figures, spot_case will say so
         worst = []
     for best in worst:
@@ -154,12 +157,19 @@ def spot_case(program: Program, access: Access, values: dict, probe_base: int):
 
 
 def spot_check(
-    program: Program, probe: Probe, limit=64, samples=16, seed=0, timeout=60.0, use_ncu=True
+    program: Program,
+    probe: Probe,
+    limit=64,
+    samples=16,
+    seed=0,
+    options: RunOptions | None = None,
+    use_ncu=True,
 ) -> list[SpotRow]:
     rows, cases = [], []
+    options = options or RunOptions()
     for name in program.spec.accesses:
         access = program.access(name, None)
-        for values in instances(access, limit, samples, seed, timeout):
+        for values in instances(access, limit, samples, seed, options):
             case, env, note = spot_case(program, access, values, probe.smem_base)
             shown = shown_instance(program, env)
             if case is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from verify.engines.options import RunOptions
 from verify.errors import SpecError
 from verify.spec.parser import parse_text
 from verify.sweep import kernel as kernel_sweep
@@ -57,7 +58,7 @@ class Sweep:
         with engine.run(_answer_keyed, self.to_ask.items()) as run:
             for (question, asked), outcome in run:
                 self.answers[question] = outcome
-                cache.put(key.answer_key(question, asked.engine, asked.timeout), outcome)
+                cache.put(key.answer_key(question, asked.options), outcome)
                 on_answer()
         return self
 
@@ -66,11 +67,11 @@ def plan(
     template: Template,
     params: list[Param],
     cache,
-    timeout: float = 60.0,
-    check_engine: str = "auto",
+    options: RunOptions | None = None,
 ) -> Sweep:
     """Every combination, parsed here to find which ask the same question (parsing
-    is cheap; checking is not). Raises the template's mistakes as SpecErrors."""
+    is cheap; checking is not), each check of it run under `options`. Raises the
+    template's mistakes as SpecErrors."""
     template.check(params)
     rows: list[Row] = []
     texts: dict[str, str] = {}
@@ -86,7 +87,7 @@ def plan(
         else:
             texts.setdefault(question, text)
         rows.append(Row(values, question))
-    asked = Question("", template.path, timeout, check_engine)
+    asked = Question("", template.path, options or RunOptions())
     return _keyed(params, rows, texts, answers, cache, asked)
 
 
@@ -95,7 +96,7 @@ def _keyed(params, rows, texts, answers, cache, asked: Question) -> Sweep:
     the distinct questions (`texts`, by key) left to ask, each as `asked` with its text."""
     from_cache: set[str] = set()
     for question in texts:
-        found = cache.get(key.answer_key(question, asked.engine, asked.timeout))
+        found = cache.get(key.answer_key(question, asked.options))
         if found is not None:
             answers[question] = found
             from_cache.add(question)
@@ -108,13 +109,12 @@ def plan_kernel(
     params: list[Param],
     cache,
     engine: Engine,
-    timeout: float = 60.0,
+    options: RunOptions | None = None,
     on_compiled=lambda: None,
-    check_engine: str = "auto",
 ) -> Sweep:
     """Every configuration of a Triton kernel, compiled on `engine` (`on_compiled()`
     after each); configurations with the same TTGIR ask one question, its checks
-    decided by `check_engine`. Raises the command line's mistakes as SpecErrors
+    run under `options`. Raises the command line's mistakes as SpecErrors
     before anything compiles."""
     planned = kernel_sweep.configs(kernel, params)
     compiled: dict[int, kernel_sweep.Compiled] = {}
@@ -134,7 +134,7 @@ def plan_kernel(
             question = kernel_sweep.question_key(result.ttgir)
             texts.setdefault(question, result.ttgir)
         rows.append(Row(values, question))
-    asked = Question("", kernel.path, timeout, check_engine, ttgir=True)
+    asked = Question("", kernel.path, options or RunOptions(), ttgir=True)
     return _keyed(params, rows, texts, answers, cache, asked)
 
 

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from verify.engines.options import RunOptions
 from verify.errors import SpecError
 from verify.sweep import Sweep, plan, plan_kernel, table
 from verify.sweep.cache import Cache, NoCache, default_directory
@@ -19,8 +20,8 @@ from verify.sweep.template import Template, parse_param
 def run(
     template_path: str,
     param_texts: list[str],
-    timeout: float,
-    check_engine: str,
+    options: RunOptions | float,
+    check_engine: str | None,
     engine: Engine,
     use_cache: bool,
     cache_dir: str | None,
@@ -28,19 +29,20 @@ def run(
     fmt: str = "text",
 ) -> Sweep:
     """Plans, asks and prints the sweep; raises SpecError for a mistake in the
-    template or the parameters (before anything runs)."""
+    template or the parameters (before anything runs). `options` and `check_engine`
+    as `RunOptions.of` takes them (the command line gives --timeout and --engine)."""
     template = Template(template_path, _read(template_path))
     params = [parse_param(text) for text in param_texts]
     cache = Cache(cache_dir or default_directory()) if use_cache else NoCache()
-    sweep = plan(template, params, cache, timeout, check_engine)
+    sweep = plan(template, params, cache, RunOptions.of(options, check_engine))
     return _ask_and_print(sweep, engine, cache, check_expect, fmt)
 
 
 def run_kernel(
     kernel: Kernel,
     param_texts: list[str],
-    timeout: float,
-    check_engine: str,
+    options: RunOptions | float,
+    check_engine: str | None,
     engine: Engine,
     use_cache: bool,
     cache_dir: str | None,
@@ -49,13 +51,14 @@ def run_kernel(
 ) -> Sweep:
     """`verify sweep --triton ...`: compiles every configuration, then asks and
     prints as for a template; raises SpecError for a mistake in the arguments."""
+    run = RunOptions.of(options, check_engine)
     params = [parse_param(text) for text in param_texts]
     cache = Cache(cache_dir or default_directory()) if use_cache else NoCache()
     configurations = 1
     for param in params:
         configurations *= len(param.values)
     with _progress(configurations, "compiling") as step:
-        sweep = plan_kernel(kernel, params, cache, engine, timeout, step, check_engine)
+        sweep = plan_kernel(kernel, params, cache, engine, run, step)
     return _ask_and_print(sweep, engine, cache, check_expect, fmt)
 
 

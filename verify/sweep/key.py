@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import z3
 
+from verify.engines.options import RunOptions
 from verify.errors import InternalError, Pos
 from verify.spec.ast import Spec
 
@@ -56,11 +57,13 @@ def question_key(spec: Spec) -> str:
     return _digest(canonical(spec))
 
 
-def answer_key(question: str, engine: str, timeout: float) -> str:
-    """Where the answer to `question` is cached: it depends on the code, the engine
-    and the timeout as well (an UNKNOWN is never cached, but a PROVED by enumeration
-    and one by the solver are different answers to report)."""
-    return _digest([question, engine, timeout, code_fingerprint()])
+def answer_key(question: str, options: RunOptions | str, timeout: float | None = None) -> str:
+    """Where the answer to `question` is cached: it depends on the code and on the
+    run's options as well (an UNKNOWN is never cached, but a PROVED by enumeration
+    and one by the solver are different answers to report). `options` may still be
+    an engine name with `timeout` beside it, the older pair."""
+    run = options if isinstance(options, RunOptions) else RunOptions(options, timeout)
+    return _digest([question, *run.key(), code_fingerprint()])
 
 
 @lru_cache(maxsize=1)

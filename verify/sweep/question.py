@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from verify.engines.options import DEFAULT_SECONDS, RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError, each_error
 from verify.results import CheckResult
-from verify.smt.solve import Status
 from verify.spec.parser import parse_text
+from verify.verdicts import Status
 
 # Worst first: how a configuration's verdict is summed up.
 SEVERITY = (
@@ -30,8 +31,7 @@ class Question:
 
     text: str
     file: str  # the template's path, so errors point into it
-    timeout: float
-    engine: str  # how each check is decided: auto, z3 or enumeration
+    options: RunOptions  # how each check is decided, and what it may spend
     ttgir: bool = False  # the text is a compiled kernel's TTGIR, not a spec
 
 
@@ -117,10 +117,13 @@ def answer(question: Question) -> Outcome:
         if question.ttgir:
             from verify.ttgir.module import check_module
 
-            results = check_module(question.text, question.timeout, question.engine)
+            # The kernel checker still takes the older (seconds, engine) pair.
+            run = question.options
+            seconds = DEFAULT_SECONDS if run.seconds is None else run.seconds
+            results = check_module(question.text, seconds, run.engine)
         else:
             spec = parse_text(question.text, question.file)
-            results = run_spec(spec, question.timeout, question.engine)
+            results = run_spec(spec, question.options)
     except SpecError as e:
         if question.ttgir:  # located in the kernel's file, not in the TTGIR
             return Outcome(errors=tuple(str(e) for e in each_error(e.located(question.file))))

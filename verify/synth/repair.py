@@ -73,6 +73,7 @@ from functools import partial
 import numpy as np
 
 from verify.engines.enumeration import Vectorised
+from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import SpecError
 from verify.model.expr import Range, Var
@@ -194,7 +195,10 @@ class Work:
 
 
 def attach(
-    spec: Spec, results: list[CheckResult], source: str | None = None, timeout: float = 60.0
+    spec: Spec,
+    results: list[CheckResult],
+    source: str | None = None,
+    timeout: RunOptions | float = 60.0,
 ) -> list[CheckResult]:
     """`results` with a suggestion (or a sentence saying why there is none) on each
     failing bank check whose layout has a family; a suggestion's whole-spec re-check
@@ -254,7 +258,11 @@ def _annotate(result: CheckResult, check: CheckDef, outcome: Outcome) -> None:
 
 
 def _search(
-    spec: Spec, source: str, layout: str, before: list[CheckResult], limits: tuple[Work, float]
+    spec: Spec,
+    source: str,
+    layout: str,
+    before: list[CheckResult],
+    limits: tuple[Work, RunOptions | float],
 ) -> Outcome | None:
     """The nearest fix of `layout`'s family for all its accesses, re-checked; `limits`
     is (the members the spec's searches may still try, each re-checked check's timeout)."""
@@ -448,7 +456,7 @@ class Rechecker:
     # (line, text) of exact figures ('max_ways == 8 rd') of an access with a failing
     # bank check: they state the conflict being fixed, so a fix may change them
     exempt: frozenset[tuple[int, str]]
-    timeout: float = 60.0  # per check, as the first run's
+    timeout: RunOptions | float = 60.0  # per check, as the first run's
 
     def __call__(self, fix: Fix) -> tuple[bool, list[str]]:
         """(whether every required check is proved and every check that passed
