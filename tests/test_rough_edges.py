@@ -5,6 +5,7 @@ naming what cannot be met, or a result."""
 
 import json
 import os
+import re
 
 import pycute
 import pytest
@@ -14,6 +15,7 @@ from conftest import SPECS
 import verify
 from verify.cli import main
 from verify.model import shared_memory
+from verify.report import sarif
 from verify.report.text import result_text, summary_line
 from verify.results import CheckResult
 from verify.smt.solve import Status
@@ -557,3 +559,38 @@ def test_one_check_one_spec_error_and_one_wavefront_are_singular(tmp_path):
     assert "the worst gives 1: 1 wavefront by rule L (1 conflict-free phase pair merged)" in out
     result = CheckResult("one.spec", 1, "conflict_free rd", Status.PROVED)
     assert summary_line([result], 1) == "1 check: 1 proved, 0 refuted, 0 unknown; 1 spec error"
+
+
+# -- the distribution's name ------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_distribution_is_verify_smem_and_the_command_and_package_stay_verify():
+    """PyPI's 'verify' is an unrelated project: every install line names ours."""
+    tomllib = pytest.importorskip("tomllib")
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)
+    assert project["project"]["name"] == sarif.DISTRIBUTION == "verify-smem"
+    assert project["project"]["scripts"] == {"verify": "verify.cli:run"}
+    grammars = {
+        os.path.relpath(os.path.join(d, n), ROOT)
+        for d, _, names in os.walk(os.path.join(ROOT, "verify"))
+        for n in names
+        if n.endswith(".lark")
+    }
+    data = project["tool"]["setuptools"]["package-data"]
+    shipped = {
+        os.path.join(*p.split("."), "x.lark") for p, globs in data.items() if "*.lark" in globs
+    }
+    assert {os.path.join(os.path.dirname(g), "x.lark") for g in grammars} <= shipped  # in a wheel
+    installs = []
+    for folder in ("verify", "docs"):
+        for d, _, names in os.walk(os.path.join(ROOT, folder)):
+            for n in names:
+                if n.endswith((".py", ".md")):
+                    with open(os.path.join(d, n), encoding="utf-8") as f:
+                        installs += re.findall(r"pip install '?(verify\b[\w-]*)", f.read())
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        installs += re.findall(r"pip install '?(verify\b[\w-]*)", f.read())
+    assert installs and set(installs) == {"verify-smem"}

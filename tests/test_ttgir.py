@@ -149,11 +149,11 @@ def test_binary_and_missing_files_are_errors(tmp_path):
 
 def test_missing_triton_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "triton._C.libtriton", None)
-    with pytest.raises(SpecError, match=r"pip install 'verify\[triton\]'"):
+    with pytest.raises(SpecError, match=r"pip install 'verify-smem\[triton\]'"):
         require_triton()
-    with pytest.raises(SpecError, match="verify\\[triton\\]"):
+    with pytest.raises(SpecError, match="verify-smem\\[triton\\]"):
         check(f"{KERNELS}/matmul.sm80.ttgir")
-    assert "verify[triton]" in EXTRA
+    assert "verify-smem[triton]" in EXTRA
 
 
 def test_largest_vectorisation_takes_registers_in_any_order():

@@ -23,7 +23,7 @@ def _figure_class():
         from matplotlib.figure import Figure
     except ImportError:
         raise SpecError(
-            "drawing needs matplotlib: pip install 'verify[draw]' "
+            "drawing needs matplotlib: pip install 'verify-smem[draw]' "
             "(or pip install -e '.[draw]' in a checkout)"
         ) from None
     matplotlib.rcParams.update(

@@ -35,7 +35,7 @@ from typing import NoReturn, TypeAlias
 
 from verify.errors import Pos, SpecError
 
-EXTRA = "pip install 'verify[triton]'"
+EXTRA = "pip install 'verify-smem[triton]'"
 WARP_LANES = 32
 MAX_ELEMENTS = 1 << 20
 KINDS = ("blocked", "nvidia_mma", "dot_op", "slice", "linear")

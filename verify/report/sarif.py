@@ -150,8 +150,12 @@ def artifact_uri(path: str) -> str:
     return Path(relative).as_posix()
 
 
+# The distribution pyproject.toml names (PyPI's "verify" is another project).
+DISTRIBUTION = "verify-smem"
+
+
 def _version() -> str:
     try:
-        return version("verify")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
         return "0"

@@ -71,7 +71,7 @@ def _client(address: str):
         from distributed import Client  # the dask extra; only a cluster run needs it
     except ImportError:
         raise SpecError(
-            "--dask needs the dask extra: pip install 'verify[dask]'", file=ARGS
+            "--dask needs the dask extra: pip install 'verify-smem[dask]'", file=ARGS
         ) from None
     try:
         return Client(address, timeout=CONNECT_SECONDS)

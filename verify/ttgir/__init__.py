@@ -1,6 +1,6 @@
 """``verify ttgir KERNEL.ttgir``: check every shared-memory op of a compiled Triton
 kernel, read from the compiler's own TTGIR with Triton's MLIR bindings (the
-``triton`` extra: ``pip install 'verify[triton]'``).
+``triton`` extra: ``pip install 'verify-smem[triton]'``).
 
 ``check(path_or_text, timeout=60.0, engine="auto", ptx=PtxOptions()) ->
 list[CheckResult]``: each result carries the op's Python file and line and names

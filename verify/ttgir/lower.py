@@ -96,7 +96,7 @@ def main(path: str) -> None:
         import triton
         from triton.backends.compiler import GPUTarget
     except ImportError:
-        print(json.dumps({"error": "Triton is not installed: pip install 'verify[triton]'"}))
+        print(json.dumps({"error": "Triton is not installed: pip install 'verify-smem[triton]'"}))
         return
     with open(path, encoding="utf-8") as f:
         match = _TARGET.search(f.read())

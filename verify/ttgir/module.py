@@ -31,7 +31,7 @@ from verify.ttgir import specgen
 
 MAX_TTGIR_BYTES = 16 << 20
 MAX_NESTING = 200
-EXTRA = "pip install 'verify[triton]'"
+EXTRA = "pip install 'verify-smem[triton]'"
 # MLIR prints ``loc("FILE":L:C): error: MSG`` (or ``FILE:L:C: error: MSG``).
 _DIAGNOSTIC = re.compile(
     r'^(?:loc\()?"?(?P<file>[^"]*?)"?:(?P<line>\d+):(?P<col>\d+)\)?: '
