@@ -6,6 +6,7 @@ naming what cannot be met, or a result."""
 import json
 import os
 import re
+from pathlib import Path
 
 import pycute
 import pytest
@@ -14,11 +15,14 @@ from conftest import SPECS
 
 import verify
 from verify.cli import main
+from verify.engines import solver
 from verify.model import shared_memory
+from verify.model.program import Program
 from verify.report import sarif
 from verify.report.text import result_text, summary_line
 from verify.results import CheckResult
-from verify.smt.solve import Status
+from verify.smt.solve import Budget, Status
+from verify.spec.parser import parse_text
 
 SEED_SYNTH = """dtype f16
 buffer align 128
@@ -594,3 +598,31 @@ def test_the_distribution_is_verify_smem_and_the_command_and_package_stay_verify
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         installs += re.findall(r"pip install '?(verify\b[\w-]*)", f.read())
     assert installs and set(installs) == {"verify-smem"}
+
+
+# -- the docs say what the code does ------------------------------------------------
+
+CG_SPEC = """dtype f32
+buffer align 128
+global align 128
+layout S = (_32,_32):(_32,_1)
+layout G = (_32,_32):(_32,_1)
+access cp = cp.async.cg.16 S(lane / 8, 4 * (lane % 8)) from G(lane / 8, 4 * (lane % 8))
+"""
+
+
+def test_the_solver_decides_cp_async_cg_by_rule_s_as_the_docs_now_say():
+    """README and docs/guarantees.md disagreed: the solver encodes rule S (RuleSQuery)
+    and gives an exact .cg figure, not bound G."""
+    program = Program(parse_text(CG_SPEC, "cg.spec"))
+    figures = solver.copy_wavefronts(program, program.access("cp"), Budget(60))
+    assert figures.bound is None and figures.exact is not None and figures.exact.value == 4
+    docs = {
+        name: Path(ROOT, "docs", name).read_text(encoding="utf-8")
+        for name in ("guarantees.md", "hardware.md", "ci.md", "checks.md")
+    }
+    assert "no encoding of rule S" not in docs["guarantees.md"]
+    assert "the solver keeps\nbound G" not in docs["hardware.md"]
+    assert all("RuleSQuery" in docs[n] for n in ("guarantees.md", "hardware.md"))
+    assert all("--raw-verdicts" in docs[n] for n in ("ci.md", "checks.md"))
+    assert "`global <-`" in docs["checks.md"]
