@@ -1,6 +1,7 @@
 import pytest
 
 from verify.engines import solver as props
+from verify.engines import solver_addresses as addresses
 from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError
 from verify.model.expr import BinOp, Range, Var
@@ -159,8 +160,8 @@ def test_a_planted_wrong_violation_model_is_caught_by_the_replay(prop, monkeypat
     access = program.access("rd", None)
     good = {n: r.lo for n, r in access.ranges.items()}
     # The solver "finds" a violation whose values satisfy the property.
-    monkeypatch.setattr(props, "search", lambda solver, budget: Search(SearchStatus.SAT))
-    monkeypatch.setattr(props, "_decode", lambda ctx, model, names: good)
+    monkeypatch.setattr(addresses, "search", lambda solver, budget: Search(SearchStatus.SAT))
+    monkeypatch.setattr(addresses, "decode", lambda ctx, model, names: good)
     with pytest.raises(InternalError, match="does not replay"):
         if prop == "in_bounds":
             props.in_bounds(program, access, Budget(10))

@@ -1,4 +1,7 @@
-"""The solver engine: properties as Z3 queries.
+"""The solver engine: properties as Z3 queries; the bank and cp.async encodings
+here, the address questions (alignment, bounds, layouts, equivalence) in
+`verify.engines.solver_addresses`, re-exported so this module is the whole engine
+(`verify.engines.decide.Engine`).
 
 Each property searches for a violation over every coordinate, lane, loop value,
 stage and aligned base (see `verify.model.program`). UNSAT proves the property. A
@@ -38,16 +41,22 @@ over the warp, of lanes whose 16-byte destination no earlier lane has.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 import z3
 
 from verify.engines import cp_async as copies
-from verify.engines import witness
 from verify.engines.cp_async import CopyFigures
-from verify.errors import InternalError, SpecError
+from verify.engines.solver_addresses import aligned as aligned
+from verify.engines.solver_addresses import base_aligned as base_aligned
+from verify.engines.solver_addresses import bijective as bijective
+from verify.engines.solver_addresses import decode, in_ranges, query_context
+from verify.engines.solver_addresses import equivalent as equivalent
+from verify.engines.solver_addresses import footprint as footprint
+from verify.engines.solver_addresses import in_bounds as in_bounds
+from verify.engines.solver_addresses import overlap_query as overlap_query
+from verify.errors import InternalError
 from verify.model.bank import (
     CHUNK_BYTES,
     LINE_BYTES,
@@ -56,23 +65,19 @@ from verify.model.bank import (
     copy_cost,
     hardware_wavefronts,
 )
-from verify.model.expr import Expr, Range, Var, bounds, evaluate, substitute
-from verify.model.layout import coordinate_vars
-from verify.model.program import BASE, GBASE, LANE, STAGE, Access, Program
-from verify.results import BankFigures, Counterexample, Verdict
+from verify.model.expr import Expr, Range
+from verify.model.program import GBASE, LANE, Access, Program
+from verify.results import BankFigures
 from verify.smt import bv
 from verify.smt.solve import (
     SEED,
     Budget,
     Maximum,
     SearchStatus,
-    Status,
     maximize,
     new_solver,
     search,
-    violation_status,
 )
-from verify.spec.ast import LayoutDef
 
 COUNT_BITS = 16
 # Rule S's geometry as bit positions: 16-byte chunks, 32-byte sectors, 128-byte lines.
@@ -83,95 +88,6 @@ LINE_BITS = LINE_BYTES.bit_length() - 1
 ROUND_BITS = 5
 # Random instances per global base that rule S's ladders start from (`RuleSQuery.samples`).
 SAMPLES = 16
-
-
-# -- shared helpers -----------------------------------------------------------
-
-
-def _context(exprs: list[Expr], ranges: dict[str, Range], extra: int = 0) -> bv.Context:
-    return bv.Context(bv.width_for(exprs, ranges, extra), ranges)
-
-
-def _in_ranges(ctx: bv.Context, names) -> list[z3.BoolRef]:
-    return [ctx.in_range(n) for n in names]
-
-
-def _decode(ctx: bv.Context, model: z3.ModelRef, names) -> dict[str, int]:
-    return {n: ctx.value(model, n) for n in names}
-
-
-def _search_violation(
-    ctx: bv.Context,
-    names,
-    violation: z3.BoolRef,
-    budget: Budget,
-    replay: Callable[[dict[str, int]], Counterexample],
-) -> Verdict:
-    """Values of `names` (each in its range) that satisfy `violation`, if any:
-    UNSAT proves the property; a model's values are replayed into the counterexample.
-    """
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, names))
-    solver.add(violation)
-    result = search(solver, budget)
-    status = violation_status(result)
-    if status != Status.REFUTED:
-        return Verdict(status, reason=result.reason)
-    return Verdict(status, replay(_decode(ctx, result.model, names)))
-
-
-# -- alignment and bounds of one access ---------------------------------------
-
-
-def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict:
-    """Every lane's address is a multiple of n, for every instance and aligned base."""
-    if n <= 0 or n & (n - 1):
-        raise SpecError(f"aligned: expected a power of two, found {n}")
-    ranges = {**access.ranges, BASE: program.base_range(access.layout, n)}
-    ctx = _context([access.address], ranges)
-    misaligned = bv.not_(bv.low_bits_zero(ctx.lower(access.address), n.bit_length() - 1))
-    return _search_violation(
-        ctx,
-        ranges,
-        misaligned,
-        budget,
-        lambda values: witness.misaligned(program, access, n, values),
-    )
-
-
-def base_aligned(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
-    """Every stage of the buffer starts at a multiple of ``ldef.required_align``."""
-    n = ldef.required_align
-    start = program.stage_start()
-    ranges = {STAGE: Range(0, program.spec.buffer.stages), BASE: program.base_range(ldef, n)}
-    ctx = _context([start], ranges)
-    misaligned = bv.not_(bv.low_bits_zero(ctx.lower(start), n.bit_length() - 1))
-    return _search_violation(
-        ctx,
-        ranges,
-        misaligned,
-        budget,
-        lambda values: witness.stage_misaligned(program, ldef, values),
-    )
-
-
-def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
-    """Every coordinate an access names lies inside its layout's domain."""
-    coords, limits = access.definition.coords, access.coordinate_ranges
-    ctx = _context(list(coords), access.ranges, max(r.hi for r in limits))
-    outside = ctx.any(
-        [
-            ctx.any([bv.ult(ctx.lower(c), ctx.num(r.lo)), bv.uge(ctx.lower(c), ctx.num(r.hi))])
-            for c, r in zip(coords, limits)
-        ]
-    )
-    return _search_violation(
-        ctx,
-        access.ranges,
-        outside,
-        budget,
-        lambda values: witness.out_of_bounds(program, access, values),
-    )
 
 
 # -- bank conflicts ----------------------------------------------------------
@@ -195,7 +111,9 @@ class PhaseQuery:
         self.access = access
         instr = access.instruction
         self.instance = access.instance_vars
-        self.ctx = _context(exprs, dict(access.ranges), extra=WORD_BYTES * instr.words_per_address)
+        self.ctx = query_context(
+            exprs, dict(access.ranges), extra=WORD_BYTES * instr.words_per_address
+        )
         # Side conditions the symbolic choices of every query obey.
         self.constraints: list[z3.BoolRef] = []
         # Phase pairs served in one wavefront instead of two (rule L), or none.
@@ -233,7 +151,7 @@ class PhaseQuery:
 
     def _solver(self) -> z3.Solver:
         solver = new_solver(self.ctx)
-        solver.add(_in_ranges(self.ctx, self.instance))
+        solver.add(in_ranges(self.ctx, self.instance))
         solver.add(self.constraints)
         return solver
 
@@ -241,7 +159,7 @@ class PhaseQuery:
         return bv.uge(term, self.ctx.bits(k, COUNT_BITS))
 
     def decode(self, model: z3.ModelRef) -> dict[str, int]:
-        return _decode(self.ctx, model, self.instance)
+        return decode(self.ctx, model, self.instance)
 
     def start(self) -> dict[str, int]:
         return {n: self.access.ranges[n].lo for n in self.instance}
@@ -534,7 +452,7 @@ class RuleSQuery:
         self.program, self.access = program, access
         step = program.global_bases(access).step
         ranges = {**access.ranges, GBASE: Range(0, LINE_BYTES)}
-        self.ctx = _context([access.address, access.source.address], ranges, extra=LINE_BYTES)
+        self.ctx = query_context([access.address, access.source.address], ranges, extra=LINE_BYTES)
         self.instance = [*access.instance_vars, GBASE]
         gbase = self.ctx.var(GBASE)
         self.constraints = [bv.low_bits_zero(gbase, step.bit_length() - 1)]
@@ -668,7 +586,7 @@ class RuleSQuery:
     def solver(self) -> z3.Solver:
         """A fresh solver holding the domain: instance, global base residue."""
         solver = new_solver(self.ctx)
-        solver.add(_in_ranges(self.ctx, self.instance))
+        solver.add(in_ranges(self.ctx, self.instance))
         solver.add(self.constraints)
         return solver
 
@@ -677,7 +595,7 @@ class RuleSQuery:
         return self.ctx.at_least(self.items, n)
 
     def decode(self, model: z3.ModelRef) -> dict[str, int]:
-        return _decode(self.ctx, model, self.instance)
+        return decode(self.ctx, model, self.instance)
 
     def score(self, values: dict[str, int]) -> int:
         """The replayed cost (`bank.hardware_copy_cost`), which must be rule S's."""
@@ -733,117 +651,3 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> CopyFig
     if access.instruction.cache == "cg":
         return CopyFigures(None, best)
     return CopyFigures(best, None)
-
-
-# -- layouts -----------------------------------------------------------------
-
-
-def _layout_domain(program: Program, ldef: LayoutDef):
-    coords = coordinate_vars(ldef.function)
-    return coords, {**dict(coords), **program.buffer_ranges(ldef)}
-
-
-def _renamed(expr: Expr, names, suffix: str) -> Expr:
-    return substitute(expr, {n: Var(n + suffix) for n in names})
-
-
-@dataclass
-class OverlapQuery:
-    """Two (coordinate, stage) pairs, named with suffixes 'a and 'b, that overlap."""
-
-    ctx: bv.Context
-    solver: z3.Solver
-    address: Expr
-    coords: list  # (name, Range) of each layout coordinate
-    own: list[str]  # the coordinate names and the stage
-    elem_bytes: int
-
-
-def overlap_query(program: Program, ldef: LayoutDef) -> OverlapQuery:
-    coords, ranges = _layout_domain(program, ldef)
-    if ldef.pointer_swizzle is None:
-        # Both addresses get the same base added, and overlap is invariant under a
-        # common shift: base 0 decides every base (and keeps the query small).
-        ranges[BASE] = Range(0, 1)
-    eb = program.elem_bytes(ldef.pos, ldef)
-    addr = program.address(ldef, [Var(n) for n, _ in coords], ldef.pos)
-    program.check_window(addr, ranges, ldef.pos)
-    own = [n for n, _ in coords] + [STAGE]
-    a, b = _renamed(addr, own, "'a"), _renamed(addr, own, "'b")
-    both = {**{n + s: ranges[n] for n in own for s in ("'a", "'b")}, BASE: ranges[BASE]}
-    ctx = _context([a, b], both, extra=2 * eb)
-    solver = new_solver(ctx)
-    solver.add(_in_ranges(ctx, both))
-    solver.add(ctx.any([bv.ne(ctx.var(n + "'a"), ctx.var(n + "'b")) for n in own]))
-    ta, tb = ctx.lower(a), ctx.lower(b)
-    solver.add(bv.ule(ta, tb), bv.ult(tb, bv.add(ta, ctx.num(eb))))
-    return OverlapQuery(ctx, solver, addr, coords, own, eb)
-
-
-def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
-    """No two (coordinate, stage) pairs overlap in memory, for every aligned base."""
-    query = overlap_query(program, ldef)
-    result = search(query.solver, budget)
-    status = violation_status(result)
-    if status != Status.REFUTED:
-        return Verdict(status, reason=result.reason)
-    ctx, own = query.ctx, query.own
-    va = {n: ctx.value(result.model, n + "'a") for n in own}
-    vb = {n: ctx.value(result.model, n + "'b") for n in own}
-    base = ctx.value(result.model, BASE)
-    return Verdict(
-        status,
-        witness.overlap(program, ldef, query.address, query.coords, va, vb, base, query.elem_bytes),
-    )
-
-
-def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
-    """cosize: 1 + the largest element offset (base 0, stage 0)."""
-    coords = coordinate_vars(ldef.function)
-    names = [n for n, _ in coords]
-    eb = program.elem_bytes(ldef.pos, ldef)
-    value = ldef.value([Var(n) for n in names])
-    ranges = dict(coords)
-    ctx = _context([value], ranges)
-
-    def query() -> z3.Solver:
-        solver = new_solver(ctx)
-        solver.add(_in_ranges(ctx, names))
-        return solver
-
-    term = ctx.lower(value)
-    scale = eb if ldef.pointer_swizzle else 1
-
-    def score(v):
-        return evaluate(value, v)
-
-    # Start from the highest corner of the domain: for a layout without a swizzle
-    # that is the maximum, and the ascent needs one query to prove it.
-    corners = [{n: (r.hi - 1 if high else r.lo) for n, r in coords} for high in (True, False)]
-    best = maximize(
-        query,
-        lambda k: bv.uge(term, ctx.num(k)),
-        lambda m: _decode(ctx, m, names),
-        score,
-        max(corners, key=score),
-        bounds(value, ranges)[1],
-        budget,
-    )
-    cosize = best.value // scale + 1
-    facts = {"size": ldef.function.size(), "cosize": cosize if best.exact else None}
-    if best.exact:
-        facts["cosize_bytes"] = cosize * eb
-    return facts
-
-
-def equivalent(lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict:
-    """lhs == rhs for every value of the loop variables."""
-    ranges = dict(loops)
-    ctx = _context([lhs, rhs], ranges)
-    return _search_violation(
-        ctx,
-        ranges,
-        bv.ne(ctx.lower(lhs), ctx.lower(rhs)),
-        budget,
-        lambda values: witness.unequal(lhs, rhs, values),
-    )
