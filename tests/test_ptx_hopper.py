@@ -143,9 +143,12 @@ def test_cost_is_operand_bytes_over_128():
     assert all("exact" in r.fidelity for r in cost)
 
 
-def test_writer_reader_of_thread_writers_is_unknown():
+def test_writer_reader_of_register_stores_is_unknown():
+    """st.shared writes registers: which elements they hold is not followed."""
     found = check_ptx_text(descriptor_kernel(1024, 1, 1024), "k.ptx")
-    assert verdicts(found, "writer_reader") == [Status.UNKNOWN] * 2
+    unknown = [r for r in found if r.property.startswith("writer_reader")]
+    assert [r.status for r in unknown] == [Status.UNKNOWN] * 2
+    assert "writes registers" in unknown[0].reason
 
 
 def test_the_regression_specs():
@@ -219,6 +222,38 @@ def test_tma_map_names_a_parameter():
 
 
 # -- the Triton tutorial matmul, compiled for sm_90a --------------------------------------
+
+
+# M = N = K = 512 and the strides of a 512 x 512 row-major matrix (benchmarks/triton_h200.py).
+TRITON_PARAMS = tuple(f"param_{n}=512" for n in range(3, 9))
+# Triton's descriptor constant: 128B swizzle (bit 62), SBO 1024 (64 << 32).
+TRITON_DESC = "4611686293305294848"
+
+
+def test_triton_matmul_sm90_writer_reader():
+    """Every chunk A and B wgmma read holds one block of the global matrix, in order:
+    PROVED for every lane, warp, stage and k-tile; an SBO of 512 (0x20 << 32) instead
+    reads the second 8-row group from where the writer put row 4's chunks."""
+    path = DATA / "matmul.sm90.ptx"
+    options = dict(shared_align=1024, assume=TRITON_PARAMS, grid=(16,))
+    assert verdicts(results(path, **options), "writer_reader") == [Status.PROVED] * 16
+    wrong = path.read_text().replace(TRITON_DESC, str(int(TRITON_DESC) - (0x20 << 32)))
+    found = check_ptx_text(wrong, "matmul.sm90.ptx", Options(**options))
+    refuted = [r for r in found if r.property.startswith("writer_reader operand A")]
+    assert [r.status for r in refuted] == [Status.REFUTED] * 8
+    cex = refuted[0].counterexample
+    row, k = cex.instance["row"], cex.instance["k"]
+    # The oracle: A is 512 f16 (1024 bytes) a row; the block starts at global byte 0.
+    assert (row, k) == (8, 0) and "the element is global byte 8192" in cex.summary
+    read = swizzle(k_major_byte(row, k, 3, 512), 3)
+    assert f"wgmma reads byte {read}," in cex.summary
+
+
+def test_writer_reader_needs_the_strides():
+    found = results(DATA / "matmul.sm90.ptx", shared_align=1024)
+    unknown = [r for r in found if r.property.startswith("writer_reader")]
+    assert {r.status for r in unknown} == {Status.UNKNOWN}
+    assert "--assume" in unknown[0].reason
 
 
 def test_triton_matmul_sm90():

@@ -381,13 +381,14 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     """Every wgmma operand and TMA copy of the trace, checked (module doc)."""
     maps = [parse_tma_map(t) for t in kernel.options.tma_maps]
     copies: list[tuple[Copy, Points]] = []
+    written: dict[tuple, Generations | str] = {}  # per allocation and writers: their sources
     results: list[CheckResult] = []
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "cp":
             results += _copy_results(kernel, trace, event, placed, maps, copies)
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "wgmma":
-            results += _wgmma_results(kernel, trace, event, placed, maps, copies)
+            results += _wgmma_results(kernel, trace, event, placed, maps, copies, written)
     return results
 
 
@@ -411,7 +412,7 @@ def _decoded(kernel, trace: Trace, read: Read):
     return where.allocation, cases
 
 
-def _wgmma_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult]:
+def _wgmma_results(kernel, trace, event, placed, maps, copies, written) -> list[CheckResult]:
     reads = wgmma_reads(event)
     if isinstance(reads, Unknown):
         return [_unknown(kernel, event, "not modelled", reads.reason)]
@@ -436,15 +437,11 @@ def _wgmma_results(kernel, trace, event, placed, maps, copies) -> list[CheckResu
         tma_writers = [(c, p) for c, p in copies if c.load and p.allocation == allocation]
         if writers:
             results.append(_placement(kernel, event, read, what, cases, writers, facts))
-            results.append(
-                _unknown(
-                    kernel,
-                    event,
-                    f"writer_reader {what}",
-                    "which element each thread store or cp.async writes is not read from "
-                    "the PTX yet (issue 25); placement and cost are checked",
-                )
-            )
+            feeding = _feeding(trace, event, writers)
+            key = (allocation, tuple(id(a) for a in feeding))
+            if key not in written:
+                written[key] = copied(kernel, trace, feeding)
+            results.append(_copied_reader(kernel, event, read, what, cases, written[key], facts))
         if tma_writers:
             results.append(_tma_reader(kernel, event, read, what, cases, tma_writers, maps, facts))
         if not writers and not tma_writers:
@@ -457,6 +454,15 @@ def _wgmma_results(kernel, trace, event, placed, maps, copies) -> list[CheckResu
                 )
             )
     return results
+
+
+def _feeding(trace: Trace, event: Event, writers: list[memory.Access]) -> list[memory.Access]:
+    """The writers that may have written what `event` reads: those before it in the
+    trace and those in a loop around it (an epilogue's stores after the last read
+    of the loop, reusing the buffer, cannot)."""
+    order = {id(e): i for i, e in enumerate(trace.events)}
+    at = order[id(event)]
+    return [a for a in writers if order[id(a.event)] < at or set(a.event.loops) & set(event.loops)]
 
 
 def _writes(access: memory.Access) -> bool:
@@ -744,3 +750,192 @@ def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, rows: in
     )
     verdict = next(r for r in report if r.property.startswith("equivalent"))
     return verdict.status, mismatch
+
+
+# -- writer = reader for cp.async writers ---------------------------------------------
+#
+# A cp.async copies 16 bytes of global memory: which elements it puts where is its
+# global source, an offset from a pointer parameter (`verify.ptx.memory`). The tile
+# wgmma reads is right when the chunks it reads hold one block of one matrix in
+# order: along the chunk, consecutive elements (K-major: k; MN-major: rows), and
+# from one chunk row to the next a constant pitch, the matrix's row stride. That is
+# decided at base 0 (placement carries it to every base) for every lane, warp and
+# loop value, the parameters at their --assume values, CTA 0 (a source that moves
+# with the CTA by one constant per copy, checked at CTA 1, reads the same block
+# shifted there). st.shared and stmatrix write registers whose elements the PTX
+# reader does not follow: UNKNOWN.
+
+MAX_WRITER_POINTS = 1 << 16  # lane x warp x loop values enumerated per copy
+
+
+@dataclass(frozen=True)
+class Source:
+    """What one 16-byte shared chunk holds: global bytes of a parameter's matrix."""
+
+    param: str
+    offset: int
+    line: int  # the copy's PTX line
+
+
+# Per generation (the values of the loop variables around the copies), the chunk
+# at each shared byte offset (None where two copies of one generation disagree).
+Generations = dict[tuple, dict[int, Source | None]]
+
+
+def copied(kernel, trace: Trace, writers: list[memory.Access]) -> Generations | str:
+    """The chunks the allocation's cp.async copies write, or why they cannot be read."""
+    generations: Generations = {}
+    for access in writers:
+        why = _copy_problem(access)
+        if why:
+            return why
+        assert isinstance(access.offset, Expr) and isinstance(access.source, Expr)
+        names = free_vars(access.offset) | free_vars(access.source)
+        unassumed = sorted(n for n in names if n.startswith(memory.POINTER))
+        if unassumed:
+            return (
+                f"the global source of cp.async at PTX line {access.event.instr.line} depends "
+                f"on {', '.join(unassumed)}: --assume gives it a value"
+            )
+        ctas = sorted(n for n in names if n.startswith("ctaid_"))
+        rest = sorted(names - set(ctas))
+        if math.prod(trace.ranges[n].size for n in rest) > MAX_WRITER_POINTS:
+            return f"cp.async at PTX line {access.event.instr.line} has too many instances"
+        why = _fill(generations, access, rest, ctas, trace)
+        if why:
+            return why
+    return generations
+
+
+def _copy_problem(access: memory.Access) -> str:
+    line = access.event.instr.line
+    if not access.instruction.startswith("cp.async"):
+        return (
+            f"{access.instruction} at PTX line {line} writes registers whose elements the PTX "
+            "reader does not follow (only cp.async's global sources name them)"
+        )
+    if access.bytes != 16:
+        return f"cp.async at PTX line {line} copies {access.bytes} bytes, not a 16-byte chunk"
+    if isinstance(access.source, Unknown):
+        return f"the global source of cp.async at PTX line {line}: {access.source.reason}"
+    if access.source_param is None or access.source is None:
+        return f"the global source of cp.async at PTX line {line} is not a pointer parameter's"
+    return ""
+
+
+def _fill(generations: Generations, access, rest, ctas, trace) -> str:
+    offset, source = compiled(access.offset), compiled(access.source)
+    loops = [n for n in rest if n not in ("lane", "warp")]
+    shifts = set()
+    line = access.event.instr.line
+    for values in itertools.product(*(range(trace.ranges[n].lo, trace.ranges[n].hi) for n in rest)):
+        env = {**dict(zip(rest, values)), **{c: 0 for c in ctas}}
+        if not _executes(access.event, env):
+            continue
+        at, src = offset(env), source(env)
+        if ctas:
+            shifts.add(source({**env, **{c: 1 for c in ctas}}) - src)
+        key = tuple((n, env[n]) for n in loops)
+        chunks = generations.setdefault(key, {})
+        here = Source(access.source_param, src, line)
+        chunks[at] = here if chunks.get(at, here) == here else None
+    if len(shifts) > 1:
+        return (
+            f"the global source of cp.async at PTX line {line} does not move with the CTA "
+            "by one constant"
+        )
+    return ""
+
+
+def _copied_reader(kernel, event, read: Read, what: str, cases, written, facts) -> CheckResult:
+    name = f"writer_reader {what}"
+    if isinstance(written, str):
+        return _unknown(kernel, event, name, written)
+    checked = 0
+    for point, base, at0, _ in cases:
+        if base:
+            continue
+        chunks = _reader(at0.leading_byte_offset, at0.stride_byte_offset, at0.swizzle, read.op)(
+            at0.start_address, at0.base_offset
+        )
+        for key, gen in written.items():
+            if any(point.get(n, v) != v for n, v in key):
+                continue  # another value of a variable the read shares
+            held = [gen.get(c) for c in chunks]
+            if None in held:
+                continue  # this generation does not write all of it
+            wrong = _not_a_block(read.op, held)
+            checked += 1
+            if wrong is not None:
+                return _refuted_block(
+                    kernel, event, read, name, point, key, gen, chunks, wrong, facts
+                )
+    if not checked:
+        return _unknown(
+            kernel, event, name, "no iteration's cp.async copies write every chunk wgmma reads"
+        )
+    return _result(
+        kernel,
+        event,
+        name,
+        Status.PROVED,
+        engine="enumeration",
+        facts={**facts, "generations": checked},
+    )
+
+
+def _not_a_block(op: Operand, held: list[Source]) -> tuple[int, int | None] | None:
+    """The first chunk that breaks the block (its index, and the global offset it
+    should hold, None where the rows would overlap): one parameter, chunks 16 bytes
+    apart along the chunk (k for K-major, rows for MN-major), a constant pitch from
+    one chunk line to the next, wide enough for the block."""
+    coords = _chunks(op)
+    t = op.per_chunk
+    if op.major == "K":
+        lines, extent, next_line = [(r, k // t) for r, k in coords], op.k // t, (1, 0)
+    else:
+        lines, extent, next_line = [(k, r // t) for r, k in coords], op.rows // t, (0, 1)
+    first = held[0]
+    second = coords.index(next_line)
+    pitch = held[second].offset - first.offset
+    if pitch < 16 * extent:
+        return second, None
+    for i, (src, (line, step)) in enumerate(zip(held, lines)):
+        expected = first.offset + line * pitch + step * 16
+        if src.param != first.param or src.offset != expected:
+            return i, expected
+    return None
+
+
+def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, facts):
+    index, expected = wrong
+    row, k = _chunks(read.op)[index]
+    src = gen[chunks[index]]
+    first = gen[chunks[0]]
+    holder = next(
+        (
+            at
+            for at, s in gen.items()
+            if s is not None and (s.param, s.offset) == (first.param, expected)
+        ),
+        None,
+    )
+    where = f"was written at byte {holder}" if holder is not None else "was not copied there"
+    if expected is None:
+        where, expected = "overlaps the chunk line before", src.offset
+    summary = (
+        f"element (row {row}, k {k}) of operand {read.which}: wgmma reads byte {chunks[index]}, "
+        f"which holds global byte {src.offset} of {src.param} (cp.async at PTX line {src.line}); "
+        f"the block it reads starts at global byte {first.offset}, so the element is global "
+        f"byte {expected}, which {where}"
+    )
+    cex = Counterexample(summary, {**point, **dict(key), "base": 0, "row": row, "k": k})
+    return _result(
+        kernel,
+        event,
+        name,
+        Status.REFUTED,
+        counterexample=cex,
+        engine="enumeration",
+        facts=facts,
+    )
