@@ -360,26 +360,71 @@ def test_kernel_sweep_columns_are_source_line_and_op_and_cp_async_has_one():
 # -- every printed fix, applied literally, fixes ------------------------------------------
 
 
-@pytest.mark.parametrize("spec", ["seed/ldmatrix_x1_8x64_plain.spec", "seed/f32_32x32_column.spec"])
-def test_the_xor_fix_applied_literally_makes_the_access_conflict_free(spec):
-    import re
+# Every catalog spec whose report prints a fix that names a layout change.
+FIXED_SPECS = [
+    "examples/cute_tv_ldsm.spec",
+    "examples/triton_blocked_store.spec",  # a Triton thread map: no padding offered
+    "seed/f32_32x32_column.spec",
+    "seed/ldmatrix_x1_8x64_plain.spec",
+    "seed/ldmatrix_x1_8x65_padded.spec",
+    "seed/ldmatrix_x4_16x16.spec",
+    "traps/padded_by_one.spec",
+]
+XOR_FIX = re.compile(r"XOR byte bits (\d+)-(\d+) into byte bits (\d+)-(\d+) \(a swizzle\)")
+PAD_FIX = re.compile(r"pad mode (\d+)'s stride of \d+ bytes .* (\d+) -> (\d+) elements")
+STRIDE_FIX = re.compile(
+    r"a stride that is a multiple of \d+ elements in mode (\d+) \(for example (\d+)\)"
+)
 
+
+def _restrided(layout: str, mode: int, stride: int) -> str:
+    shape, strides = re.fullmatch(r"\((.*)\):\((.*)\)", layout).groups()  # type: ignore[union-attr]
+    parts = [p.strip() for p in strides.split(",")]
+    parts[mode] = str(stride)
+    return f"({shape}):({','.join(parts)})"
+
+
+def fixes_applied(text: str, access: str, fix: str) -> list[str]:
+    """The spec with each layout change `fix` names made to the layout `access` reads."""
+    name = re.search(rf"^access {access} = \S+ (\w+)[( ]", text, re.M).group(1)  # type: ignore[union-attr]
+    layout = re.search(rf"^layout {name} = (.*)$", text, re.M).group(1)  # type: ignore[union-attr]
+    bits = {"f16": 16, "f32": 32}[re.search(r"^dtype (\w+)", text, re.M).group(1)]  # type: ignore[union-attr]
+    changed = []
+    if m := XOR_FIX.match(fix):
+        lo, hi, to_lo, to_hi = map(int, m.groups())
+        assert hi - lo == to_hi - to_lo, fix  # as many bits read as written
+        changed.append(
+            f"Sw<{hi - lo + 1},{to_lo},{lo - to_lo}> o smem_ptr[{bits}b](unset) o {layout}"
+        )
+    if m := PAD_FIX.search(fix):
+        mode, old, padded = map(int, m.groups())
+        assert f"{old}" in layout, (layout, fix)
+        changed.append(_restrided(layout, mode, padded))
+    if m := STRIDE_FIX.search(fix):
+        changed.append(_restrided(layout, int(m.group(1)), int(m.group(2))))
+    assert changed, fix
+    return [text.replace(f"layout {name} = {layout}", f"layout {name} = {c}") for c in changed]
+
+
+@pytest.mark.parametrize("spec", FIXED_SPECS)
+def test_every_printed_fix_applied_literally_proves_its_check(spec):
+    """A fix line is a claim: each layout it names, written into the spec, proves the
+    refuted check (a padded stride under a Triton thread map, which that spec would
+    refuse as not linear over GF(2), is no longer offered)."""
     with open(os.path.join(SPECS, spec), encoding="utf-8") as f:
         text = f.read().replace(" expect refuted", "")
-    refuted = next(r for r in verify.check_text(text) if r.property.startswith("conflict_free"))
-    fix = next(s for label, s in refuted.counterexample.explanation if label == "fix")
-    m = re.match(r"XOR byte bits (\d+)-(\d+) into byte bits (\d+)-(\d+) \(a swizzle\)", fix)
-    assert m, fix
-    lo, hi, to_lo, to_hi = map(int, m.groups())
-    assert hi - lo == to_hi - to_lo, fix  # as many bits read as written
-    bits = {"f16": 16, "f32": 32}[text.split("dtype ")[1].split()[0]]
-    swizzle = f"Sw<{hi - lo + 1},{to_lo},{lo - to_lo}> o smem_ptr[{bits}b](unset) o "
-    written = re.search(r"layout A = (.*)", text)
-    assert written, text
-    layout = written.group(1)
-    fixed = text.replace(f"layout A = {layout}", f"layout A = {swizzle}{layout}")
-    checked = {r.property: r.status for r in verify.check_text(fixed)}
-    assert checked[refuted.property] == verify.Status.PROVED, (fix, checked)
+    tried = 0
+    for refuted in verify.check_text(text):
+        if refuted.counterexample is None:
+            continue
+        for label, fix in refuted.counterexample.explanation:
+            if label != "fix":
+                continue
+            for fixed in fixes_applied(text, refuted.property.split()[-1], fix):
+                checked = {r.property: r.status for r in verify.check_text(fixed)}
+                assert checked[refuted.property] == verify.Status.PROVED, (fix, fixed)
+                tried += 1
+    assert tried >= 1
 
 
 def test_bank_bits_are_named_with_the_access_width_they_belong_to():

@@ -37,6 +37,7 @@ from verify.model.bank import BANKS, WORD_BYTES
 from verify.model.expr import Const, evaluate, render
 from verify.model.layout import Composed, CuteLayout, Formula, Layout, Swizzle, offsets, size
 from verify.model.program import BASE, STAGE, Access, Program
+from verify.notation.threads import TritonThreads
 from verify.notation.triton import as_cute_swizzle
 from verify.results import LaneRow
 from verify.spec.ast import LayoutDef
@@ -229,7 +230,10 @@ def _padding_hint(program: Program, access: Access, a: LaneRow, b: LaneRow) -> s
         not isinstance(function, CuteLayout)
         or isinstance(function.stride, int)
         or len(a.coord) != len(function.stride)
+        or isinstance(getattr(access.definition, "threads", None), TritonThreads)
     ):
+        # A Triton thread map (`by #ttg...`) needs a layout linear over GF(2), which a
+        # padded stride is not: that spec would refuse the fix (issue 27).
         return ""
     eb = program.elem_bytes(access.definition.pos, access.layout)
     pad = max(WORD_BYTES, access.instruction.bytes_per_address, eb) // eb
