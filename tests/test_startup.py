@@ -1,25 +1,52 @@
 """Start-up: the command line does not load what only some commands need.
 
 sympy is for printed formulas (`verify map`, synthesis certificates), Triton for
-kernels, matplotlib for pictures; each is imported where it is used, so a quick
-question does not pay for them. (z3 is still loaded at start-up, through the
-verdict vocabulary in verify.smt.solve: issue 23, not yet moved.)
+kernels, matplotlib for pictures, z3 for the solver, numpy for enumeration and
+lark for reading specs; each is imported where it is used, so `verify --help`
+and a quick question do not pay for them (issue 23; the CPU seconds are
+measured by benchmarks/speed/startup.py, not here).
 """
 
 import subprocess
 import sys
 
-LAZY = ("sympy", "triton", "matplotlib")
+import pytest
+
+HEAVY = ("sympy", "triton", "matplotlib", "z3", "numpy", "lark")
+SEED = "specs/seed/ldmatrix_x1_8x64_swizzled.spec"
+WAVEFRONTS = ["wavefronts", "ld.shared.b32", *(str(4 * lane) for lane in range(32))]
 
 
 def loaded_after(statement: str) -> list[str]:
-    probe = f"import sys\n{statement}\nprint(' '.join(m for m in {LAZY!r} if m in sys.modules))"
+    probe = f"import sys\n{statement}\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return out.stdout.split()
 
 
-def test_importing_the_cli_loads_no_formula_kernel_or_drawing_library():
+def test_importing_the_cli_loads_no_heavy_library():
     assert loaded_after("import verify.cli") == []
+
+
+def test_importing_verify_loads_its_public_names_only_when_used():
+    assert loaded_after("import verify") == []
+    assert "numpy" in loaded_after("import verify\nverify.check")
+
+
+def test_help_lists_every_command_without_loading_one():
+    statement = (
+        "from click.testing import CliRunner\nfrom verify.cli import main\n"
+        "assert CliRunner().invoke(main, ['--help']).exit_code == 0"
+    )
+    assert loaded_after(statement) == []
+
+
+@pytest.mark.parametrize("command", [[SEED], WAVEFRONTS])
+def test_a_quick_question_loads_no_formula_kernel_or_drawing_library(command):
+    statement = (
+        "from click.testing import CliRunner\nfrom verify.cli import main\n"
+        f"assert CliRunner().invoke(main, {command!r}).exit_code == 0"
+    )
+    assert not {"sympy", "triton", "matplotlib"} & set(loaded_after(statement))
 
 
 def test_the_probe_sees_a_module_that_is_loaded():

@@ -35,7 +35,7 @@ _EXPORTS = {
     "CheckResult": "verify.results",
     "Report": "verify.report.text",
     "SpecError": "verify.errors",
-    "Status": "verify.smt.solve",
+    "Status": "verify.verdicts",
 }
 
 __all__ = [*_EXPORTS, "notation"]
@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # the names as type checkers see them ("X as X": a re-export)
     from verify.errors import SpecError as SpecError
     from verify.report.text import Report as Report
     from verify.results import CheckResult as CheckResult
-    from verify.smt.solve import Status as Status
+    from verify.verdicts import Status as Status
 
 
 def __getattr__(name: str):

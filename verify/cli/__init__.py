@@ -41,7 +41,7 @@ class _DefaultToCheck(click.Group):
 
 
 @click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="verify")
+@click.version_option(package_name="verify-smem")
 def main():
     """Prove shared-memory layouts bijective, aligned and bank-conflict-free."""
 

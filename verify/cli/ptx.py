@@ -118,7 +118,7 @@ def _run(path: str, o: dict) -> None:
     from verify.errors import SpecError
     from verify.ptx.check import Options, check_ptx, parse_dims
     from verify.report.text import json_report, text_report
-    from verify.smt.solve import Status
+    from verify.verdicts import Status
 
     try:
         options = Options(

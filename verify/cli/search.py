@@ -142,7 +142,7 @@ def sweep_cmd(
 
 def _sweep_exit_code(outcomes, check_expect: bool) -> int:
     """As `exit_code`, over every combination; a bug in verify for any exits 4."""
-    from verify.smt.solve import Status
+    from verify.verdicts import Status
 
     if any(o.internal for o in outcomes):
         return EXIT_INTERNAL
