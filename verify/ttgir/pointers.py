@@ -447,9 +447,9 @@ class AxisLower:
     def _compute(self, value) -> Axis:
         shape = value.get_shape() if _is_tensor(value) else [1]
         rank = len(shape)
-        if value.id() in self.tracer.args:
+        if value.id() in self.tracer.args:  # a scalar, or a tensor of pointers
             hint = self.tracer.args[value.id()][1] or 1
-            return Axis((1,), (hint,), (1,))
+            return Axis((1,) * rank, (hint,) * rank, (1,) * rank)
         op = self.tracer.defs.get(value.id())
         if op is None:
             return _ones(rank)
