@@ -74,7 +74,10 @@ _PAIR = re.compile(r"\s*(\d+)\s*:\s*\+\s*(\d+)\s*$")
 SHARED_KINDS = ("swizzled_shared", "nvmma_shared", "padded_shared", "shared_linear")
 # CTA-layout fields describe how a tensor is split over a cluster; one CTA's
 # layout is what the banks see, so they are accepted when they split nothing.
-_CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
+# Triton after 3.9 prints one CGALayout (the CTA-id bits' linear layout bases,
+# include/triton/Dialect/TritonGPU/IR/TritonGPUAttrDefs.td): all-zero bases
+# give every CTA the whole tensor.
+_CTA_FIELDS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder", "CGALayout")
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,14 @@ def _field(enc: Encoding, name: str, pos: Pos, default=None):
 
 def _check_fields(enc: Encoding, allowed: tuple[str, ...], pos: Pos):
     for name, value in enc.fields.items():
-        if name in _CTA_FIELDS:
+        if name == "CGALayout":
+            if any(any(basis) for basis in value):
+                raise SpecError(
+                    f"{enc.kind}: CGALayout = {value} splits the tensor over CTAs; "
+                    "expected all-zero bases (verify models one CTA's shared memory)",
+                    pos,
+                )
+        elif name in _CTA_FIELDS:
             if name != "CTAOrder" and any(v != 1 for v in value):
                 raise SpecError(
                     f"{enc.kind}: {name} = {value} splits the tensor over CTAs; "
