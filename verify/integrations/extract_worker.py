@@ -63,7 +63,10 @@ class ExtractWorker:
         with open(ttgir, "w", encoding="utf-8") as f:
             f.write(text)
         try:
-            found = json.loads(self._ask({"ttgir": ttgir, "stderr": stderr}))
+            # Locations MLIR takes from the parsed file itself (TTGIR without
+            # Python locations) name the kernel, not this copy.
+            answer = self._ask({"ttgir": ttgir, "stderr": stderr})
+            found = json.loads(answer.replace(json.dumps(ttgir), json.dumps(name)))
         except WorkerDied as e:
             self.stop()
             raise SpecError(
@@ -72,7 +75,7 @@ class ExtractWorker:
                 name,
             ) from None
         if found.get("error"):
-            raise SpecError(
+            raise _diagnostic(stderr, ttgir, name) or SpecError(
                 f"Triton could not read this kernel's TTGIR: {_first_line(stderr)}",
                 Pos(1, 1),
                 name,
@@ -120,6 +123,17 @@ def _package_path() -> str:
     """PYTHONPATH with the directory holding this verify package first."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+
+
+def _diagnostic(stderr_path: str, copy: str, name: str) -> SpecError | None:
+    """MLIR's first diagnostic, at its line and column of the kernel."""
+    from verify.ttgir.module import _parse_error
+
+    try:
+        with open(stderr_path, encoding="utf-8", errors="replace") as f:
+            return _parse_error(name, f.read().replace(copy, name))
+    except OSError:
+        return None
 
 
 def _first_line(stderr_path: str) -> str:
