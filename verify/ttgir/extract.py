@@ -202,7 +202,9 @@ class Extractor:
         return {
             "target": top.get_str_attr("ttg.target"),
             "num_warps": top.get_int_attr("ttg.num-warps"),
-            "threads_per_warp": top.get_int_attr("ttg.threads-per-warp"),
+            # Absent, Triton takes 32 (TritonGPUDialect::getThreadsPerWarp,
+            # lib/Dialect/TritonGPU/IR/Dialect.cpp).
+            "threads_per_warp": top.get_int_attr("ttg.threads-per-warp") or 32,
             "ops": self.ops,
             "buffers": list(self.allocs.values()),
         }
@@ -289,9 +291,12 @@ class Extractor:
 
     def _other_shared_use(self, op, name: str):
         operands = [op.get_operand(i) for i in range(op.get_num_operands())]
-        if not any(str(v.get_type()).startswith("!ttg.memdesc") for v in operands):
+        buffers = [str(v.get_type()) for v in operands]
+        buffers = [t for t in buffers if t.startswith("!ttg.memdesc")]
+        if not buffers:
             return
         loc_value = op.get_result(0) if op.get_num_results() else operands[0]
+        tensor_memory = all("#ttng.tensor_memory" in t for t in buffers)
         self.ops.append(
             {
                 "op": name,
@@ -299,6 +304,7 @@ class Extractor:
                 "memdesc": None,
                 "_memdesc_id": None,
                 "tensor": None,
+                "memory": "tensor" if tensor_memory else "shared",
             }
         )
 
@@ -325,8 +331,18 @@ class Extractor:
             layout = self.builder.get_gluon_layout_from_memdesc(value)
             # Leading dimensions beyond the encoding's rank are buffers (stages):
             # the encoding lays out one of them, and they follow one another.
-            rank = len(layout.order) if hasattr(layout, "order") else getattr(layout, "rank", 2)
-            out["stage_shape"] = alloc[len(alloc) - rank :]
+            stage_shape = alloc[len(alloc) - _encoding_rank(layout, len(alloc)) :]
+            out["stage_shape"] = stage_shape
+            if type(layout).__name__ == "PaddedSharedLayout":
+                # Triton 3.9's to_linear_layout aborts the process on it ("padded
+                # shared encoding has no linear layout; use paddedLinearLayout").
+                out["error"] = "padded_shared: Triton's to_linear_layout has no layout for it"
+                return out
+            if all(n == 1 for n in stage_shape):
+                # One element a stage: no offsets to lay out (Triton's linear
+                # layout of it has no bases); the buffer of an mbarrier.
+                out["one_element"] = True
+                return out
             linear = self.builder.to_linear_layout(layout._to_ir(self.builder), out["stage_shape"])
             out["shared"] = {
                 "offset": linear.offset_bases,
@@ -380,6 +396,19 @@ class Extractor:
             chain.append(view)
         entry["views"] = chain
         return value_id if value_id in self.allocs else None
+
+
+def _encoding_rank(layout, default: int) -> int:
+    """How many trailing dimensions a shared encoding lays out: its order's, a
+    shared_linear's bases' or a padded one's shape's (Triton asserts, natively,
+    when given a shape of another rank), an nvmma's ``rank`` (2 if unprinted)."""
+    if hasattr(layout, "order"):
+        return len(layout.order)
+    if type(layout).__name__ == "SharedLinearLayout":
+        return len(layout.offset_bases[0]) if layout.offset_bases else default
+    if type(layout).__name__ == "PaddedSharedLayout":
+        return len(layout.shape)
+    return getattr(layout, "rank", 2)
 
 
 def _def_use(ops: list, signatures: list) -> tuple[dict, dict, dict]:

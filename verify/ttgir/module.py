@@ -65,7 +65,8 @@ def require_triton():
 
 def read_source(path_or_text: str) -> tuple[str, str]:
     """(display name, text) of a TTGIR file, or of TTGIR given as text."""
-    if "\n" in path_or_text or path_or_text.lstrip().startswith(("#", "module")):
+    looks_like_text = path_or_text.lstrip().startswith(("#", "module"))
+    if "\n" in path_or_text or (looks_like_text and not os.path.isfile(path_or_text)):
         return "<ttgir>", path_or_text
     try:
         with open(path_or_text, "rb") as f:
@@ -135,7 +136,9 @@ def read_module(path_or_text: str) -> tuple[str, dict]:
             Pos(1, 1),
             name,
         )
-    found = json.loads(child.stdout)
+    # Locations MLIR takes from the parsed file itself (a module without Python
+    # locations) name the input, not the temporary copy.
+    found = json.loads(child.stdout.replace(json.dumps(copy), json.dumps(name)))
     if found.get("error") == "missing_triton":
         raise SpecError(f"reading TTGIR needs Triton's MLIR bindings: {EXTRA}", None, name)
     if found.get("error"):
@@ -186,6 +189,12 @@ def not_modelled(where: tuple[str, int], label: str, reason: str) -> CheckResult
 
 def _memdesc_reason(md: dict) -> str | None:
     """Why a buffer's encoding or element type is not modelled, if it is not."""
+    if md.get("one_element"):
+        return (
+            "a buffer of one element a stage (an mbarrier's, as ttng.init_barrier "
+            "takes, or a scalar's): no layout to check, and its operations are not "
+            "modelled"
+        )
     if md.get("error") or "shared" not in md:
         return f"shared encoding not modelled: {md.get('error', md.get('type'))}"
     if not (md.get("encoding") or "").startswith(("#ttg.swizzled_shared", "#ttg.nvmma_shared")):
@@ -263,6 +272,8 @@ class KernelChecker:
     def _unsupported(self, op: dict) -> str | None:
         if op["op"] in _NOT_THREAD_OPS:
             return _NOT_THREAD_OPS[op["op"]]
+        if op["memdesc"] is None and op.get("memory") == "tensor":
+            return f"{op['op']} works on tensor memory, not shared memory: not modelled"
         if op["memdesc"] is None:
             return f"{op['op']} takes a shared-memory buffer; verify does not model this operation"
         if op["op"] == COPY and "untraced" in op.get("copy", {"untraced": "not read"}):
@@ -335,7 +346,13 @@ class KernelChecker:
         views: dict[str, str] = {}
         for index, op in enumerate(ops):
             extra += self._add_op(spec, f"op{index}", op, bits, buffer, views)
-        spec_read = parse_text(spec.text, f"{self.name}#{label}")
+        try:
+            spec_read = parse_text(spec.text, f"{self.name}#{label}")
+        except SpecError as e:  # an encoding verify cannot read costs its buffer only
+            why = f"its layout is not modelled: {e.message}"
+            return [not_modelled(where, label, why)] + [
+                not_modelled(_where(self.name, op), _label(op), f"its buffer: {why}") for op in ops
+            ]
         # A .cg copy whose sources are written modulo 128 bytes only (banks, not the
         # global lines rule S reads: `specgen.exact_source_address` says why) makes
         # the whole buffer's .cg copies answered by bound G (the flag is per spec).
@@ -486,7 +503,55 @@ def _why_banks_only(result: CheckResult, spec) -> CheckResult:
 
 
 def _layout(md: dict, stage_shape: list[int]) -> str:
-    return specgen.layout_text(md["encoding"], stage_shape, md["shared"]["offset"])
+    encoding = _as_shared_linear(md) if _nvmma_beyond_notation(md, stage_shape) else md["encoding"]
+    return specgen.layout_text(encoding, stage_shape, md["shared"]["offset"])
+
+
+def _nvmma_beyond_notation(md: dict, stage_shape: list[int]) -> bool:
+    """An nvmma_shared encoding outside what verify's Triton notation reads (2-D
+    tiles of the encoding's own element width), which Triton lays out all the
+    same: N-D tiles (a printed ``rank``), and elements of another width than
+    elementBitWidth, whose swizzle is computed for that width and addressed in
+    the buffer's elements (nvmmaSharedToLinearLayout, lib/Dialect/TritonGPU/IR/
+    LinearLayoutConversions.cpp; Triton's verifier accepts the mismatch)."""
+    encoding = md["encoding"] or ""
+    if not encoding.startswith("#ttg.nvmma_shared"):
+        return False
+    width = re.search(r"elementBitWidth = (\d+)", encoding)
+    other_width = width is not None and int(width[1]) != lowering.element_bits(md["element"])
+    return len(stage_shape) != 2 or "rank =" in encoding or other_width
+
+
+def _as_shared_linear(md: dict) -> str:
+    """The buffer's encoding as the linear layout Triton computes for it."""
+
+    def bases(vectors: list[list[int]]) -> str:
+        return "[" + ", ".join("[" + ", ".join(map(str, v)) + "]" for v in vectors) + "]"
+
+    shared = md["shared"]
+    return (
+        f"#ttg.shared_linear<{{offset = {bases(shared['offset'])}, "
+        f"block = {bases(shared['block'])}}}, alignment = {shared['alignment']}>"
+    )
+
+
+# Encodings and ops that Triton emits for one architecture family only
+# (lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp picks the MMA version by
+# compute capability; tensor memory is sm_100's): the least target each implies.
+_TARGET_HINTS = (
+    (re.compile(r"\bttng\.(?:tmem_|tc_gen5)|#ttng\.tensor_memory"), "cuda:100"),
+    (re.compile(r"versionMajor\s*=\s*3\b|\bttng\.warp_group_dot\b"), "cuda:90"),
+    (re.compile(r"versionMajor\s*=\s*2\b"), "cuda:80"),
+)
+
+
+def infer_target(text: str) -> str | None:
+    """The target a module without ``ttg.target`` was written for, where its
+    encodings or ops name one architecture family; else None."""
+    for pattern, target in _TARGET_HINTS:
+        if pattern.search(text):
+            return target
+    return None
 
 
 def _product(shape: list[int]) -> int:
@@ -510,11 +575,17 @@ def mask_span(solve, view_shape: list[int], stage_shape: list[int]) -> int:
     return out
 
 
-def run_kernel(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> KernelChecker:
+def run_kernel(
+    path_or_text: str, timeout: float = 60.0, engine: str = AUTO, target: str | None = None
+) -> KernelChecker:
     """A kernel's checker after its run: ``results`` (nothing to check is an error,
     not a pass, as for a spec), ``decisions`` (each modelled thread op's
-    instruction) and ``copies`` (each modelled cp.async's)."""
+    instruction) and ``copies`` (each modelled cp.async's). `target`
+    (``cuda:90``) stands for a ``ttg.target`` the module does not carry, as
+    Triton's lit tests give it on their RUN lines; else it is inferred from
+    the encodings (`infer_target`)."""
     name, found = read_module(path_or_text)
+    found["target"] = found.get("target") or target or infer_target(read_source(path_or_text)[1])
     checker = KernelChecker(name, found, timeout, engine)
     if not checker.run():
         raise SpecError(
