@@ -267,3 +267,25 @@ def test_triton_matmul_sm90():
     assert sorted(cost) == [16] * 8 + [32] * 8
     declared = results(path)  # global_smem is .align 16
     assert verdicts(declared, "placement") == [Status.REFUTED] * 16
+
+
+# -- CuTe's tutorial, its first kernel (NT: A and B MN-major), nvcc -arch=sm_90a ------------
+
+# M = N = K = 4096 and both leading dimensions (docs/ptx.md's launch (D)).
+CUTE_PARAMS = ("param_0=4096", "param_0+4=4096", "param_0+8=4096", "param_3=4096", "param_7=4096")
+
+
+def test_cute_wgmma_sm90():
+    """16 wgmma m64n64k16 per k-tile, descriptors built through mov.b64 {lo, hi}: every
+    operand PROVED for placement (CuTe asserts a 1024-aligned base), writer = reader
+    (its cp.async copies) and 16 wavefronts (the H200's, wgmma_kernels_h200.md)."""
+    found = results(
+        ROOT / "tests/data/ptx/cute_wgmma_sm90a.ptx",
+        block=(128,),
+        grid=(32, 32),
+        shared_align=1024,
+        assume=CUTE_PARAMS,
+    )
+    for check in ("placement", "writer_reader", "wavefronts"):
+        assert verdicts(found, check) == [Status.PROVED] * 32, check
+    assert {r.wavefronts for r in found if r.property.startswith("wavefronts")} == {16}

@@ -56,9 +56,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
+from verify.engines.enumeration import Vectorised
 from verify.errors import SpecError
 from verify.model import tma as tma_model
-from verify.model.expr import BinOp, Const, Expr, Var, compiled, evaluate, free_vars
+from verify.model.expr import BinOp, Const, Expr, Range, Var, compiled, evaluate, free_vars
 from verify.model.wgmma import (
     BASE_PERIOD,
     OPERAND_BITS,
@@ -824,27 +827,53 @@ def _copy_problem(access: memory.Access) -> str:
 
 
 def _fill(generations: Generations, access, rest, ctas, trace) -> str:
-    offset, source = compiled(access.offset), compiled(access.source)
-    loops = [n for n in rest if n not in ("lane", "warp")]
-    shifts = set()
+    """Every instance's chunk into `generations`, evaluated over all of them at once."""
     line = access.event.instr.line
-    for values in itertools.product(*(range(trace.ranges[n].lo, trace.ranges[n].hi) for n in rest)):
-        env = {**dict(zip(rest, values)), **{c: 0 for c in ctas}}
-        if not _executes(access.event, env):
-            continue
-        at, src = offset(env), source(env)
-        if ctas:
-            shifts.add(source({**env, **{c: 1 for c in ctas}}) - src)
-        key = tuple((n, env[n]) for n in loops)
-        chunks = generations.setdefault(key, {})
-        here = Source(access.source_param, src, line)
-        chunks[at] = here if chunks.get(at, here) == here else None
-    if len(shifts) > 1:
+    cond = access.event.condition
+    known = isinstance(cond, Expr) and free_vars(cond) <= set(rest) | set(ctas)
+    exprs = [access.offset, access.source, *([cond] if known else [])]
+    values = _evaluate_all(exprs, rest, {c: 0 for c in ctas}, trace.ranges)
+    shifted = _evaluate_all([access.source], rest, {c: 1 for c in ctas}, trace.ranges)
+    if values is None or shifted is None:
+        return f"the addresses of cp.async at PTX line {line} cannot be evaluated"
+    at, src = values[0], values[1]
+    runs = values[2] != 0 if known else np.ones(at.shape, dtype=bool)
+    if ctas and len(set((shifted[0] - src)[runs].tolist())) > 1:
         return (
             f"the global source of cp.async at PTX line {line} does not move with the CTA "
             "by one constant"
         )
+    loops = [k for k, n in enumerate(rest) if n not in ("lane", "warp")]
+    grid = _grid(rest, trace.ranges)
+    for i in np.flatnonzero(runs).tolist():
+        key = tuple((rest[k], int(grid[k][i])) for k in loops)
+        chunks = generations.setdefault(key, {})
+        here = Source(access.source_param, int(src[i]), line)
+        offset = int(at[i])
+        chunks[offset] = here if chunks.get(offset, here) == here else None
     return ""
+
+
+def _grid(names: list[str], ranges) -> list[np.ndarray]:
+    """Every combination of the variables' values, one flat array per variable."""
+    axes = [np.arange(ranges[n].lo, ranges[n].hi, dtype=np.int64) for n in names]
+    return [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+
+
+def _evaluate_all(exprs, names, fixed, ranges) -> list[np.ndarray] | None:
+    """`exprs` at every combination of `names` with `fixed` set, as `evaluate` would
+    give them (verify's vectorised enumeration), or None where they may not be
+    evaluable (a subtraction that may be negative, a divisor that may be 0)."""
+    grid = _grid(names, ranges)
+    size = grid[0].size if grid else 1
+    env = {n: g for n, g in zip(names, grid)}
+    env.update({n: np.full(size, v, dtype=np.int64) for n, v in fixed.items()})
+    bound = {**ranges, **{n: Range(v, v + 1) for n, v in fixed.items()}}
+    try:
+        vectorised = Vectorised(exprs, bound)
+    except SpecError:
+        return None
+    return [np.asarray(vectorised(e, env, (size,))) for e in exprs]
 
 
 def _copied_reader(kernel, event, read: Read, what: str, cases, written, facts) -> CheckResult:
