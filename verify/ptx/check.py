@@ -15,6 +15,7 @@ with its reason.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 
 from verify.engines.decide import AUTO
@@ -32,6 +33,7 @@ from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 WARP = 32
+_GENERATED_SOURCE = re.compile(r"\bG\d+\b")  # a copy's global layout in its spec (specgen)
 SHARED_WINDOW = 1 << 24  # bytes: every shared address lies below this
 _GRID = (1 << 31, 1 << 16, 1 << 16)  # CUDA's largest grid
 
@@ -306,15 +308,47 @@ def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) ->
         result.reason = (
             "the size of the dynamic shared memory is not stated (--dynamic-shared BYTES)"
         )
-    settled = guards.settle(result, access, trace, kernel)
+    settled = zfill_figures(guards.settle(result, access, trace, kernel), access)
     if settled.counterexample is not None:
         settled.counterexample = _with_threads(kernel, settled.counterexample)
     return settled
 
 
+# Measured on the H200 (benchmarks/results/ptx_h200.md, "cp.async.cg with a src-size
+# operand costs twice"; benchmarks/hardware/ptx/zfill.cu:29-38): a 16-byte .cg copy
+# whose src-size is a register is LDGSTS.E.BYPASS.128.ZFILL and costs 8 wavefronts
+# for 32 lanes copying 512 contiguous bytes, whatever the src-size values, where the
+# same copy without src-size costs rule S's 4; Nsight's ideal doubles with it (8).
+ZFILL_FACTOR = 2
+ZFILL_NOTE = (
+    "ZFILL form (register src-size): twice rule S and its ideal, as the H200 measured "
+    "for contiguous and neighbour-swapped destinations (ptx_h200.md); other patterns "
+    "are assumed to double too"
+)
+
+
+def zfill_figures(result: CheckResult, access: memory.Access) -> CheckResult:
+    """A .cg copy in its ZFILL form: rule S's wavefronts and ideal, both doubled.
+    The verdict stands (both sides double), the figures are the hardware's."""
+    if not access.zfill or result.wavefronts is None:
+        return result
+    result.wavefronts *= ZFILL_FACTOR
+    if result.ideal_wavefronts is not None:
+        result.ideal_wavefronts *= ZFILL_FACTOR
+    result.fidelity = f"{result.fidelity}; {ZFILL_NOTE}" if result.fidelity else ZFILL_NOTE
+    result.facts["zfill"] = True
+    return result
+
+
 def _with_threads(kernel: Kernel, cex: Counterexample) -> Counterexample:
     """The counterexample with the threads its lanes are, ``thread 37 = tid
-    (5, 1, 0)``: the lane is the thread's index mod 32 in its warp."""
+    (5, 1, 0)``: the lane is the thread's index mod 32 in its warp; a copy's
+    source rows read ``global <-``, not the generated layout's name (``G0 <-``)."""
+    rows = tuple(
+        replace(r, label=_GENERATED_SOURCE.sub("global", r.label)) if r.label else r
+        for r in cex.rows
+    )
+    cex = replace(cex, rows=rows)
     warp = cex.instance.get("warp", 0)
     lanes = [row.lane for row in cex.rows if row.lane is not None][:4]
     if not lanes:

@@ -44,6 +44,9 @@ class Access:
     reason: str = ""  # set when the access is not modelled
     # a cp.async's [src-size == copy size] (0/1): below it the copy zero-fills
     full: Value = field(default_factory=lambda: Const(1))
+    # a cp.async.cg whose src-size is a register: ptxas emits LDGSTS...ZFILL, which
+    # the H200 serves at twice rule S's wavefronts (`verify.ptx.check.zfill_figures`)
+    zfill: bool = False
 
     @property
     def bytes(self) -> int:
@@ -163,6 +166,7 @@ def _source(access: Access, event: Event, ctx: Context, symbol) -> None:
         assert isinstance(size, ir.Imm), "instruction_name refuses a copy size that is not one"
         if isinstance(given, ir.Reg):
             value = event.state.get(given.name, Unknown(f"{given.name} is unset"))
+            access.zfill = "cg" in instr.parts
         elif isinstance(given, ir.Imm):
             value = Const(given.value)
         else:

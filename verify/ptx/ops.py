@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from verify.model.expr import Const, Expr
+from verify.model.expr import Const, Expr, free_vars
 from verify.ptx import ir
 from verify.ptx.values import Context, Unknown, Value
 
@@ -376,14 +376,45 @@ def _divrem(op: str):
         a = m.args(state, instr, w, 2)
         if isinstance(a, Unknown):
             return a
-        if not isinstance(a[1], Const) or a[1].value == 0:
-            return Unknown(f"{instr.opcode} by a value this reader cannot bound")
+        low = m.ctx.low(a[1])
+        if low is None or low < 1:
+            exact = m.ctx.exact_bounds(a[1])
+            low = exact[0] if exact else low
+        if low is None or low < 1:
+            # PTX leaves a division by zero unspecified; a runtime divisor that may be
+            # 0 (a parameter Triton's `% M` reads) is decided once --assume bounds it
+            wide = sorted(free_vars(a[1]))
+            through = f" ({', '.join(wide)}: --assume decides it)" if wide else ""
+            return Unknown(f"{instr.opcode} by a value that may be 0{through}")
         if kind == "s":
             for v in a:
                 s = m.ctx.signed(v, w)
                 if isinstance(s, Unknown):
                     return s
         return m.ctx.op(op, a[0], a[1])
+
+    return run
+
+
+def _minmax(op: str):
+    """``min``/``max``: the comparison `setp` makes (signed by flipping the sign
+    bit), then the chosen operand's own bits, as `selp` takes them."""
+
+    def run(m: Machine, state, instr: ir.Instr) -> Value:
+        kind, w = _width(instr)
+        if kind == "f" or any(q in ("relu", "xorsign", "NaN") for q in instr.parts):
+            return Unknown(f"{instr.opcode}: not an integer min/max")
+        a = m.args(state, instr, w, 2)
+        if isinstance(a, Unknown):
+            return a
+        x, y = a
+        if kind == "s":
+            flip = Const(1 << (w - 1))
+            x, y = m.ctx.op("^", x, flip), m.ctx.op("^", y, flip)
+        first = m.ctx.less(x, y) if op == "min" else m.ctx.less(y, x)
+        if isinstance(first, Unknown):
+            return first
+        return m.ctx.select(first, a[0], a[1])
 
     return run
 
@@ -424,5 +455,7 @@ _HANDLERS: dict[str, Callable[[Machine, dict, ir.Instr], Value]] = {
     "prmt": _prmt,
     "div": _divrem("/"),
     "rem": _divrem("%"),
+    "min": _minmax("min"),
+    "max": _minmax("max"),
     "ld": _ld,
 }

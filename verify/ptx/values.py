@@ -16,14 +16,27 @@ reason.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Expr, Range, Var, bounds, evaluate, free_vars
+from verify.model.expr import (
+    BinOp,
+    Const,
+    Expr,
+    Range,
+    Var,
+    bounds,
+    compiled,
+    evaluate,
+    free_vars,
+)
 
 MAX_NODES = 4000  # a value larger than this is Unknown: no address needs it
 MAX_TABLE = 64  # a subexpression of one variable with at most this many values is tabulated
+# a value over at most this many points (lanes x warps x blocks) is bounded exactly
+MAX_POINTS = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,7 @@ class Context:
 
     def __init__(self, ranges: Mapping[str, Range]):
         self.ranges = dict(ranges)
+        self._exact: dict[Expr, tuple[int, int] | None] = {}
 
     def top(self, e: Expr) -> int | None:
         """The largest value `e` takes, or None if its bounds are not provable."""
@@ -67,7 +81,28 @@ class Context:
 
     def below(self, e: Expr, limit: int) -> bool:
         top = self.top(e)
-        return top is not None and top < limit
+        if top is not None and top < limit:
+            return True
+        exact = self.exact_bounds(e)
+        return exact is not None and exact[1] < limit
+
+    def exact_bounds(self, e: Expr) -> tuple[int, int] | None:
+        """(least, largest) value of `e` by evaluating it at every point, where its
+        variables take at most MAX_POINTS values together (the block's ids under
+        --grid and fixed parameters): interval bounds lose what a subtraction
+        cancels (``ctaid - ctaid / 8 * 8`` is below 8, not below 2^32)."""
+        names = sorted(free_vars(e))
+        points = 1
+        for name in names:
+            r = self.ranges.get(name)
+            if r is None:
+                return None
+            points *= r.size
+        if points > MAX_POINTS:
+            return None
+        if e not in self._exact:
+            self._exact[e] = _evaluated_bounds(e, names, self.ranges)
+        return self._exact[e]
 
     # -- construction with simplification -------------------------------------
 
@@ -234,7 +269,9 @@ class Context:
         """`e` read as a signed `width`-bit value, where it is non-negative."""
         if self.below(e, 1 << (width - 1)):
             return e
-        wide = sorted(v for v in free_vars(e) if self.ranges[v].size >= 1 << (width - 1))
+        # the variables that reach the sign bit: wide ones (a parameter, or its
+        # quotient ``param_N_q`` under a residue class), named for --assume
+        wide = sorted(v.removesuffix("_q") for v in free_vars(e) if self.ranges[v].size >= 1 << 16)
         through = f" (through {', '.join(wide)}: --assume bounds it)" if wide else ""
         return Unknown(f"a signed {width}-bit value that may be negative{through}")
 
@@ -287,6 +324,19 @@ class Context:
         if a == b:
             return a
         return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
+
+
+def _evaluated_bounds(e: Expr, names: list[str], ranges) -> tuple[int, int] | None:
+    value = compiled(e)
+    lo, hi = None, None
+    for at in itertools.product(*(range(ranges[n].lo, ranges[n].hi) for n in names)):
+        try:
+            x = value(dict(zip(names, at)))
+        except SpecError:
+            return None
+        lo = x if lo is None or x < lo else lo
+        hi = x if hi is None or x > hi else hi
+    return None if lo is None or hi is None else (lo, hi)
 
 
 def _high_bit(a: Expr, b: Expr, ctx: Context) -> bool:
