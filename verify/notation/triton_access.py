@@ -81,6 +81,25 @@ def _matrix_variables(tensor: dict, cvt: Cvt, plan: MatrixPlan):
     return address, [cvt.register_coords[i] for i in plan.instruction_registers]
 
 
+def _block_starts(cvt: Cvt, low: Lowering) -> list[tuple[int, ...]]:
+    """The bases of the register groups of an ld/st.shared vector, each moved to
+    the first element of its aligned block: a group basis whose offset has low
+    bits below the vector (``66`` for a vector of 4) lands inside its block, at
+    the element those bits name, so its block starts at the coordinate XORed
+    with that element's (`triton_lowering.largest_vectorisation`)."""
+    out = []
+    for i, coord in enumerate(cvt.register_coords):
+        if i in low.vector_registers:
+            continue
+        inside = cvt.register[i] & (low.elements - 1)
+        moved = list(coord)
+        for j, reg in enumerate(low.vector_registers):
+            if inside >> j & 1:
+                moved = [a ^ b for a, b in zip(moved, cvt.register_coords[reg])]
+        out.append(tuple(moved))
+    return out
+
+
 def access_for(
     label: str,
     where: tuple[str, int],
@@ -96,7 +115,7 @@ def access_for(
         lanes, group = _matrix_variables(tensor, cvt, low.matrix)
     else:
         lanes = [tuple(b) for b in tensor["lane"]]
-        group = [c for i, c in enumerate(cvt.register_coords) if i not in low.vector_registers]
+        group = _block_starts(cvt, low)
     warps = [tuple(b) for b in tensor["warp"]]
     loops, variables = [], [("lane", lanes)]
     if group:

@@ -28,9 +28,15 @@ The rules, from triton-lang/triton (the 3.9 line of the NVIDIA backend):
    Utility.cpp, ``lowerLdSt``), vectorised by ``largestVectorisation``
    (lib/Tools/LayoutUtils.cpp): the largest power of two v <= 128/bitwidth such
    that some v registers hold offsets 0..v-1 (bases 1, 2, ..., v/2, in any
-   register order) and every other basis is a multiple of v. One instruction per
-   warp per remaining register combination; lane l of it accesses the v
-   elements starting at cvt(those registers, l, warp).
+   register order) and every lane and warp basis is a multiple of v. A register
+   basis outside the vector need not be: offsets are XORs, so each remaining
+   register combination still holds one aligned block of v offsets, in an order
+   of its own, and Triton 3.9 emits the vector with its registers permuted to
+   match (issue 24: ``st.shared.v4.b32 [%r45+256], {%r11, %r12, %r9, %r10}``,
+   tests/data/ttgir_ptx/permuted_store.sm80.ptx:110; a lane basis that is not a
+   multiple would need an order per lane, which one instruction cannot name).
+   One instruction per warp per remaining register combination; lane l of it
+   accesses the v elements of the block holding cvt(that combination, l, warp).
 """
 
 from __future__ import annotations
@@ -238,16 +244,22 @@ def matrix_plan(
     return _plain_plan(cvt, bits, mask_span)
 
 
-def largest_vectorisation(cvt: Cvt, bits: int, limit: int = 1 << 30) -> tuple[int, list[int]]:
+def largest_vectorisation(
+    cvt: Cvt, bits: int, limit: int = 1 << 30, permuted_groups: bool = True
+) -> tuple[int, list[int]]:
     """(v, indices of the registers forming the vector), rule 2 of the module doc;
-    at most `limit` elements (``lowerLdSt``'s ``maxVecElems``)."""
+    at most `limit` elements (``lowerLdSt``'s ``maxVecElems``). With
+    `permuted_groups` (ld/st.shared), a register basis outside the vector may
+    move offsets within the vector's block; without it (cp.async, whose
+    ``maxVecElems`` forbids permutations) every other basis is a multiple of v."""
     v = max(1, min(128 // bits, limit))
     while v > 1:
         wanted = [1 << j for j in range(v.bit_length() - 1)]
         if set(wanted) <= set(cvt.register):
             chosen = [cvt.register.index(w) for w in wanted]
             rest = [o for i, o in enumerate(cvt.register) if i not in chosen]
-            if _multiples(rest + list(cvt.lane) + list(cvt.warp), v):
+            others = list(cvt.lane) + list(cvt.warp) + ([] if permuted_groups else rest)
+            if _multiples(others, v):
                 return v, chosen
         v //= 2
     return 1, []
@@ -318,8 +330,10 @@ def copy_lowering(cvt: Cvt, bits: int, hint: int, bound: int, cache: str) -> Low
     the traced addresses and the mask, for every value the hints admit). Where
     the two give different instructions, the width is not decided: no verdict."""
     top = 128 // bits
-    low = largest_vectorisation(cvt, bits, min(hint, top))
-    high = largest_vectorisation(cvt, bits, max(min(hint, top), min(bound, top)))
+    low = largest_vectorisation(cvt, bits, min(hint, top), permuted_groups=False)
+    high = largest_vectorisation(
+        cvt, bits, max(min(hint, top), min(bound, top)), permuted_groups=False
+    )
     if low[0] != high[0]:
         return Lowering(
             None,
