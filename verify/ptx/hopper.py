@@ -31,12 +31,14 @@ value with `verify.model.wgmma` and checks:
   instruction, exact on the H200 for 64x16 and 128x16 f16 operands
   (benchmarks/results/wgmma_h200.md; wgmma_kernels_h200.md: Triton's tutorial
   matmul and CuTe's wgmma_sm90 to the wavefront), the model's count elsewhere.
-* **writer = reader** for a TMA writer (``cp.async.bulk.tensor`` into the
-  allocation): the box's layout from the tensor map (`--tma-map`, a host object
-  the PTX does not hold) against the descriptor, element for element, at every
-  base, by `verify.model.tma.wgmma_reads_box` (verify's runner). For thread
-  writers it is UNKNOWN: what element each cp.async or st.shared writes is not
-  read from the PTX yet.
+* **writer = reader**: for cp.async writers, the chunks wgmma reads hold one
+  block of one matrix in order, from the copies' global sources (the section
+  "writer = reader for cp.async writers" below); for a TMA writer
+  (``cp.async.bulk.tensor`` into the allocation), the box's layout from the
+  tensor map (`--tma-map`, a host object the PTX does not hold) against the
+  descriptor, element for element, at every base, by
+  `verify.model.tma.wgmma_reads_box` (verify's runner). st.shared and stmatrix
+  writers: UNKNOWN (which elements their registers hold is not followed).
 
 A TMA copy gets ``aligned 128`` (PTX ISA "cp.async.bulk.tensor": the shared
 address is 128-byte aligned; the H200 refuses 16 bytes off) and, where thread
