@@ -155,7 +155,12 @@ def merge(
         engine=engine,
     )
     module = parse_ptx(ptx, ptx_name)
-    from_ptx = ptx_check.check_module(module, ptx_options)
+    try:
+        from_ptx = ptx_check.check_module(module, ptx_options)
+    except SpecError as e:  # no thread shared-memory instruction: TTGIR's checks stand
+        if "no shared-memory instruction" not in e.message:
+            raise
+        from_ptx = []
     ops = _ops_by_line(checker)
     decided: set[str] = set()
     for r in from_ptx:
