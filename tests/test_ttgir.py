@@ -13,10 +13,17 @@ pytest.importorskip("triton")
 from verify.errors import SpecError  # noqa: E402
 from verify.notation import triton_lowering as lowering  # noqa: E402
 from verify.smt.solve import Status  # noqa: E402
-from verify.ttgir import check  # noqa: E402
+from verify.ttgir import PtxOptions  # noqa: E402
+from verify.ttgir import check as check_with_ptx  # noqa: E402
 from verify.ttgir.module import EXTRA, require_triton, run_kernel  # noqa: E402
 
 KERNELS = "specs/triton_kernels"
+
+
+def check(path: str, timeout: float = 60.0):
+    """TTGIR's own lowering rules (``--no-ptx``): the verdicts pinned here are
+    theirs; tests/test_ttgir_ptx.py checks the instructions read from the PTX."""
+    return check_with_ptx(path, timeout, ptx=PtxOptions(use=False))
 
 
 def verdicts(name: str) -> dict[str, str]:
@@ -91,7 +98,9 @@ def test_transpose_convert_layout_is_listed_not_modelled():
 
 def run_cli(*args):
     return subprocess.run(
-        [sys.executable, "-m", "verify.cli", "ttgir", *args], capture_output=True, text=True
+        [sys.executable, "-m", "verify.cli", "ttgir", "--no-ptx", *args],
+        capture_output=True,
+        text=True,
     )
 
 

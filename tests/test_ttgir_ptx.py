@@ -32,17 +32,47 @@ def test_the_permuted_register_store_is_proved_conflict_free_from_its_ptx():
         assert r.status is Status.PROVED, r.property
         assert r.facts["instruction"] == "st.shared.v4.b32"
         assert (r.wavefronts, r.ideal_wavefronts, r.max_ways) == (4, 4, 1)
-        assert (r.file, r.line) == ("tests/data/ttgir_ptx/permuted_store.py", 20)
+        assert (r.file, r.line) == ("tests/data/ttgir_ptx/permuted_store.py", 21)
         assert r.facts["instructions"] == "ptx"
     assert all(r.status is Status.PROVED for r in results)
 
 
-def test_ttgirs_own_rule_still_refutes_it_when_asked_for():
-    """``PtxOptions(use=False)``: today's rules, the refutation this module replaces."""
+def test_ttgirs_own_rule_now_vectorises_the_same_way():
+    """``PtxOptions(use=False)``: TTGIR's rule (largestVectorisation) takes the
+    register groups whose offsets move within the vector's block, as Triton does,
+    so it models st.shared.v4.b32 (was v2.b32, REFUTED 2-way) and each group at
+    its block's first element (aligned 16)."""
     results = check(PERMUTED, ptx=PtxOptions(use=False))
-    store = next(r for r in results if r.property == "conflict_free local_store %tile_7")
-    assert store.status is Status.REFUTED and store.max_ways == 2
-    assert store.facts["instructions"] == "ttgir"
+    store = {r.property: r for r in results if "local_store %tile_7" in r.property}
+    assert store["conflict_free local_store %tile_7"].status is Status.PROVED
+    assert store["conflict_free local_store %tile_7"].wavefronts == 4
+    assert store["aligned 16 local_store %tile_7"].status is Status.PROVED
+    assert all(r.facts["instructions"] == "ttgir" for r in store.values())
+
+
+SHARED = "#ttg.swizzled_shared<{vec = 2, perPhase = 2, maxPhase = 8, order = [1, 0]}>"
+BLOCKED = (
+    "#ttg.blocked<{sizePerThread = [4, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
+    "order = [1, 0]}>"
+)
+SPEC = (
+    "dtype f32\nbuffer align 128\n"
+    f"layout S = {SHARED} shape (64, 32)\n"
+    f"access st = st.shared.v4.b32 S by {BLOCKED} shape (64, 32)\n"
+    "check conflict_free st\n"
+)
+
+
+def test_the_spec_form_of_the_permuted_store_is_accepted_and_proved():
+    """The spec form was refused ("expected st.shared.v2.b32"); now it is the
+    instruction Triton emits, with the figures the H200 measures (4 per v4)."""
+    from verify.engines.runner import run_spec
+    from verify.spec.parser import parse_text
+
+    results = run_spec(parse_text(SPEC, "permuted.spec"))
+    check_ = next(r for r in results if r.property == "conflict_free st")
+    assert check_.status is Status.PROVED and (check_.wavefronts, check_.max_ways) == (4, 1)
+    assert all(r.status is Status.PROVED for r in results)
 
 
 def test_the_buffers_checks_stay_ttgirs():
@@ -80,3 +110,36 @@ def test_tritons_parameter_names_and_divisibility_come_from_the_signature():
     params = parameters(text)
     assert [name for name, _ in params][:4] == ["a_ptr", "b_ptr", "c_ptr", "M"]
     assert dict(params)["M"] == 16 and dict(params)["a_ptr"] is None
+
+
+MATMUL = os.path.join(DATA, "matmul_64x64x32.sm80.ttgir")
+LAUNCH = ("M=512", "N=512", "K=512", "stride_am=512", "stride_bk=512", "stride_cm=512")
+
+
+def test_the_tutorial_matmuls_wrapping_a_tile_copies_are_decided_exactly():
+    """Issue 24: the A tile's sources wrap through ``% M`` (rem.s32 by a runtime
+    value), which TTGIR's rules knew only modulo 128 bytes (UNKNOWN, bound G).
+    From the PTX, under the launch's values (Triton's names), every copy outside
+    the loop is decided: A's 64-byte rows put two global lines in each shared line,
+    16 wavefronts for an ideal 8 (the ZFILL form: the mask is a register src-size);
+    B's 128-byte rows are ideal."""
+    options = PtxOptions(assume=LAUNCH, grid=(64,), global_align=256)
+    copies = [
+        r for r in check(MATMUL, ptx=options) if r.property.startswith("conflict_free async_copy")
+    ]
+    a_tile = [r for r in copies if r.line == 28 and r.facts["ptx_line"] < 400]
+    b_tile = [r for r in copies if r.line == 29 and r.facts["ptx_line"] < 400]
+    assert len(a_tile) == 4 and len(b_tile) == 4
+    for r in a_tile:
+        assert r.status is Status.REFUTED, r.reason
+        assert (r.wavefronts, r.ideal_wavefronts) == (16, 8) and r.facts["zfill"]
+        assert r.counterexample is not None and "ctaid_x" in r.counterexample.instance
+    assert all(r.status is Status.PROVED and r.wavefronts == 8 for r in b_tile)
+    assert not any("modulo 128" in (r.reason or "") for r in copies)
+
+
+def test_without_the_launchs_values_the_copies_say_what_to_assume():
+    copies = [r for r in check(MATMUL) if "cp.async" in r.property]
+    assert copies and all(r.status is not Status.PROVED for r in copies)
+    unknown = [r for r in copies if r.status is Status.UNKNOWN]
+    assert unknown and all("--assume" in r.reason or "may not happen" in r.reason for r in unknown)

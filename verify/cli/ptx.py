@@ -181,3 +181,80 @@ def cuda_cmd(path, arch, nvcc_args, **options):
             )
             _fail(first if "error" in first else f"{path}: error: nvcc failed: {first}")
         _run(out, options)
+
+
+# -- verify ttgir / verify triton: the PTX their ops are decided from ------------------
+
+
+def triton_ptx_options(f):
+    """Options of `verify ttgir` and `verify triton` (`verify.ttgir.from_ptx`):
+    where the PTX comes from, and what the launch is assumed to be."""
+    for option in reversed(
+        [
+            click.option(
+                "--ptx",
+                "ptx_file",
+                default=None,
+                metavar="FILE.ptx",
+                help="Decide each op from this PTX of the module (default: lower it "
+                "with the installed Triton, or the compiled kernel's own).",
+            ),
+            click.option(
+                "--no-ptx",
+                is_flag=True,
+                help="Decide each op by TTGIR's lowering rules instead of the PTX.",
+            ),
+            click.option(
+                "--grid",
+                default=None,
+                metavar="X[,Y[,Z]]",
+                help="Blocks per grid (default: every grid CUDA allows).",
+            ),
+            click.option(
+                "--global-align",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Bytes every global pointer is aligned to (default: what cp.async "
+                "needs, or tt.divisibility).",
+            ),
+            click.option(
+                "--shared-align",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Bytes the dynamic shared memory is aligned to (default: 128, "
+                "where a Triton kernel's starts).",
+            ),
+            click.option(
+                "--assume",
+                multiple=True,
+                metavar="NAME=V | 'NAME%M==R'",
+                help="A parameter's value or residue class (Triton's name or param_N).",
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def triton_ptx(o: dict):
+    """The `verify.ttgir.from_ptx.PtxOptions` of `triton_ptx_options`' values."""
+    from verify.ptx.check import parse_dims
+    from verify.ttgir.from_ptx import PtxOptions
+
+    return PtxOptions(
+        use=not o["no_ptx"],
+        ptx=o["ptx_file"],
+        grid=parse_dims(o["grid"], "grid") if o["grid"] else None,
+        global_align=o["global_align"],
+        shared_align=o["shared_align"],
+        assume=tuple(o["assume"]),
+    )
+
+
+def instructions_line(results) -> str:
+    """Where the checks' instructions come from, in one line before the report."""
+    why = next((r.facts["instructions_why"] for r in results if "instructions_why" in r.facts), "")
+    if any(r.facts.get("instructions") == "ptx" for r in results):
+        line = "instructions from the PTX Triton lowered the module to"
+        return f"{line}; some ops by {why}" if why else line
+    return f"instructions by {why}" if why else "instructions by TTGIR's lowering rules"

@@ -18,8 +18,9 @@ module here (`verify.ttgir.lower`). If lowering fails, every op is decided by
 TTGIR's rules as before, and each result says why (`facts["instructions"]`).
 
 The launch, as the compiler promises it: the block is the PTX's ``.reqntid``
-(``num_warps``); the dynamic shared memory has Triton's allocated size and the
-largest alignment its allocation assumes of the base (the buffers' own); an
+(``num_warps``); the dynamic shared memory has Triton's allocated size and a
+base 128-byte aligned (`TRITON_SHARED_BASE_ALIGN` says why), or more where a
+buffer asks for more; global pointers as `verify.ptx` assumes them; an
 integer parameter with ``tt.divisibility = D`` is ``param_N % D == 0`` (Triton
 specialises the kernel only for such values). ``--assume NAME=V`` takes
 Triton's parameter names (the TTGIR ``tt.func`` arguments, in the order of the
@@ -37,6 +38,7 @@ from verify.errors import SpecError
 from verify.ptx import check as ptx_check
 from verify.ptx.parse import parse_ptx
 from verify.results import CheckResult
+from verify.smt.solve import Status
 from verify.ttgir import lower
 from verify.ttgir.module import KernelChecker, read_source, run_kernel
 
@@ -69,6 +71,7 @@ class PtxOptions:
     shared_bytes: int | None = None  # its dynamic shared memory (metadata.shared)
     grid: tuple[int, ...] | None = None
     global_align: int | None = None
+    shared_align: int | None = None
     assume: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -148,7 +151,7 @@ def merge(
     ptx_options = ptx_check.Options(
         grid=options.grid,
         global_align=options.global_align,
-        shared_align=_shared_align(checker),
+        shared_align=_shared_align(checker, options.shared_align),
         dynamic_shared=shared,
         assume=_assumptions(params, options.assume),
         timeout=timeout,
@@ -162,28 +165,50 @@ def merge(
             raise
         from_ptx = []
     ops = _ops_by_line(checker)
-    decided: set[str] = set()
+    decided: dict[str, set[Status]] = {}  # op label -> the statuses of its PTX checks
     for r in from_ptx:
-        decided.update(_attach(r, ops))
+        for label in _attach(r, ops):
+            decided.setdefault(label, set()).add(r.status)
         r.facts["instructions"] = "ptx"
     kept = []
     for r in checker.results:
-        if not _per_op(r):
+        op = _op_label(r) if _per_op(r) else None
+        if op is None:
             kept.append(r)
-        elif _op_label(r) not in decided:
+        elif op not in decided:
             r.facts["instructions"] = "ttgir"
             r.facts["instructions_why"] = (
                 "TTGIR's lowering rules: no PTX shared-memory instruction has this op's Python line"
             )
             kept.append(r)
+        elif decided[op] == {Status.UNKNOWN} and r.status is not Status.UNKNOWN:
+            # the PTX decides none of the op's instructions (a runtime value it
+            # cannot bound): TTGIR's rules, which quantify over what the compiler's
+            # hints allow, are shown beside them, never in their place
+            r.facts["instructions"] = "ttgir"
+            r.facts["instructions_why"] = (
+                "TTGIR's lowering rules: the PTX left every instruction of this op UNKNOWN"
+            )
+            kept.append(r)
     return sorted(kept + from_ptx, key=lambda r: (r.file, r.line, r.facts.get("ptx_line", 0)))
 
 
-def _shared_align(checker: KernelChecker) -> int:
-    """The alignment Triton's allocation assumes of the dynamic shared base: the
-    largest a buffer asks for (every buffer's offset is a multiple of its own)."""
+# Where a Triton kernel's dynamic shared memory starts: it has no static shared
+# memory, so ``global_smem`` begins right after the 1 KB every block reserves on
+# sm_80+ (CUDA's cudaDevAttrReservedSharedMemoryPerBlock); the H200 put every
+# kernel's first shared byte at 1024 (benchmarks/results/ptx_h200.md,
+# "Placement"). Bank and global-line figures repeat every 128 bytes, so 128 is
+# assumed (the PTX itself declares only ``.align 16``).
+TRITON_SHARED_BASE_ALIGN = 128
+
+
+def _shared_align(checker: KernelChecker, given: int | None) -> int:
+    """``--shared-align``, else the larger of TRITON_SHARED_BASE_ALIGN and the
+    largest alignment a buffer asks of Triton's allocation."""
+    if given:
+        return given
     aligns = [b["shared"]["alignment"] for b in checker.found["buffers"] if b.get("shared")]
-    return max([16, *aligns])
+    return max([TRITON_SHARED_BASE_ALIGN, *aligns])
 
 
 def parameters(text: str) -> list[tuple[str, int | None]]:

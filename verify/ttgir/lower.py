@@ -112,4 +112,3 @@ def main(path: str) -> None:
         return
     shared = getattr(compiled.metadata, "shared", None)
     print(json.dumps({"ptx": compiled.asm["ptx"], "shared": shared}))
-
