@@ -283,19 +283,23 @@ def test_a_wrong_lemma_instance_is_refuted_by_its_query():
 
 def test_an_unproved_lemma_is_neither_used_nor_printed(monkeypatch):
     from verify.smt.solve import Budget
-    from verify.synth import gf2
+    from verify.synth import gf2, gf2_bounds
 
     enc, pid, lemma = _copy_lemma()
     hard = len(enc.hard)
-    monkeypatch.setattr(gf2, "_PROVED_LEMMAS", {})  # none proved earlier in this process
-    monkeypatch.setattr(gf2, "prove_phase_bound", lambda *args: gf2.Step("lemma", "unknown", 0.0))
+    monkeypatch.setattr(gf2_bounds, "_PROVED_LEMMAS", {})  # none proved earlier in this process
+    monkeypatch.setattr(
+        gf2_bounds, "prove_phase_bound", lambda *args: gf2.Step("lemma", "unknown", 0.0)
+    )
     steps: list = []
-    gf2._prove_lemmas(enc, Budget(60), steps)
+    gf2.prove_lemmas(enc, Budget(60), steps)
     assert steps == [] and enc.phase_low[pid] == 1 and len(enc.hard) == hard
     assert gf2.lower_bounds(enc) == (1, 4 + 4 * 4 + 1)  # one wavefront a phase
-    monkeypatch.setattr(gf2, "prove_phase_bound", lambda *args: gf2.Step("lemma", "sat", 0.0))
+    monkeypatch.setattr(
+        gf2_bounds, "prove_phase_bound", lambda *args: gf2.Step("lemma", "sat", 0.0)
+    )
     with pytest.raises(InternalError, match="pigeonhole count is wrong"):
-        gf2._prove_lemmas(enc, Budget(60), steps)
+        gf2.prove_lemmas(enc, Budget(60), steps)
 
 
 def test_json_layout_is_accepted_by_verify_map():

@@ -1,5 +1,5 @@
 """bv.py's rule, enforced: only verify/smt/bv.py builds Z3 bit-vector terms, and only it
-and the Boolean synthesis encodings (verify/synth/gf2.py, params.py) build Z3 terms.
+and the Boolean synthesis encodings (verify/synth/gf2*.py, params.py) build Z3 terms.
 
 Everywhere else z3 may be named only for its types (annotations), and verify/smt/solve.py
 may also drive a solver (seed parameters, check's answers, the exception a resource
@@ -13,8 +13,9 @@ import pathlib
 import verify
 
 PACKAGE = pathlib.Path(verify.__file__).parent
-TERM_BUILDERS = {"smt/bv.py", "synth/gf2.py", "synth/params.py"}
-BOOLEAN_BUILDERS = {"synth/gf2.py", "synth/params.py"}  # no bit-vectors: no widths
+GF2 = {"synth/gf2.py", "synth/gf2_encoding.py", "synth/gf2_bounds.py"}
+TERM_BUILDERS = {"smt/bv.py", *GF2, "synth/params.py"}
+BOOLEAN_BUILDERS = {*GF2, "synth/params.py"}  # no bit-vectors: no widths
 BIT_VECTOR = {
     "BitVec",
     "BitVecs",

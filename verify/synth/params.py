@@ -59,7 +59,7 @@ import z3
 
 from verify.smt.solve import SEED, search
 from verify.synth import families
-from verify.synth.gf2 import Encoding, View, applied, hard_only, table_of
+from verify.synth.gf2_encoding import Encoding, View, applied, hard_only, table_of
 
 
 def _log2(value: int) -> int:
