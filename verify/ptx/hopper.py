@@ -82,6 +82,11 @@ from verify.smt.solve import Status
 
 MAX_POINTS = 4096  # values of the variables a descriptor reads, besides the base
 WGMMA_ALIGN = 16  # a descriptor keeps address bits 4-17: bases are multiples of 16
+# Where a CTA's shared window starts for the kernel: the dynamic memory of a kernel
+# with no static shared memory starts here, static memory first otherwise, the
+# dynamic memory after it, 16-aligned (measured: benchmarks/results/smem_base_h200.txt;
+# tile-ai/tilelang#2379's base "moves with the static shared memory").
+WINDOW_START = 1024
 # Operands whose wavefronts the H200 counted (rows, k, bits): the figure is exact there
 # (benchmarks/results/wgmma_h200.md, wgmma_kernels_h200.md: Triton's 128x16 B).
 MEASURED = {(64, 16, 16), (128, 16, 16)}
@@ -277,12 +282,16 @@ def points(value: Value, ranges) -> Points | Unknown:
 
 
 def base_residues(kernel, allocation: str) -> list[int]:
-    """Every base of the allocation below BASE_PERIOD: multiples of its alignment
-    (the declared .align, or --shared-align for dynamic memory), at least 16."""
+    """Every base of the allocation below BASE_PERIOD: multiples of its alignment,
+    at least 16. That is its declared .align, or for dynamic memory --shared-align
+    where given, else WINDOW_START where the kernel declares no static shared
+    variable (the dynamic memory then starts the CTA's window), else the .align."""
     variable = kernel.shared_variable(allocation)
     align = variable.align or 1
     if variable.size is None and kernel.options.shared_align:
         align = max(align, kernel.options.shared_align)
+    elif variable.size is None and all(v.size is None for _, v in kernel.shared.values()):
+        align = max(align, WINDOW_START)
     step = max(align, WGMMA_ALIGN)
     return list(range(0, BASE_PERIOD, step)) if step < BASE_PERIOD else [0]
 
