@@ -7,8 +7,8 @@ The inputs are built from pieces of valid specs (layouts, accesses, checks of
 every kind) recombined and mutated, so most of them reach the engines, the
 synthesiser and the reports rather than stopping at the parser (tests/test_fuzz.py
 covers token soup). Hypothesis runs derandomized on a fixed number of cases;
-``VERIFY_FUZZ_SCALE=N`` multiplies every count (the long run of issue 27 used
-``VERIFY_FUZZ_SCALE=40``, over 10,000 inputs: benchmarks/results/fuzz_commands.md).
+``VERIFY_FUZZ_SCALE=N`` multiplies every count (the long runs of issue 27 used
+``VERIFY_FUZZ_SCALE=16``, over 13,000 inputs: benchmarks/results/fuzz_commands.md).
 """
 
 import contextlib
@@ -218,6 +218,9 @@ REPORT_OPTIONS = st.sampled_from(
         ["--format", "junit"],
         ["-q"],
         ["--check-expect"],
+        ["--raw-verdicts"],
+        ["--raw-verdicts", "--format", "github"],
+        ["--raw-verdicts", "--check-expect"],  # opposite rules: a usage error
         ["--engine", "z3"],
         ["--engine", "enumeration"],
     ]
@@ -370,7 +373,7 @@ def sweeps(draw) -> list[str]:
 @given(
     params=sweeps(),
     template=mutations(TEMPLATE),
-    fmt=st.sampled_from([[], ["--json"], ["--check-expect"]]),
+    fmt=st.sampled_from([[], ["--json"], ["--check-expect"], ["--raw-verdicts"]]),
 )
 def test_sweep_on_any_template_and_parameters(tmp_path, params, template, fmt):
     path = tmp_path / "t.spec"
