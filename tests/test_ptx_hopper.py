@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from verify.errors import SpecError
+from verify.model.wgmma import MatrixDescriptor
 from verify.ptx.check import Options, check_ptx, check_ptx_text
 from verify.ptx.hopper import parse_tma_map
 from verify.smt.solve import Status
@@ -224,7 +225,7 @@ def test_tma_map_names_a_parameter():
 # -- the Triton tutorial matmul, compiled for sm_90a --------------------------------------
 
 
-# M = N = K = 512 and the strides of a 512 x 512 row-major matrix (benchmarks/triton_h200.py).
+# M = N = K = 512 and the strides of a 512 x 512 row-major matrix (benchmarks/hardware/triton_h200.py).
 TRITON_PARAMS = tuple(f"param_{n}=512" for n in range(3, 9))
 # Triton's descriptor constant: 128B swizzle (bit 62), SBO 1024 (64 << 32).
 TRITON_DESC = "4611686293305294848"
@@ -291,3 +292,54 @@ def test_cute_wgmma_sm90():
     for check in ("placement", "writer_reader", "wavefronts"):
         assert verdicts(found, check) == [Status.PROVED] * 32, check
     assert {r.wavefronts for r in found if r.property.startswith("wavefronts")} == {16}
+
+
+# -- the descriptors against the PTX interpreter written apart -----------------------------
+
+
+def test_descriptors_are_the_interpreters(monkeypatch):
+    """The descriptor values oracle/ptx_interpreter.py (sharing no code with verify)
+    computes at each wgmma of Triton's matmul, through all 8 k-tiles, are exactly the
+    ones verify decodes there at the base the interpreter gives global_smem (byte
+    1024, as the H200 does): A's and B's at each of the 3 stages."""
+    from oracle import ptx_interpreter as oracle
+    from verify.ptx import hopper
+    from verify.ptx.check import Kernel
+    from verify.ptx.parse import read_ptx
+
+    path = DATA / "matmul.sm90.ptx"
+    seen: dict[int, set] = {}
+    step = oracle._Env._step
+
+    def spy(self, th, ins, active, counts):
+        if ins.parts[0] == "wgmma" and "mma_async" in ins.parts:
+            for reg in ins.operands[1:3]:
+                value = self._value(th, reg, 64)
+                seen.setdefault(ins.line, set()).add(MatrixDescriptor.decode(value))
+        return step(self, th, ins, active, counts)
+
+    monkeypatch.setattr(oracle._Env, "_step", spy)
+    params = {0: 1 << 32, 1: 2 << 32, 2: 3 << 32, **{n: 512 for n in range(3, 9)}}
+    oracle.run_block(
+        path.read_text(),
+        "matmul_kernel",
+        (128, 1, 1),
+        params,
+        threads=[0],
+        shared_base=1024,
+        dynamic_shared_bytes=98304,
+    )
+    module = read_ptx(str(path))
+    kernel = Kernel(module, module.entries()[0], Options(assume=TRITON_PARAMS, grid=(16,)))
+    trace = kernel.trace()
+    ours: dict[int, set] = {}
+    for event in trace.events:
+        for read in hopper.wgmma_reads(event) if hopper.handles(event.instr) else []:
+            _, cases = hopper.decoded(kernel, trace, read)
+            ours.setdefault(event.instr.line, set()).update(
+                atb for _, base, _, atb in cases if base == 1024
+            )
+    assert set(seen) == set(ours) and len(seen) == 8
+    for line, values in seen.items():
+        assert values == ours[line], line
+        assert len(values) == 2 * 3  # A and B, 3 stages

@@ -406,7 +406,7 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     return results
 
 
-def _decoded(kernel, trace: Trace, read: Read):
+def decoded(kernel, trace: Trace, read: Read):
     """(allocation, [(point, base, descriptor at base 0, at base)]) or Unknown."""
     where = points(read.desc, trace.ranges)
     if isinstance(where, Unknown):
@@ -433,11 +433,11 @@ def _wgmma_results(kernel, trace, event, placed, maps, copies, written) -> list[
     results = []
     for read in reads:
         what = f"operand {read.which} of"
-        decoded = _decoded(kernel, trace, read)
-        if isinstance(decoded, Unknown):
-            results.append(_unknown(kernel, event, f"descriptor {what}", decoded.reason))
+        found = decoded(kernel, trace, read)
+        if isinstance(found, Unknown):
+            results.append(_unknown(kernel, event, f"descriptor {what}", found.reason))
             continue
-        allocation, cases = decoded
+        allocation, cases = found
         if not cases:
             continue
         facts = {
