@@ -77,7 +77,8 @@ def summary(rows) -> str:
         "",
         f"{len(rows)} specs, every check decided by z3 with no limit; a spec's figure is",
         "the largest units one check's budget spent (a budget is shared by the queries of",
-        "one decision). Seconds are wall time on the machine below, for scale only.",
+        "one decision). Seconds are wall time on the machine above, which other work kept",
+        "at a load of 5-8 on its 2 cores: for scale only; the units do not change with it.",
         f"Largest: {ranked[0][1]:,} units ({ranked[0][0]}); total over the catalog "
         f"{sum(r[2] for r in rows):,} units in {sum(r[4] for r in rows):.0f} s of z3 time.",
         "",
