@@ -467,3 +467,50 @@ def test_cute_wgmma_sm90_copies_decided_wgmma_listed():
     assert len(copies) == 48 * 4 and all(r.status == Status.PROVED for r in copies)
     assert len(wgmma) == 16 and all(r.status == Status.UNKNOWN for r in wgmma)
     assert all(r.file.endswith("wgmma_sm90.cu") for r in copies)
+
+
+def test_a_register_src_size_copy_reports_the_zfill_forms_doubled_cost():
+    """benchmarks/results/ptx_h200.md: zfill.cu's .cg copies with a src-size loaded
+    from memory are LDGSTS...ZFILL, 8 wavefronts (ideal 8) where the plain copy
+    costs 4; an immediate src-size and .ca copies are unchanged."""
+    results = check_ptx(
+        "benchmarks/hardware/ptx/ptx/zfill_sm90.ptx", Options(block=(32,), global_align=128)
+    )
+    cost = {}
+    for r in results:
+        if r.property.startswith("conflict_free cp.async"):
+            cost[r.line] = (r.wavefronts, r.ideal_wavefronts, bool(r.facts.get("zfill")))
+    measured = {29: 4, 30: 8, 31: 4, 32: 8, 33: 8, 34: 8, 35: 8, 36: 4, 37: 8, 38: 4}
+    for line, wavefronts in measured.items():
+        assert cost[line][:2] == (wavefronts, wavefronts), (line, cost[line])
+        assert cost[line][2] == (wavefronts == 8)
+
+
+def test_a_mask_src_size_of_zero_or_the_copy_size_is_not_the_zfill_form():
+    """Triton's ``selp.b32 %r, 16, 0, %p``: ptxas predicates the copy (measured at
+    rule S's 4 on the H200, benchmarks/results/triton_matmul_h200.md)."""
+    results = check_ptx(
+        "tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx",
+        Options(
+            assume=tuple(f"param_{i}=512" for i in range(3, 9)),
+            grid=(64,),
+            global_align=256,
+            shared_align=128,
+            dynamic_shared=16384,
+            timeout=30,
+        ),
+    )
+    copies = [r for r in results if r.property.startswith("conflict_free cp.async")]
+    assert copies and not any(r.facts.get("zfill") for r in copies)
+
+
+def test_the_one_parameter_left_unassumed_is_named():
+    """The tutorial matmul with every value but M assumed: its copies' sources go
+    through ``cdiv(M, 64)`` and ``% M``, and the reason names M's parameter."""
+    launch = tuple(f"param_{i}=512" for i in range(4, 9))
+    results = check_ptx(
+        "tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx",
+        Options(assume=launch, grid=(64,), timeout=30),
+    )
+    reasons = " ".join(r.reason for r in results if "cp.async" in r.property)
+    assert "param_3" in reasons and "--assume" in reasons

@@ -319,6 +319,8 @@ def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) ->
 # whose src-size is a register is LDGSTS.E.BYPASS.128.ZFILL and costs 8 wavefronts
 # for 32 lanes copying 512 contiguous bytes, whatever the src-size values, where the
 # same copy without src-size costs rule S's 4; Nsight's ideal doubles with it (8).
+# A src-size that is 0 or the copy size (Triton's masks) is a predicate to ptxas,
+# not this form (`verify.ptx.memory._zero_or`).
 ZFILL_FACTOR = 2
 ZFILL_NOTE = (
     "ZFILL form (register src-size): twice rule S and its ideal, as the H200 measured "

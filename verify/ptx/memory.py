@@ -166,9 +166,36 @@ def _source(access: Access, event: Event, ctx: Context, symbol) -> None:
         assert isinstance(size, ir.Imm), "instruction_name refuses a copy size that is not one"
         if isinstance(given, ir.Reg):
             value = event.state.get(given.name, Unknown(f"{given.name} is unset"))
-            access.zfill = "cg" in instr.parts
+            access.zfill = "cg" in instr.parts and not _zero_or(value, size.value, ctx)
         elif isinstance(given, ir.Imm):
             value = Const(given.value)
         else:
             value = Unknown("a src-size operand this reader does not read")
         access.full = value if isinstance(value, Unknown) else ctx.equal(value, Const(size.value))
+
+
+def _zero_or(value: Value, size: int, ctx: Context) -> bool:
+    """The src-size is 0 or the copy size: a constant, or the size times 0/1
+    predicates (Triton's mask: ``selp.b32 %r, 16, 0, %p``, maybe under another
+    selp). ptxas then predicates the copy (``LDGSTS.E.BYPASS.LTC128B.128 [..],
+    [..], P6``: every Triton copy in tests/data/ptx and tests/data/ttgir_ptx,
+    through Triton's bundled ptxas for sm_90) instead of emitting the ZFILL form
+    that costs twice (benchmarks/results/ptx_h200.md: src-size from memory, or
+    ``min(16, bytes left)``)."""
+    if isinstance(value, Unknown):
+        return False
+    if isinstance(value, Const):
+        return value.value in (0, size)
+    factors: list[Expr] = []
+    stack: list[Expr] = [value]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, BinOp) and e.op == "*":
+            stack += [e.a, e.b]
+        else:
+            factors.append(e)
+    constants = [f for f in factors if isinstance(f, Const)]
+    predicates = [f for f in factors if not isinstance(f, Const)]
+    return [c.value for c in constants] == [size] and all(
+        ctx.low(f) == 0 and ctx.top(f) == 1 for f in predicates
+    )
