@@ -289,13 +289,23 @@ def _kind(opcode: str) -> set[str]:
 
 
 def _attach(result: CheckResult, ops: dict[tuple[str, int], list[dict]]) -> list[str]:
-    """Name the TTGIR op(s) a PTX check comes from in its property and facts;
-    their labels (none where no op of its kind has the instruction's Python line)."""
-    at = ops.get((os.path.basename(result.file), result.line), [])
+    """Name the TTGIR op(s) a PTX check comes from in its property and facts, and
+    report it at their Python line; their labels (none where no op of its kind
+    has a line of the instruction's ``.loc`` chain). The chain is searched from
+    the innermost frame out: an op inlined from a @jit helper has the helper's
+    line in TTGIR, where `verify.ptx` reports the outermost call."""
     kinds = _kind(result.facts.get("instruction", ""))
-    candidates = [op for op in at if op["op"] in kinds]
+    frames = result.facts.get("source") or [f"{result.file}:{result.line}"]
+    candidates: list[dict] = []
+    for frame in frames:
+        file, _, line = frame.rpartition(":")
+        at = ops.get((os.path.basename(file), int(line)), []) if line.isdigit() else []
+        candidates = [op for op in at if op["op"] in kinds]
+        if candidates:
+            break
     if not candidates:
         return []
+    result.file, result.line = candidates[0]["loc"]["file"], candidates[0]["loc"]["line"]
     labels = sorted({_label(op) for op in candidates})
     label = labels[0] if len(labels) == 1 else _joined(labels)
     words = result.property.split(" ", 1)
