@@ -144,3 +144,20 @@ def test_without_the_launchs_values_the_copies_say_what_to_assume():
     assert copies and all(r.status is not Status.PROVED for r in copies)
     unknown = [r for r in copies if r.status is Status.UNKNOWN]
     assert unknown and all("--assume" in r.reason or "may not happen" in r.reason for r in unknown)
+
+
+def test_an_op_inlined_from_a_helper_is_reported_at_the_helpers_line():
+    """gluon_transpose's store and load sit in the @jit helper ``_transpose``: the
+    PTX's .loc chain names the helper's lines and the kernel's call, TTGIR the
+    helper's. The column read is the 32-way ld.shared.b32 TTGIR's rule gives too;
+    the store is stmatrix.x4 on sm_90."""
+    results = check("specs/triton_kernels/gluon_transpose_plain.sm90.ttgir")
+    loads = [r for r in by_op(results, "local_load %column_major") if "conflict" in r.property]
+    stores = [r for r in by_op(results, "local_store %tile_8") if "conflict" in r.property]
+    assert loads and all(
+        (r.file, r.line) == ("specs/triton_kernels/gluon_transpose.py", 32) for r in loads
+    )
+    assert all(r.status is Status.REFUTED and r.max_ways == 32 for r in loads)
+    assert all(r.facts["instruction"] == "ld.shared.b32" for r in loads)
+    assert len(stores) == 2 and all(r.status is Status.PROVED for r in stores)
+    assert all(r.facts["instruction"].startswith("stmatrix") for r in stores)
