@@ -583,6 +583,10 @@ _CHECK_WORDS = {
     "unknown",
     "not",
     "modelled",
+    "max_ways",
+    "placement",
+    "wavefronts",
+    "writer_reader",
 }
 
 
@@ -699,8 +703,13 @@ def machine_line() -> str:
 
 
 def verify_commit() -> str:
+    """HEAD, and whether verify's own files differed from it when measured."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
-    return head.stdout.strip()[:12]
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "verify"], capture_output=True, text=True
+    )
+    changed = " (with uncommitted changes under verify/)" if dirty.stdout.strip() else ""
+    return head.stdout.strip()[:12] + changed
 
 
 # -- main ----------------------------------------------------------------------------
@@ -788,7 +797,8 @@ def write_md(path: str, answers: list[tuple[dict, dict]], args, seconds: float):
         f"Triton: triton-lang/triton {args.commit} (test/ and python/ at that commit; "
         f"parsed and lowered by the installed Triton {_triton_version()}). "
         f"verify: {verify_commit()}. Machine: {machine_line()}. "
-        f"{len(answers)} items in {seconds:.0f} s; "
+        f"{len(answers)} items in {seconds:.0f} s. Lit modules: "
+        f"{_instructions(answers)}. "
         "`python -m benchmarks.campaigns.triton_corpus` (the module doc says what each "
         "corpus and outcome is).",
         "",
@@ -811,6 +821,17 @@ def write_md(path: str, answers: list[tuple[dict, dict]], args, seconds: float):
     ]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + ("\n" + kept if kept else ""))
+
+
+def _instructions(answers: list[tuple[dict, dict]]) -> str:
+    """Where the lit modules' per-op checks came from, counted."""
+    sources = collections.Counter(
+        answer.get("instructions", "").split(" (")[0]
+        for item, answer in answers
+        if item["kind"] == "lit" and answer["outcome"] == "checked"
+    )
+    names = {"ttgir": "TTGIR's lowering rules", "ptx": "the PTX Triton lowers them to"}
+    return ", ".join(f"{n} decided by {names.get(how, how)}" for how, n in sorted(sources.items()))
 
 
 def refuted_lines(answers: list[tuple[dict, dict]]) -> list[str]:
