@@ -2,14 +2,14 @@
 (after `pip install -e '.[test,bench]'`).
 
 Runs, in order, each writing its CSV and summary under benchmarks/results/:
-  catalog.py          per-check time on specs/, wall time, peak memory
-  slow_cases.py       the random campaign's 200 slowest cases, rerun (auto and z3)
-  engines.py          both engines as the domain grows: where auto's threshold comes from
-  scaling.py          proof time against vectorised numpy enumeration, 16x64..4096x4096
-  solver_backends.py  z3 against bitwuzla on the catalog's queries
-  gluon_compare.py    verify against Triton Gluon's bank_conflicts (needs triton)
-  differential.py     the solver against brute-force enumeration (--cases 2000 here;
-                      the 100,000-case campaign is `differential.py --cases 100000`)
+  speed/catalog.py            per-check time on specs/, wall time, peak memory
+  speed/slow_cases.py         the random campaign's 200 slowest cases, rerun (auto and z3)
+  speed/engines.py            both engines as the domain grows: where auto's threshold is
+  speed/scaling.py            proof time against vectorised numpy enumeration, 16x64..4096x4096
+  speed/solver_backends.py    z3 against bitwuzla on the catalog's queries
+  campaigns/gluon_compare.py  verify against Triton Gluon's bank_conflicts (needs triton)
+  campaigns/differential.py   the solver against brute-force enumeration (--cases 2000 here;
+                              the 100,000-case campaign is `differential.py --cases 100000`)
 --quick runs scaling.py --quick (a 5-second enumeration limit) and 200 cases.
 """
 
@@ -26,15 +26,15 @@ ROOT = os.path.dirname(HERE)
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
     steps = [
-        ["catalog"],
-        ["slow_cases", "--engine", "auto"],
-        ["slow_cases", "--engine", "z3"],
-        ["engines", "--max-seconds", "2" if quick else "15"],
-        ["scaling", "--quick"] if quick else ["scaling"],
-        ["solver_backends"],
-        ["gluon_compare"],
+        ["speed.catalog"],
+        ["speed.slow_cases", "--engine", "auto"],
+        ["speed.slow_cases", "--engine", "z3"],
+        ["speed.engines", "--max-seconds", "2" if quick else "15"],
+        ["speed.scaling", "--quick"] if quick else ["speed.scaling"],
+        ["speed.solver_backends"],
+        ["campaigns.gluon_compare"],
         [
-            "differential",
+            "campaigns.differential",
             "--cases",
             "200" if quick else "2000",
             "--out",

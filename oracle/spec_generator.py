@@ -1,4 +1,4 @@
-"""Random specs for the differential campaign (benchmarks/differential.py).
+"""Random specs for the differential campaign (benchmarks/campaigns/differential.py).
 
 A case is one spec, drawn from a family (FAMILIES, with the share of cases each
 gets), seeded by its number. Every spec defines a layout `L` (or names the one

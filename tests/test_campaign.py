@@ -1,6 +1,6 @@
 """The differential campaign's fast slice, its generator, and the disagreements found.
 
-`benchmarks/differential.py` compares every verdict and figure of verify with the
+`benchmarks/campaigns/differential.py` compares every verdict and figure of verify with the
 independent oracle `oracle` on random specs from
 `oracle/spec_generator.py`; the long run is summarised in
 benchmarks/results/differential_independent/differential.md. Here a fixed slice
@@ -19,7 +19,7 @@ from itertools import combinations
 import lark
 import pytest
 
-from benchmarks import differential
+from benchmarks.campaigns import differential
 from oracle import spec_generator
 from verify.engines.options import RunOptions
 from verify.errors import InternalError

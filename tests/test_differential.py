@@ -7,7 +7,7 @@ variables, every instruction class) are written as spec text and checked by both
 engines: symbolically (`verify.engines.solver`) and by `verify.engines.enumeration`, which
 evaluates the whole domain. Both engines read the notations with verify's own
 code, so this tests the encoding, not the notations' meaning; that is the job of
-the independent oracle, `oracle`, compared in benchmarks/differential.py,
+the independent oracle, `oracle`, compared in benchmarks/campaigns/differential.py,
 tests/test_campaign.py and tests/test_oracle.py.
 """
 

@@ -1,7 +1,7 @@
 """Every repository path a document or docstring cites exists, and every example runs.
 
 Scanned: README.md, docs/*.md, and the docstrings and comments of verify/**/*.py and
-benchmarks/*.py. A citation is a path starting with one of the repository's
+benchmarks/**/*.py. A citation is a path starting with one of the repository's
 top-level folders below (backticked or plain). Braces expand (`slow_cases_{auto,z3}.md`
 is two paths), and `*` or a `<placeholder>` matches any name. Facts the code relies
 on belong in docs/ and benchmarks/results/, inside the repository: a path outside
@@ -47,7 +47,7 @@ def _documents() -> list[Path]:
 
 
 def _sources() -> list[Path]:
-    return sorted([*ROOT.glob("verify/**/*.py"), *ROOT.glob("benchmarks/*.py")])
+    return sorted([*ROOT.glob("verify/**/*.py"), *ROOT.glob("benchmarks/**/*.py")])
 
 
 def _docstrings_and_comments(path: Path) -> str:

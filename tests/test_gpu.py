@@ -103,6 +103,7 @@ def test_missing_nvcc_or_gpu_is_a_clear_error_not_a_crash(monkeypatch):
 CP_ASYNC_SPECS = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     "benchmarks",
+    "hardware",
     "gpu_cp_async_specs",
 )
 

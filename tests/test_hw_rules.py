@@ -4,7 +4,7 @@ The measurements are benchmarks/results/gpu_campaign.csv.gz, hw_cp_async_varied.
 hw_campaign.csv.gz, hw_campaign_heldout.csv.gz (a second run, measured after
 the rules were fixed) and the .cg campaign hw_cg.csv.gz (hw_cg_heldout.csv.gz: its run
 after rule S was fixed; hw_cg_repeats.csv.gz: chunks copied twice into a line, run
-after rule S's rounds were fixed), read by benchmarks/hw_rules.py; the rules must
+after rule S's rounds were fixed), read by benchmarks/hardware/hw_rules.py; the rules must
 reproduce each one exactly, and bound G must never fall below one.
 """
 
@@ -14,7 +14,7 @@ import random
 import numpy as np
 import pytest
 
-from benchmarks import hw_rules
+from benchmarks.hardware import hw_rules
 from oracle import hardware as oracle_hardware
 from verify.model.bank import bank_cost, copy_cost, cp_async_cost, hardware_wavefronts
 from verify.model.instructions import parse_instruction

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from test_oracles import oracle
 
-from benchmarks.differential import compare
+from benchmarks.campaigns.differential import compare
 from oracle import OracleRefusal, triton_encodings
 from oracle import memdesc as oracle_memdesc
 from oracle.reading import read

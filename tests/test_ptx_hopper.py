@@ -225,7 +225,8 @@ def test_tma_map_names_a_parameter():
 # -- the Triton tutorial matmul, compiled for sm_90a --------------------------------------
 
 
-# M = N = K = 512 and the strides of a 512 x 512 row-major matrix (benchmarks/hardware/triton_h200.py).
+# M = N = K = 512 and the strides of a 512 x 512 row-major matrix
+# (benchmarks/hardware/triton_h200.py).
 TRITON_PARAMS = tuple(f"param_{n}=512" for n in range(3, 9))
 # Triton's descriptor constant: 128B swizzle (bit 62), SBO 1024 (64 << 32).
 TRITON_DESC = "4611686293305294848"

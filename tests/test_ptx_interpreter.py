@@ -211,7 +211,8 @@ def triton_params(ptx):
 
 
 def test_triton_matmul_ptx_runs_a_whole_block():
-    # triton_*.ptx: Triton 3.9 on the CPU, the catalog's kernels (benchmarks/triton_kernels.py)
+    # triton_*.ptx: Triton 3.9 on the CPU, the catalog's kernels
+    # (benchmarks/campaigns/triton_kernels.py)
     ptx = (DATA / "triton_matmul_sm80.ptx").read_text()
     module, func, params = triton_params(ptx)
     assert func.ntid == (128,)  # `.reqntid 128`

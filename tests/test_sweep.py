@@ -21,7 +21,7 @@ from verify.sweep.question import CheckRow, Outcome
 from verify.sweep.template import Template, parse_param
 
 TEMPLATE = os.path.join(ROOT, "templates", "operand_tile.spec")
-BENCH_TEMPLATE = os.path.join(ROOT, "benchmarks", "sweep_template.spec")
+BENCH_TEMPLATE = os.path.join(ROOT, "benchmarks", "speed", "sweep_template.spec")
 
 
 def sweep(*args, cache_dir=None):

@@ -335,8 +335,8 @@ def test_timeout_is_exit_3_not_optimal():
 
 
 def test_llir_addresses_of_a_conversion_are_evaluated_per_lane():
-    """benchmarks/synth_triton.py reads each lane's shared address from the LLVM IR."""
-    from benchmarks.synth_triton import lane_addresses
+    """benchmarks/campaigns/synth_triton.py reads each lane's shared address from the LLVM IR."""
+    from benchmarks.campaigns.synth_triton import lane_addresses
 
     llir = """define ptx_kernel void @k() {
   %5 = tail call i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !1
@@ -357,8 +357,8 @@ def test_llir_addresses_of_a_conversion_are_evaluated_per_lane():
 
 
 def test_dot_operand_encoding_is_read_from_the_ttgir():
-    """benchmarks/synth_triton.py reads the shared encoding of a tl.dot operand."""
-    from benchmarks.synth_triton import dot_encoding
+    """benchmarks/campaigns/synth_triton.py reads the shared encoding of a tl.dot operand."""
+    from benchmarks.campaigns.synth_triton import dot_encoding
 
     ttgir = """#shared = #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>
 #shared1 = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, order = [1, 0]}>
@@ -375,7 +375,7 @@ def test_triton_chooses_these_tf32_and_i8_operand_encodings():
     """Compiled here for sm_80 (Triton 3.9): the tf32 and int8 A operands' encodings
     that the benchmark's Triton column uses."""
     pytest.importorskip("triton")
-    from benchmarks.synth_triton import DOT_CASES, compile_dot_ttgir, dot_encoding
+    from benchmarks.campaigns.synth_triton import DOT_CASES, compile_dot_ttgir, dot_encoding
 
     tf32 = DOT_CASES["cutlass_sm80_tf32_kmajor_64x32"]
     i8 = DOT_CASES["cutlass_sm80_i8_kmajor_64x64"]

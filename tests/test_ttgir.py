@@ -1,5 +1,5 @@
 """`verify ttgir`: compiled Triton kernels (specs/triton_kernels/, TTGIR from Triton
-3.9.0 via benchmarks/triton_kernels.py) checked op by op, at their Python lines."""
+3.9.0 via benchmarks/campaigns/triton_kernels.py) checked op by op, at their Python lines."""
 
 import json
 import subprocess
@@ -526,17 +526,17 @@ def test_each_op_knows_the_loops_around_it():
     assert all(d["loops"] == [] for d in plain.decisions)
 
 
-# -- benchmarks/triton_h200.py: launch marshalling and the prediction ------------------
+# -- benchmarks/hardware/triton_h200.py: launch marshalling and the prediction ------------------
 
 
 def h200():
-    from benchmarks import triton_h200
+    from benchmarks.hardware import triton_h200
 
     return triton_h200
 
 
 def committed_launches() -> dict:
-    with open("benchmarks/triton_h200/kernels.json") as f:
+    with open("benchmarks/hardware/triton_h200/kernels.json") as f:
         return {k["stem"]: k for k in json.load(f)}
 
 
@@ -562,7 +562,7 @@ def test_launch_metadata_lists_the_ptx_entry_parameters_with_triton_scratch():
     assert mm["shared"] == 98304 and mm["num_warps"] == 4
     assert set(kernels) == set(h200().LAUNCHES)
     for stem, meta in kernels.items():
-        with open(f"benchmarks/triton_h200/{meta['cubin']}", "rb") as f:
+        with open(f"benchmarks/hardware/triton_h200/{meta['cubin']}", "rb") as f:
             assert f.read(4) == b"\x7fELF", stem
 
 

@@ -1,6 +1,6 @@
 """What checking every compiled kernel costs (`verify run`, `pytest
 --verify-triton`): verify's time per newly compiled kernel against Triton's own
-compile time of it, on the kernels of benchmarks/triton_kernels.py (Triton's
+compile time of it, on the kernels of benchmarks/campaigns/triton_kernels.py (Triton's
 tutorial matmul, softmax, fused attention and transpose, and Gluon kernels),
 compiled for sm_80 on this machine's CPU.
 
@@ -30,8 +30,8 @@ from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 
-from benchmarks.catalog import machine
-from benchmarks.triton_kernels import CATALOG, source
+from benchmarks.campaigns.triton_kernels import CATALOG, source
+from benchmarks.speed.catalog import machine
 from verify.integrations.triton_hook import Session
 
 RESULTS = "benchmarks/results/triton_hook"

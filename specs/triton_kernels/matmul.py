@@ -1,5 +1,5 @@
 """The Triton tutorial matmul (python/tutorials/03-matrix-multiplication.py), fp16
-inputs, fp32 accumulation, pipelined; compiled by benchmarks/triton_kernels.py with
+inputs, fp32 accumulation, pipelined; compiled by benchmarks/campaigns/triton_kernels.py with
 tt.divisibility hints on the pointers and strides and unit inner strides."""
 import triton
 import triton.language as tl

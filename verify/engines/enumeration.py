@@ -34,7 +34,7 @@ bit-vector encoding against plain evaluation, nothing more. A misreading of CuTe
 Triton or a formula would be shared by both engines; the meaning is checked by
 `oracle`, which reads the spec text with pycute, Triton's linear layouts and
 its own interpreter and shares none of this code (tests/test_oracle_independence.py,
-the campaign in benchmarks/differential.py).
+the campaign in benchmarks/campaigns/differential.py).
 """
 
 from __future__ import annotations

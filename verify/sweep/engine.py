@@ -1,5 +1,5 @@
 """Where many independent tasks run: local processes by default, an existing Dask
-cluster when asked. `verify sweep` and `benchmarks/differential.py` share it.
+cluster when asked. `verify sweep` and `benchmarks/campaigns/differential.py` share it.
 
 Both go through joblib: locally its loky backend (worker processes that survive
 a crashed task, killed outright when a run is stopped), on a cluster its dask

@@ -1,14 +1,14 @@
 """Compile the catalog's Triton kernels to PTX on the CPU (no GPU needed) for the
 PTX reader's tests: ``python tests/data/ptx/make_triton_samples.py`` from the
 repository root writes tests/data/ptx/triton_<kernel>_sm<NN>.ptx. The kernels and
-their signatures are benchmarks/triton_kernels.py's catalog."""
+their signatures are benchmarks/campaigns/triton_kernels.py's catalog."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 
-from benchmarks.triton_kernels import CATALOG
+from benchmarks.campaigns.triton_kernels import CATALOG
 from verify.ttgir.kernel import compile_kernel
 
 OUT = os.path.dirname(__file__)

@@ -29,11 +29,11 @@ def load(module: str, function: str):
 def matmul_64x64x32():
     """The catalog's tutorial matmul at BLOCK 64x64x32 (issue 24: the A-tile copies
     the H200 measured at 1,728 wavefronts against an ideal 1,216), with the
-    divisibility hints Triton's launcher gives (benchmarks/triton_kernels.py)."""
+    divisibility hints Triton's launcher gives (benchmarks/campaigns/triton_kernels.py)."""
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from benchmarks import triton_kernels
+    from benchmarks.campaigns import triton_kernels
 
     kernel = next(k for k in triton_kernels.CATALOG if k.stem == "matmul")
     blocks = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32}

@@ -1,6 +1,6 @@
 """Both engines on one question as its domain grows: where the threshold comes from.
 
-    python -m benchmarks.engines [--max-seconds 20]
+    python -m benchmarks.speed.engines [--max-seconds 20]
         -> benchmarks/results/engines.csv and engines.md
 
 Two tile families, each at sizes whose domains run from about 2^10 to 2^24 points:
@@ -22,13 +22,13 @@ import csv
 import os
 import sys
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.engines import decide
 from verify.engines.runner import run_spec
 from verify.model.program import Program
 from verify.spec.parser import parse_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOAD = os.getloadavg()[0]  # other work on the machine when the run began
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 SIZES = [

@@ -4,8 +4,8 @@ the engine choice `auto` (enumeration for these small domains) and `z3`, and onc
 more answered from the cache. Every run must print the same table: where and how
 a question is answered must not change its answer.
 
-    python -m benchmarks.sweep                     # results/sweep.{csv,md}, sweep_table.txt.gz
-    python -m benchmarks.sweep --engines auto --jobs 4
+    python -m benchmarks.speed.sweep   # results/sweep.{csv,md}, sweep_table.txt.gz
+    python -m benchmarks.speed.sweep --engines auto --jobs 4
 
 Wall times are end to end (`verify sweep` as a command: start-up, parsing every
 combination, the checks, the table), the cluster started beforehand as an
@@ -24,11 +24,11 @@ import sys
 import tempfile
 import time
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-TEMPLATE = os.path.join("benchmarks", "sweep_template.spec")
+TEMPLATE = os.path.join("benchmarks", "speed", "sweep_template.spec")
 PARAMS = [
     "ROWS=16,32,48,64,80,96,112,128,144,160",
     "PITCH=64,72,80,96,128",
@@ -131,7 +131,7 @@ def _write(out: str, rows: list[dict], table: str, same: bool, load: float):
         + ", ".join(f"`--param {p}`" for p in PARAMS)
         + "). Wall time end to end, "
         "start-up included; `--no-cache` except the last row of each engine. "
-        "Reproduce: `python -m benchmarks.sweep`.",
+        "Reproduce: `python -m benchmarks.speed.sweep`.",
         "",
         f"Every run printed the same table: **{'yes' if same else 'NO'}** "
         f"(sha256 {rows[0]['table_sha256']}..., kept in sweep_table.txt.gz).",

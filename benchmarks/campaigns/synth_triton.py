@@ -17,7 +17,7 @@ GenericSwizzling chooses the instructions as well as the layout (it may
 vectorise across registers, or read with ldmatrix), so the comparison is of
 totals for moving the whole tile: the wavefronts of every instruction of the
 conversion, and the worst ways; `verify synth`'s side sums its optimum's
-per-instance wavefronts over every instance (`benchmarks/synth.py`).
+per-instance wavefronts over every instance (`benchmarks/speed/synth.py`).
 
 The benchmark's Triton column (what Triton chooses for a catalog tile) is read
 the same way, from a compiled kernel rather than guessed: a one-block ``tl.dot``
@@ -32,7 +32,7 @@ emits 8 st.shared.v4.b32 (each lane 4 rows' words) and 8 ldmatrix.x4, each
 1-way, 4 wavefronts: 64 in all, as ``Sw<5,0,5>`` with 32 st.shared.b32 and 32
 ld.shared.b32 of 1 wavefront each.
 
-    python benchmarks/synth_triton.py
+    python benchmarks/campaigns/synth_triton.py
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import tempfile
 import textwrap
 from typing import TypedDict
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from verify.api import wavefront_cost  # noqa: E402

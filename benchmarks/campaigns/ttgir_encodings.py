@@ -1,6 +1,6 @@
 """Where the Triton specs' encodings come from: Triton's own compiler, on a CPU.
 
-    python -m benchmarks.ttgir_encodings
+    python -m benchmarks.campaigns.ttgir_encodings
 
 Compiles a plain tl.dot kernel (num_warps 4, num_stages 3) for sm_80 and sm_90
 with the installed triton (3.9.0 in the test extra; no GPU needed: the bundled

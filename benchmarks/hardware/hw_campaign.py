@@ -1,7 +1,7 @@
 """Designed experiments for issue 18: cp.async with chosen global sources, and the
 64/128-bit shared loads that the hardware sometimes serves in fewer wavefronts.
 
-    python -m benchmarks.hw_campaign --out DIR [--budget-s 420]
+    python -m benchmarks.hardware.hw_campaign --out DIR [--budget-s 420]
         -> DIR/hw_cases.csv (every planned case, written before anything runs)
            DIR/hw_campaign.csv (each case run: measured wavefronts, data check)
 
@@ -25,7 +25,7 @@ import sys
 import time
 import types
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED_SPAN = 16 * 1024  # destinations stay in the first 16 KB of the probe buffer
 SOURCE_SPAN = 60 * 1024  # sources stay inside the probe's 64 KB global buffer
 BATCH = 100  # cases per ncu invocation

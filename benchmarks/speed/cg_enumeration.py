@@ -1,6 +1,6 @@
 """Rule S (cp.async.cg) in the enumeration engine: what evaluating it costs.
 
-    python -m benchmarks.cg_enumeration [--max-seconds 30]
+    python -m benchmarks.speed.cg_enumeration [--max-seconds 30]
         -> benchmarks/results/cg_enumeration.md
 
 1. Per warp instance: `verify.engines.enumeration.cg_costs` (numpy, every instance at once)
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.engines import decide, enumeration
 from verify.engines.runner import run_spec
 from verify.model.bank import cg_cost
@@ -32,7 +32,7 @@ from verify.model.instructions import parse_instruction
 from verify.model.program import Program
 from verify.spec.parser import parse_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results", "cg_enumeration.md")
 LOAD = os.getloadavg()[0]
 K_TILES = [1, 8, 64, 512, 2048]
@@ -111,7 +111,7 @@ def write(speeds: list[dict], rows: list[dict]):
     lines = [
         "# Rule S in the enumeration engine",
         "",
-        "`python -m benchmarks.cg_enumeration` (module doc says what is measured).",
+        "`python -m benchmarks.speed.cg_enumeration` (module doc says what is measured).",
         f"Machine: {machine()}; load average {LOAD:.1f} when the run began (the box is",
         "shared with other work, so times vary by about 2x).",
         "",

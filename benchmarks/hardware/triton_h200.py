@@ -4,13 +4,13 @@ every op it models.
 
 Three steps:
 
-    python -m benchmarks.triton_h200 device "$OUT"      # on the H200
-    python -m benchmarks.triton_h200 table MEASURED.csv   # here: benchmarks/results/triton_h200.md
-    python -m benchmarks.triton_h200 table                # here, predictions only
+    python -m benchmarks.hardware.triton_h200 device "$OUT"      # on the H200
+    python -m benchmarks.hardware.triton_h200 table MEASURED.csv   # results/triton_h200.md
+    python -m benchmarks.hardware.triton_h200 table                # here, predictions only
 
 **device** (Python 3.12, cupy, ncu; no verify and no Triton 3.9 needed) loads
-each sm_90 cubin Triton 3.9 compiled here (benchmarks/triton_h200/, written by
-benchmarks/triton_kernels.py with kernels.json: entry name, warps, dynamic shared
+each sm_90 cubin Triton 3.9 compiled here (benchmarks/hardware/triton_h200/, written by
+benchmarks/campaigns/triton_kernels.py with kernels.json: entry name, warps, dynamic shared
 bytes, the PTX ``.entry`` parameters, scratch sizes) through
 ``cupy.RawModule``, launches it once on random inputs (`LAUNCHES`) and checks the
 output against numpy, then launches them all again under ``ncu --metrics
@@ -49,9 +49,9 @@ import sys
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 CUBINS = os.path.join(HERE, "triton_h200")
-RESULTS = os.path.join(HERE, "results", "triton_h200.md")
+RESULTS = os.path.join(ROOT, "benchmarks", "results", "triton_h200.md")
 KINDS = ("ld", "st", "ldsm", "stsm")
 WAVEFRONTS = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_{}.sum"
 # Warp-level instruction counts per kind, where this ncu knows them (queried first).
@@ -487,7 +487,7 @@ def table(measured_path: str | None) -> int:
         f.write(
             "# The catalog kernels on the H200: predicted and measured shared-memory "
             "wavefronts\n\n"
-            "`python -m benchmarks.triton_h200 table [MEASURED.csv]` (see its module doc "
+            "`python -m benchmarks.hardware.triton_h200 table [MEASURED.csv]` (see its module doc "
             f"for the method and the trip-count assumption); {source}. Predicted: "
             "verify's exact wavefronts of every warp instruction of the ops it models, "
             "summed over their executions (loop trips x CTAs); measured: Nsight "

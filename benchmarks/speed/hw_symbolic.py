@@ -1,7 +1,7 @@
 """The H200's rules in the solver: cp.async (rule C, rule S) and 64/128-bit loads
 (rule L) as their domains grow past what enumeration decides.
 
-    python -m benchmarks.hw_symbolic [--max-seconds 30]
+    python -m benchmarks.speed.hw_symbolic [--max-seconds 30]
         -> benchmarks/results/hw_symbolic.csv and hw_symbolic.md
 
 An SM80-style producer: a 128x64 fp16 stage, `Sw<3,3,3> o (128,64):(64,1)`, filled by
@@ -31,13 +31,13 @@ import csv
 import os
 import sys
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.engines import decide
 from verify.engines.runner import run_spec
 from verify.model.program import Program
 from verify.spec.parser import parse_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOAD = os.getloadavg()[0]  # other work on the machine when the run began
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 K_TILES = [8, 128, 1024, 8192, 131072]
@@ -128,7 +128,7 @@ def write(rows: list[dict]):
         "# The H200's rules in the solver: cp.async and 64/128-bit loads at scale\n",
         f"Machine: {machine()}. Shared with other agents while measured (load average "
         f"{LOAD:.1f} at the start): timings are noisy. Produced by "
-        "`python -m benchmarks.hw_symbolic`; the specs are in its module doc.\n",
+        "`python -m benchmarks.speed.hw_symbolic`; the specs are in its module doc.\n",
         f"`auto` enumerates up to {decide.ENUMERATION_LIMIT:,} lane evaluations "
         f"({decide.CG_ENUMERATION_LIMIT:,} for a .cg copy's figure, global bases "
         "counted); above that it asks the solver. The solver encodes rule C and rule S "

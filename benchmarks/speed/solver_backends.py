@@ -1,6 +1,6 @@
 """z3 against bitwuzla on verify's own queries: does a second backend pay?
 
-    python -m benchmarks.solver_backends    # writes benchmarks/results/solver_backends.{csv,md}
+    python -m benchmarks.speed.solver_backends   # benchmarks/results/solver_backends.{csv,md}
 
 For every layout of the bundled specs, the bijectivity (overlap) query; for every
 access, the per-phase "max-ways >= 2" query of its first phase -- the two queries
@@ -24,7 +24,7 @@ from verify.engines.solver import BankQuery, overlap_query
 from verify.model.program import Program
 from verify.spec.parser import parse_file
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 
 
@@ -128,7 +128,7 @@ def queries():
 
 
 def main() -> int:
-    from benchmarks.catalog import machine
+    from benchmarks.speed.catalog import machine
 
     rows = []
     for spec, query, solver in queries():

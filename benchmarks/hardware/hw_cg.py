@@ -1,10 +1,10 @@
 """Designed experiments for cp.async.cg (16 bytes): which lanes the hardware serves
 together when each lane copies one 16-byte chunk of global memory into shared memory.
 
-    python -m benchmarks.hw_cg --out DIR [--budget-s 300] [--seed 28 --fresh-seed 1028]
+    python -m benchmarks.hardware.hw_cg --out DIR [--budget-s 300] [--seed 28 --fresh-seed 1028]
         -> DIR/hw_cases.csv (every planned case, written before anything runs)
            DIR/hw_cg.csv    (each case run: measured wavefronts, data check)
-    python -m benchmarks.hw_cg --out DIR --repeats 2000 --fresh-seed 4028 --label repeats
+    python -m benchmarks.hardware.hw_cg --out DIR --repeats 2000 --fresh-seed 4028 --label repeats
         -> only patterns where two lanes copy one chunk into one line (the third set,
            drawn after rule S's rounds were fixed; `repeats` below and the others)
 
@@ -38,7 +38,7 @@ import os
 import random
 import sys
 
-from benchmarks import hw_campaign
+from benchmarks.hardware import hw_campaign
 
 CHUNK = 16
 LINE_CHUNKS = 8

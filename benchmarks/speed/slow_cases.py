@@ -1,7 +1,7 @@
 """The campaign's slowest cases, rerun: does every one end decided, and quickly?
 
-    python -m benchmarks.slow_cases --extract       # writes benchmarks/slow_cases.txt once
-    python -m benchmarks.slow_cases [--engine auto] [--timeout 60]
+    python -m benchmarks.speed.slow_cases --extract   # writes benchmarks/speed/slow_cases.txt
+    python -m benchmarks.speed.slow_cases [--engine auto] [--timeout 60]
         -> benchmarks/results/slow_cases_<engine>.{csv,md}
 
 `--extract` takes the COUNT slowest rows of the earlier campaign's runs
@@ -33,16 +33,16 @@ import tempfile
 import time
 from collections import Counter
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.engines.runner import run_spec
 from verify.errors import SpecError
 from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOAD = os.getloadavg()[0]  # other work on the machine when the run began
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-CASES = os.path.join(ROOT, "benchmarks", "slow_cases.txt")
+CASES = os.path.join(ROOT, "benchmarks", "speed", "slow_cases.txt")
 GENERATOR_COMMIT = "31b2879"
 COUNT = 200
 SEPARATOR = "# ---- case "
@@ -72,7 +72,7 @@ def extract() -> int:
 
 def _old_generator():
     source = subprocess.run(
-        ["git", "show", f"{GENERATOR_COMMIT}:benchmarks/differential.py"],
+        ["git", "show", f"{GENERATOR_COMMIT}:benchmarks/campaigns/differential.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 """Per-check time on the bundled specs, and the wall time of the whole run.
 
-    python -m benchmarks.catalog            # writes benchmarks/results/catalog.{csv,md}
+    python -m benchmarks.speed.catalog            # writes benchmarks/results/catalog.{csv,md}
 
 Each spec is checked REPEAT times in this process with the default engine (auto);
 the CSV keeps every check's median wall time and the engine that decided it. The
@@ -23,7 +23,7 @@ import z3
 
 from verify.api import check, spec_paths
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 REPEAT = 3
 

@@ -1,11 +1,11 @@
 """Issue 18: the rules behind cp.async's and the 64/128-bit loads' wavefronts on the H200.
 
-    python -m benchmarks.hw_rules [--out benchmarks/results/hw_rules.md]
+    python -m benchmarks.hardware.hw_rules [--out benchmarks/results/hw_rules.md]
 
 Loads every measurement the project holds of these instructions:
   earlier  benchmarks/results/gpu_campaign.csv.gz (cp.async from global 16*lane only)
            and benchmarks/results/hw_cp_async_varied.txt (sources crossed with destinations)
-  fit      benchmarks/results/hw_campaign.csv.gz, set "fit" (benchmarks/hw_campaign.py)
+  fit      benchmarks/results/hw_campaign.csv.gz, set "fit" (benchmarks/hardware/hw_campaign.py)
   fresh    the same file, set "fresh": a separate seed, generated before any result
            was seen, used only to test the rules fitted on the others.
 Each hypothesis below is a function from lane addresses to wavefronts; the report
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 BANKS = 32
 
@@ -78,7 +78,7 @@ def _designed_rows(name: str = "hw_campaign.csv.gz", label: str | None = None):
 
 
 def _cg_rows(name: str, prefix: str):
-    """A .cg campaign's rows (benchmarks/hw_cg.py), its sets renamed 'cg fit' etc."""
+    """A .cg campaign's rows (benchmarks/hardware/hw_cg.py), its sets renamed 'cg fit' etc."""
     for which, op, shared, sources, measured in _designed_rows(name):
         yield f"{prefix} {which}", op, shared, sources, measured
 
@@ -88,7 +88,7 @@ def load() -> list[tuple]:
 
     "held-out" is a second designed run (seeds 2018/3018, measured after every rule
     here was fixed), so it tests rule L independently of the patterns it was read off.
-    "cg fit" / "cg fresh" are the .cg campaign (benchmarks/hw_cg.py, seeds 28/1028),
+    "cg fit" / "cg fresh" are the .cg campaign (benchmarks/hardware/hw_cg.py, seeds 28/1028),
     "cg held-out" its second run, measured after rule S was fixed; "cg repeats" a
     third (`hw_cg --repeats`, seed 4028), only patterns copying a chunk twice into a
     line, measured after rule S's rounds were fixed."""

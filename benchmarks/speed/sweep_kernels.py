@@ -3,8 +3,8 @@ compiled by Triton on this machine's CPU and checked, in this process, on local
 worker processes and on a local Dask cluster, and once more answered from the
 cache. Every run must print the same table.
 
-    python -m benchmarks.sweep_kernels            # results/sweep_kernels.{csv,md}
-    python -m benchmarks.sweep_kernels --jobs 4
+    python -m benchmarks.speed.sweep_kernels            # results/sweep_kernels.{csv,md}
+    python -m benchmarks.speed.sweep_kernels --jobs 4
 
 The kernel is tests/data/kernels/gluon_phase.py (a tile stored by rows, read down
 its columns through a SwizzledSharedLayout whose max_phase is swept). Unlike a
@@ -21,8 +21,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks.catalog import machine
-from benchmarks.sweep import RESULTS, ROOT, runners, write_results
+from benchmarks.speed.catalog import machine
+from benchmarks.speed.sweep import RESULTS, ROOT, runners, write_results
 
 KERNEL = "tests/data/kernels/gluon_phase.py:column_reads"
 PARAMS = ["ROWS=32,64,128", "MAX_PHASE=1,2,4,8,16,32", "num_warps=4,8"]
@@ -103,7 +103,7 @@ def _write(out: str, rows: list[dict], same: bool, load: float):
         "`--no-cache` except the last row, which still compiles every configuration "
         "(the TTGIR is the question) but checks none; Triton's own kernel cache is "
         "fresh for every run. "
-        "Reproduce: `python -m benchmarks.sweep_kernels`.",
+        "Reproduce: `python -m benchmarks.speed.sweep_kernels`.",
         "",
         f"Every run printed the same table: **{'yes' if same else 'NO'}**.",
     ]

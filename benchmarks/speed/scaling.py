@@ -1,8 +1,8 @@
 """Proof time against vectorised enumeration as tiles grow.
 
-    python -m benchmarks.scaling [--max-enumeration-seconds 60]
+    python -m benchmarks.speed.scaling [--max-enumeration-seconds 60]
         -> benchmarks/results/scaling.csv and scaling.md
-    python -m benchmarks.scaling --quick      # enumeration capped at 5 s
+    python -m benchmarks.speed.scaling --quick      # enumeration capped at 5 s
         -> benchmarks/results/scaling_quick.csv and scaling_quick.md
 
 The same three questions at every size, for a Sw<3,3,3> fp16 tile R x C with S
@@ -28,11 +28,11 @@ import time
 
 import numpy as np
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.engines.runner import run_spec
 from verify.spec.parser import parse_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 SIZES = [
     (16, 64, 1),

@@ -1,7 +1,7 @@
 """verify against Triton's own ``bank_conflicts`` (Gluon) on every op of the
 catalog kernels (specs/triton_kernels/*.ttgir) that Gluon can answer.
 
-    python -m benchmarks.triton_gluon_compare   # writes benchmarks/results/triton_gluon_compare.md
+    python -m benchmarks.campaigns.triton_gluon_compare   # results/triton_gluon_compare.md
 
 Gluon's figure is ``GluonOpBuilder.get_shared_bank_conflicts(register layout,
 shared layout, shape, bitwidth)``, the call behind ``gl.bank_conflicts``
@@ -156,7 +156,7 @@ def main() -> int:
     with open(RESULTS, "w") as f:
         f.write(
             f"# verify against Gluon's bank_conflicts on the catalog kernels\n\n"
-            f"Triton {triton.__version__}; `python -m benchmarks.triton_gluon_compare`. "
+            f"Triton {triton.__version__}; `python -m benchmarks.campaigns.triton_gluon_compare`. "
             f"Every local_alloc (with a value), local_store and local_load of "
             f"specs/triton_kernels/*.ttgir: {len(rows)} ops, of which Gluon answers "
             f"and verify models {len(answered)}; Gluon's count equals verify's "
@@ -186,10 +186,10 @@ EXPLANATIONS = """## The differences, explained
   hand: lane r holds row r, column c at halfword 64r + (c ^ (r % 8)); a row is
   128 bytes, so bank = (c ^ (r % 8)) / 2: the 8 phases fall on 4 banks, and
   each bank serves 8 rows' distinct words: 8-way, 7 excess. This is the
-  pattern benchmarks/gluon_compare.py found (vec 1, perPhase 1, maxPhase 8, one
+  pattern benchmarks/campaigns/gluon_compare.py found (vec 1, perPhase 1, maxPhase 8, one
   16-bit element per thread and row: Gluon 3, verify 7 excess), on which the
   H200 measured 8 wavefronts for both the store and the load
-  (benchmarks/results/gluon_disputed_gpu.txt); benchmarks/triton_h200.py
+  (benchmarks/results/gluon_disputed_gpu.txt); benchmarks/hardware/triton_h200.py
   measures this kernel too.
 """
 

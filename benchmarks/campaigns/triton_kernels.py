@@ -1,11 +1,11 @@
 """Compile the kernels of specs/triton_kernels/ with the installed Triton on a CPU
 and keep their TTGIR, then count the shared-memory instructions in their PTX.
 
-    python -m benchmarks.triton_kernels          # from the repository root
+    python -m benchmarks.campaigns.triton_kernels          # from the repository root
 
 For each kernel of `CATALOG` and target (sm_80, sm_90) writes
 specs/triton_kernels/<kernel>.sm<NN>.ttgir; for sm_90 also the cubin and its
-launch metadata under benchmarks/triton_h200/ (kernels.json: entry name,
+launch metadata under benchmarks/hardware/triton_h200/ (kernels.json: entry name,
 threads, shared bytes, the PTX ``.entry`` parameters); and, in
 benchmarks/results/triton_kernels.md, the ld/st.shared, ldmatrix, stmatrix,
 cp.async and wgmma instructions of the PTX Triton produced, then per Python line
@@ -36,8 +36,8 @@ from verify.ttgir.module import run_kernel
 
 KERNELS = "specs/triton_kernels"
 RESULTS = "benchmarks/results/triton_kernels.md"
-# The sm_90 cubins and their launch metadata, for the H200 (benchmarks/triton_h200.py).
-CUBINS = "benchmarks/triton_h200"
+# The sm_90 cubins and their launch metadata, for the H200 (benchmarks/hardware/triton_h200.py).
+CUBINS = "benchmarks/hardware/triton_h200"
 TARGETS = (80, 90)
 PTX_SHARED = re.compile(
     r"\b((?:ld|st)\.shared(?:\.v\d)?\.\w+|ldmatrix[.\w]*|stmatrix[.\w]*|"
@@ -58,7 +58,7 @@ PTX_CP_ASYNC = re.compile(
 )
 # The launcher specialises unit strides to constants and 16-divisible integers
 # with tt.divisibility; each kernel's hints are those its launch gives
-# (benchmarks/triton_h200.py launches them with those values).
+# (benchmarks/hardware/triton_h200.py launches them with those values).
 MATMUL_SIGNATURE = {
     "a_ptr": "*fp16",
     "b_ptr": "*fp16",
@@ -101,7 +101,7 @@ class Kernel:
     constants: dict
     divisible: tuple
     options: dict
-    # Written as an sm_90 cubin for benchmarks/triton_h200.py (which launches it).
+    # Written as an sm_90 cubin for benchmarks/hardware/triton_h200.py (which launches it).
     h200: bool = True
 
     @property
@@ -265,7 +265,7 @@ def entry_params(ptx: str) -> list[str]:
 
 
 def launch_metadata(kernel: Kernel, compiled) -> dict:
-    """What launching the cubin needs (benchmarks/triton_h200.py): the entry name,
+    """What launching the cubin needs (benchmarks/hardware/triton_h200.py): the entry name,
     threads, dynamic shared memory, parameters (the signature's runtime ones by
     name, then Triton's scratch pointers) with their PTX types, and the scratch
     sizes Triton's launcher would allocate (bytes per CTA)."""
@@ -402,7 +402,7 @@ def main() -> int:
         f.write(
             f"# Shared-memory instructions in the PTX of the catalog kernels\n\n"
             f"Triton {triton.__version__}, compiled on a CPU by "
-            f"`python -m benchmarks.triton_kernels` (static instruction counts).\n\n"
+            f"`python -m benchmarks.campaigns.triton_kernels` (static instruction counts).\n\n"
             "| TTGIR | PTX shared-memory instructions |\n| --- | --- |\n" + "\n".join(rows) + "\n\n"
             "## verify's lowering against the PTX, per Python line\n\n"
             "For every line with an op `verify ttgir` models: the instruction it "

@@ -1,6 +1,6 @@
 """verify against Triton's Gluon `bank_conflicts`, on patterns both can express.
 
-    python -m benchmarks.gluon_compare      # writes benchmarks/results/gluon_compare.{csv,md}
+    python -m benchmarks.campaigns.gluon_compare   # benchmarks/results/gluon_compare.{csv,md}
 
 A pattern is a 2-D fp16 tensor held in registers by a Gluon BlockedLayout
 (sizePerThread [1, v], threadsPerWarp [32/t, t], one warp) and stored to (or
@@ -31,7 +31,7 @@ import time
 from verify.engines.runner import run_spec
 from verify.spec.parser import parse_text
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 ROWS, COLS = 32, 64
 REPEAT = 3  # each side timed as its fastest of REPEAT runs
@@ -171,7 +171,7 @@ def fastest(answer, pattern, timing: str) -> dict:
 def summary(rows) -> str:
     import statistics
 
-    from benchmarks.catalog import machine
+    from benchmarks.speed.catalog import machine
 
     misaligned = [r for r in rows if r["verify_excess"] == "misaligned"]
     rows = [r for r in rows if r["verify_excess"] != "misaligned"]

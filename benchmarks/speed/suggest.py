@@ -9,7 +9,7 @@ passed may fail (a cross-check of the re-check the suggestion already made).
 Writes benchmarks/results/suggest.csv and suggest.md. Times are wall-clock on
 the machine named in the output (a shared 2-core box: noisy).
 
-    python -m benchmarks.suggest
+    python -m benchmarks.speed.suggest
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 from verify.synth import repair as suggest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 
 _ROWS = (
@@ -156,7 +156,7 @@ def _markdown(rows: list[dict]) -> str:
     checked = [r["check_seconds"] for r in with_failures]
     totals = {k: sum(r[k] for r in rows) for k in FIELDS[1:6]}
     lines = [
-        "# Suggestions: the time they add (python -m benchmarks.suggest)",
+        "# Suggestions: the time they add (python -m benchmarks.speed.suggest)",
         "",
         f"Machine: {machine()}.",
         "",

@@ -1,6 +1,6 @@
 """Fidelity campaign: the bank model and the fragment model against a real GPU.
 
-    python -m benchmarks.gpu_campaign [--per-class 1200] [--seed 0]
+    python -m benchmarks.hardware.gpu_campaign [--per-class 1200] [--seed 0]
         -> benchmarks/results/gpu_campaign.csv.gz and gpu_campaign.md
 
 For every instruction class (ld.shared and st.shared of 8..128 bits,
@@ -27,7 +27,7 @@ from verify.gpu.compare import compare, cp_async, dump_size
 from verify.gpu.probe import Case, Probe, op_name
 from verify.model.instructions import parse_instruction
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 SPAN = 16 * 1024  # patterns stay in the first 16 KB of the probe buffer
 

@@ -1,6 +1,6 @@
 """z3 resource units each catalog spec needs when the solver decides every check.
 
-    python -m benchmarks.rlimit_catalog     # writes benchmarks/results/rlimit_catalog.{csv,md}
+    python -m benchmarks.speed.rlimit_catalog   # benchmarks/results/rlimit_catalog.{csv,md}
 
 Every bundled spec is run with the z3 engine and no limit at all; each check's
 budget (`verify.smt.budget.Budget`: one per decision, shared by its queries) is
@@ -19,13 +19,13 @@ import sys
 import time
 from dataclasses import dataclass
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.smt.budget import Budget
 from verify.spec.parser import parse_file
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 SPECS = sorted(glob.glob(os.path.join(ROOT, "specs", "**", "*.spec"), recursive=True))
 
@@ -71,7 +71,7 @@ def main() -> int:
 def summary(rows) -> str:
     ranked = sorted(rows, key=lambda r: -r[1])
     lines = [
-        "# z3 resource units per catalog spec (benchmarks/rlimit_catalog.py)",
+        "# z3 resource units per catalog spec (benchmarks/speed/rlimit_catalog.py)",
         "",
         f"Machine: {machine()}.",
         "",

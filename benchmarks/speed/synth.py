@@ -6,7 +6,7 @@ and the optimum compared with what CUTLASS and Triton choose for the same tile.
 Writes benchmarks/results/synth.csv, synth_curve.csv and synth.md. Times are
 wall-clock on the machine named in the output (a shared 2-core box: noisy).
 
-    python benchmarks/synth.py [--timeout 60] [--curve-timeout 120]
+    python benchmarks/speed/synth.py [--timeout 60] [--curve-timeout 120]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import platform
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
 from verify.engines.runner import run_spec  # noqa: E402
@@ -84,7 +84,7 @@ def library_choices() -> dict[str, dict[str, str]]:
     """CHOICES plus Triton's: the shared encoding of each tl.dot operand problem read
     from the TTGIR of a kernel compiled for sm_80 (`synth_triton.dot_encodings`)."""
     try:
-        from benchmarks import synth_triton
+        from benchmarks.campaigns import synth_triton
 
         compiled = synth_triton.dot_encodings()
     except ImportError:  # Triton is an optional extra
@@ -149,9 +149,9 @@ def instance_totals(path: str) -> tuple[str, str, int, int]:
 
 
 def generic_swizzling_lines() -> list[str]:
-    """Triton's GenericSwizzling against verify's optimum (benchmarks/synth_triton.py)."""
+    """Triton's GenericSwizzling against verify's optimum (benchmarks/campaigns/synth_triton.py)."""
     try:
-        from benchmarks import synth_triton
+        from benchmarks.campaigns import synth_triton
     except ImportError as e:  # Triton is an optional extra
         return [f"Not run: {e}."]
     lines = [
@@ -340,7 +340,7 @@ def write(rows: list[dict], grown: list[dict]):
         "One writer and one reader of a `convert_layout`, written as a Gluon kernel "
         "(the catalog spec's warps and lanes), compiled for sm_90 on this CPU by "
         "Triton 3.9; the shared-memory instructions and each lane's address are read "
-        "from the LLVM IR (`benchmarks/synth_triton.py`: libtriton exposes no "
+        "from the LLVM IR (`benchmarks/campaigns/synth_triton.py`: libtriton exposes no "
         "`optimalSwizzling` binding) and costed by verify's bank model. Both sides: "
         "every instruction moving the whole tile, summed.",
         "",
@@ -352,7 +352,7 @@ def write(rows: list[dict], grown: list[dict]):
         'tf32 from fp32 with `input_precision="tf32"`, int8) at the catalog '
         "problem's block sizes, compiled for sm_80 on this CPU by Triton 3.9, its "
         "operand's `ttg.local_alloc` encoding read from the TTGIR "
-        "(`benchmarks/synth_triton.py`, `dot_encodings`).",
+        "(`benchmarks/campaigns/synth_triton.py`, `dot_encodings`).",
         "",
         "| problem | library | layout | per access |",
         "| --- | --- | --- | --- |",

@@ -1,13 +1,15 @@
 """Differential campaign: every verdict and figure of verify against an independent oracle.
 
-    python -m benchmarks.differential --cases 200 --seed 7        # a quick look
-    python -m benchmarks.differential --start 0 --cases 50000 --jobs 16 --budget 3000 \
+    python -m benchmarks.campaigns.differential --cases 200 --seed 7        # a quick look
+    python -m benchmarks.campaigns.differential --start 0 --cases 50000 --jobs 16 --budget 3000 \
         --out part1
-    python -m benchmarks.differential --numbers part1/differential_stopped.txt --out part2
-    python -m benchmarks.differential --cases 50000 --dask tcp://scheduler:8786 --out part3
-    python -m benchmarks.differential --merge part1 part2          # one summary of all
-    python -m benchmarks.differential --replay 123                 # one case, both answers
-    python -m benchmarks.differential --family ttgir --start 400000 --cases 3000  # one family
+    python -m benchmarks.campaigns.differential --numbers part1/differential_stopped.txt --out part2
+    python -m benchmarks.campaigns.differential --cases 50000 \
+        --dask tcp://scheduler:8786 --out part3
+    python -m benchmarks.campaigns.differential --merge part1 part2          # one summary of all
+    python -m benchmarks.campaigns.differential --replay 123   # one case, both answers
+    python -m benchmarks.campaigns.differential --family ttgir --start 400000 \
+        --cases 3000   # one family
 
 Rows are written as cases finish, so a run stopped by --budget, SIGINT or SIGTERM
 keeps its results; the cases it stopped mid-run are listed in
@@ -60,7 +62,7 @@ from functools import partial
 
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from oracle import OracleRefusal, OracleUnavailable, answers
 from oracle.spec_generator import FAMILIES, random_case
 from verify.engines.options import RunOptions
@@ -70,7 +72,7 @@ from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 from verify.sweep.engine import Engine
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results", "differential_independent")
 SUMMARY_EVERY = 30  # seconds between rewrites of the summary during a run
 SPAN_GAP = 1000  # case-number gaps a summary's block of numbers bridges
@@ -715,7 +717,8 @@ def summarise(rows: list[dict], args, wall: float, stopped: list[int]) -> str:
         f"Machine: {getattr(args, 'machine', None) or _this_run(args)}; "
         f"seed {args.seed}; wall {wall:.0f} s.",
         "",
-        "Reproduce: `python -m benchmarks.differential --cases N --seed S`; replay one case "
+        "Reproduce: `python -m benchmarks.campaigns.differential --cases N --seed S`; "
+        "replay one case "
         "with `--replay CASE` (and `--family NAME` for a run of one family). The "
         "generator's families are described in "
         "`oracle/spec_generator.py`.",

@@ -1,6 +1,6 @@
 """The real-world class against plain-Python enumeration of the same questions.
 
-    python -m benchmarks.plain_python      # writes benchmarks/results/plain_python.md
+    python -m benchmarks.speed.plain_python      # writes benchmarks/results/plain_python.md
 
 For every access of every bundled spec (seed tiles, CUTLASS operand tiles, GMMA/TMA,
 FlashAttention-2, Triton encodings, thread maps), the question "max-ways and
@@ -26,14 +26,14 @@ import statistics
 import sys
 import time
 
-from benchmarks.catalog import machine
+from benchmarks.speed.catalog import machine
 from verify.api import spec_paths
 from verify.engines.runner import run_spec
 from verify.model.bank import bank_cost
 from verify.model.program import BASE, Program
 from verify.spec.parser import parse_file
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 REPEAT = 3  # each side timed as its fastest of REPEAT runs (the load varies)
 
