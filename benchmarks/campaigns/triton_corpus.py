@@ -17,15 +17,20 @@ The corpus, by kind:
 - ``lit``: test/TritonGPU, test/Conversion and test/TritonNvidiaGPU (AMD's
   subfolders left out: verify models NVIDIA GPUs only), each file split on
   ``// -----`` as ``triton-opt -split-input-file`` splits it, each module whose
-  text holds a ``!ttg.memdesc`` type, checked by `verify.ttgir.module.run_kernel`
-  as ``verify ttgir`` checks a file (a fresh reading child per module). The
-  target: the module's own ``ttg.target``, else the RUN line's
-  ``compute-capability=``/``target=``, else what verify infers from the
+  code (not its FileCheck comments) holds a ``!ttg.memdesc`` type, written to a
+  file of its own and checked as ``verify ttgir`` checks a file: read by Triton's
+  parser in one long-lived reading child (`verify run`'s, restarted after a
+  native abort), TTGIR's checks, then each op's checks from the PTX Triton
+  lowers the module to (`verify.ttgir.from_ptx`; a module Triton cannot lower
+  keeps TTGIR's rules, and ``--no-ptx`` skips lowering). The target: the
+  module's own ``ttg.target`` (or ``ttg.compute-capability``), else the RUN
+  line's ``compute-capability=``/``target=``, else what verify infers from the
   encodings, else sm_90 (``default`` in the csv).
 - ``tutorial``: the @triton.jit / @gluon.jit functions of python/tutorials and
   python/tutorials/gluon, loaded without their host code (which needs torch and
   a GPU: only imports, constants, classes and functions are kept), compiled for
-  sm_80 and sm_90 on the CPU by `verify.ttgir.kernel.check_kernel`. Parameters
+  sm_80 and sm_90 on the CPU by `verify.ttgir.kernel.compile_kernel` and checked
+  as ``verify triton`` checks a kernel (`check_compiled`: its PTX). Parameters
   are typed as ``verify triton`` types them (annotations, defaults, else the
   type their use implies); a constexpr without a default gets the first
   ``triton.autotune`` config's value, else 64 for a name with BLOCK/SIZE/TILE
@@ -36,15 +41,19 @@ The corpus, by kind:
   the compile-only unit tests (UNIT_TESTS): every kernel those tests compile,
   recompiled by verify's hook for both targets.
 
-Per item the outcome is one of ``checked`` (verify returned results), ``refused``
-(a located error: file, line and column), ``unlocated`` (an error without a
-line), ``traceback`` (an internal error: an exception other than verify's own
-SpecError), ``abort`` (Triton's native code killed the reading child),
-``hang`` (past ``--timeout``), ``not compiled`` (Triton refused the Python
-kernel at the stated configuration: not verify's). Each result is counted by
-the kind of its op (``local_load``, ``async_copy_global_to_local``, ...):
-PROVED or REFUTED (decided), UNKNOWN, and ``not modelled`` (UNKNOWN with the
-reason verify does not model the op).
+Per item the outcome is one of ``checked`` (verify returned results), ``nothing
+to check`` (verify's located error for a module or kernel without a
+shared-memory op it checks), ``triton refused`` (Triton's parser or verifier,
+at the module's line and column), ``not NVIDIA`` (an AMD target, a located
+error), ``verify refused`` (any other located error of verify's), ``unlocated``
+(an error without a line), ``traceback`` (an internal error: an exception other
+than verify's SpecError, or the reading child exiting 1), ``abort`` (a signal
+ended the reading child: Triton's native code), ``hang`` (past ``--timeout``),
+``not compiled`` (Triton refused the Python kernel at the stated configuration:
+not verify's). Each result is counted by the kind of its op (``local_load``,
+``async_copy_global_to_local``, ...): PROVED or REFUTED (decided), UNKNOWN, and
+``not modelled`` (UNKNOWN with the reason verify does not model the op). The md
+keeps its hand-written section (READ_BY_HAND) when it is written again.
 """
 
 from __future__ import annotations
