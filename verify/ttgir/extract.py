@@ -94,15 +94,17 @@ def main(path: str) -> int:
     builder = gluon_ir.GluonOpBuilder(context)
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    extractor = Extractor(module, builder, _text_ops(text))
+    extractor = Extractor(module, builder, _text_ops(text, path))
     extractor.signatures = _signatures(text)
     print(json.dumps(extractor.run()))
     return 0
 
 
-def _text_ops(text: str) -> list[dict]:
+def _text_ops(text: str, path: str) -> list[dict]:
     """The printed result name, TTGIR line, enclosing loops and, for an op without
-    a result, the printed location of each data op, in file order.
+    a result, the location of each data op, in file order: the printed one, else
+    the op's own place in `path` (MLIR's location for an op parsed without one;
+    the stored value's would be its definition's, a function argument's line).
 
     Triton's bindings do not expose SSA names, nor an operation's location (only a
     value's), nor an operation's parent; the printed text is only read for those,
@@ -120,7 +122,11 @@ def _text_ops(text: str) -> list[dict]:
             if m["result"] is None:  # local_store: name it by the stored value
                 operand = re.match(r"\s*(%[\w$.-]+)", m["rest"])
                 entry["name"] = operand[1] if operand else None
-                entry["loc"] = _printed_location(m["rest"], aliases)
+                entry["loc"] = _printed_location(m["rest"], aliases) or {
+                    "file": path,
+                    "line": number,
+                    "col": m.start("op") + 1,
+                }
             out.append(entry)
     loops = _loop_spans(text, aliases)
     for entry in out:
