@@ -28,6 +28,8 @@ from dataclasses import dataclass
 LOWER_TIMEOUT_S = 300
 # Triton prints the key bare (``ttg.target = ...``); its lit tests quote it.
 _TARGET = re.compile(r'"?ttg\.target"?\s*=\s*"cuda:(\d+)"')
+# The temporary copy `lower` writes, as a PTX .file directive names it.
+_COPY = re.compile(r'"' + re.escape(tempfile.gettempdir()) + r'/tmp[^"/]*/kernel\.ttgir"')
 # The child's program (not ``-m``: the package imports this module first).
 _CHILD = "import sys; from verify.ttgir.lower import main; main(sys.argv[1])"
 
@@ -73,7 +75,10 @@ def lower(text: str, name: str) -> Lowered:
         said = _first(child.stderr)
         detail = f": {said}" if said != "no diagnostic" else ""
         raise NotLowered((found["error"] + detail).replace(path, name))
-    return Lowered(found["ptx"], found.get("shared"), os.path.basename(name) + ".ptx")
+    # The PTX's .file names the copy lowered (here, or when Triton's cache got the
+    # kernel: its PTX is reused for the same module): results name the module given.
+    ptx = _COPY.sub(lambda _: json.dumps(name), found["ptx"])
+    return Lowered(ptx, found.get("shared"), os.path.basename(name) + ".ptx")
 
 
 def _package_root() -> str:
