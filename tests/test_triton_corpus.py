@@ -169,3 +169,33 @@ def test_op_kinds_are_read_from_every_property_form():
     )
     assert corpus.is_not_modelled("not modelled: tmem_load %t")
     assert not corpus.is_not_modelled("conflict_free local_load %y")
+
+
+def line_of(path: Path, op: str) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if op in line)
+
+
+def test_a_store_without_a_printed_location_is_at_its_own_line(answers):
+    """MLIR's location of an op parsed without one is its place in the file, not
+    the stored value's (here a function argument, on the tt.func line)."""
+    stores = [r for r in answers["mma_v3_store.mlir"]["results"] if "local_store" in r["property"]]
+    assert stores and {r["line"] for r in stores} == {
+        line_of(DATA / "mma_v3_store.mlir", "ttg.local_store")
+    }
+
+
+def test_lowered_module_results_name_the_input_and_attach_to_the_op():
+    """Checked from the PTX Triton lowers the module to (as verify ttgir does):
+    every result names the input file, not the lowering's temporary copy (nor
+    the copy an earlier lowering cached), and each stmatrix is the store's."""
+    pytest.importorskip("triton._C.libtriton")
+    path = DATA / "mma_v3_store.mlir"
+    answer = corpus.check_item({**item(path), "ptx": True}, 20.0)
+    assert answer["instructions"] == "ptx"
+    assert {r["file"] for r in answer["results"]} == {str(path)}
+    stmatrix = [r for r in answer["results"] if "stmatrix" in r["property"]]
+    assert stmatrix and all(
+        r["property"].startswith(("in_bounds", "aligned", "conflict_free")) for r in stmatrix
+    )
+    assert all("local_store %acc" in r["property"] for r in stmatrix)
