@@ -1,0 +1,159 @@
+"""Start-up: the CPU seconds a quick command costs above Python's own start
+(issue 23: the seed spec in at most 0.3 s, ``verify --help`` in at most 0.15 s).
+
+    python -m benchmarks.speed.startup [--before COMMIT]     # results/startup.md
+
+Each command runs ROUNDS times in its own process, one after another; a run's
+figure is its user + system CPU time (`resource.RUSAGE_CHILDREN`), and the table
+gives the median less the median of ``python -c pass``. CPU time, not wall time,
+so that the other users of a shared machine change the figures little. Bytecode
+is written (into a private PYTHONPYCACHEPREFIX) and the grammar's analysis cached
+(in a private XDG_CACHE_HOME) by one warm-up run of each command, as after an
+install and a first use; the ``first run`` column is that warm-up, with neither.
+The heavy libraries each command loaded are read from ``python -X importtime``.
+``--before COMMIT`` measures that commit's tree too, for comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from benchmarks.speed.catalog import machine
+
+RESULTS = "benchmarks/results/startup.md"
+ROUNDS = 9
+SEED = "specs/seed/ldmatrix_x1_8x64_swizzled.spec"
+HEAVY = ("numpy", "lark", "z3", "sympy", "triton", "matplotlib")
+# (name, arguments after `verify`, target in CPU seconds above Python's start)
+QUESTIONS = [
+    ("verify --help", ["--help"], 0.15),
+    (f"verify {SEED}", [SEED], 0.3),
+    ("verify map 'Sw<3,3,3> o (8,64):(64,1)'", ["map", "Sw<3,3,3> o (8,64):(64,1)"], None),
+    (
+        "verify wavefronts ld.shared.b32 0 4 ... 124",
+        ["wavefronts", "ld.shared.b32"] + [str(4 * lane) for lane in range(32)],
+        None,
+    ),
+]
+
+
+def commands(verify: list[str]) -> list[tuple[str, list[str], float | None]]:
+    """Python alone, importing the command line, then each question to `verify`."""
+    return [
+        ("python -c pass", [sys.executable, "-c", "pass"], None),
+        ("python -c 'import verify.cli'", [sys.executable, "-c", "import verify.cli"], None),
+        *[(name, [*verify, *args], target) for name, args, target in QUESTIONS],
+    ]
+
+
+def cpu_seconds(command: list[str], env: dict[str, str], cwd: str) -> float:
+    """User + system CPU seconds of one run of `command`, in its own process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def heavy_loaded(command: list[str], env: dict[str, str], cwd: str) -> list[str]:
+    """Which of HEAVY the command imported, from the names -X importtime prints."""
+    done = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    return [m for m in HEAVY if m in names]
+
+
+def measure(verify: list[str], env: dict[str, str], cwd: str) -> list[dict]:
+    rows = []
+    for name, command, target in commands(verify):
+        first = cpu_seconds(command, env, cwd)
+        runs = [cpu_seconds(command, env, cwd) for _ in range(ROUNDS)]
+        rows.append(
+            {
+                "name": name,
+                "target": target,
+                "first": first,
+                "median": statistics.median(runs),
+                "spread": (min(runs), max(runs)),
+                "heavy": heavy_loaded(command, env, cwd),
+            }
+        )
+    return rows
+
+
+def measure_commit(commit: str, env: dict[str, str], scratch: str) -> list[dict]:
+    """The same commands on `commit`'s tree, exported with git archive: run from
+    there as `python -m verify.cli`, so that its verify is the one imported."""
+    archive = subprocess.run(["git", "archive", commit], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", scratch], input=archive.stdout, check=True)
+    return measure([sys.executable, "-m", "verify.cli"], env, scratch)
+
+
+def table(rows: list[dict]) -> list[str]:
+    python = rows[0]["median"]
+    lines = [
+        "| command | CPU s above Python | target | first run | min-max of runs "
+        "| heavy modules loaded |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        above = "-" if r is rows[0] else f"{r['median'] - python:.3f}"
+        target = "-" if r["target"] is None else f"<= {r['target']}"
+        low, high = r["spread"]
+        heavy = ", ".join(r["heavy"]) or "none"
+        lines.append(
+            f"| `{r['name']}` | {above} | {target} | {r['first']:.3f} | "
+            f"{low:.3f}-{high:.3f} | {heavy} |"
+        )
+    return lines
+
+
+def main():
+    before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+    verify = [sys.executable, os.path.join(os.path.dirname(sys.executable), "verify")]
+    with tempfile.TemporaryDirectory() as scratch:
+        bytecode, cache, tree = (os.path.join(scratch, d) for d in ("pyc", "cache", "tree"))
+        os.makedirs(tree)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(PYTHONPYCACHEPREFIX=bytecode, XDG_CACHE_HOME=cache)
+        rows = measure(verify, env, os.getcwd())
+        earlier = measure_commit(before, env, tree) if before else None
+    load = os.getloadavg()[0]
+    lines = [
+        "# Start-up: CPU seconds above Python's own start",
+        "",
+        f"Machine: {machine()}; {platform.system()} {platform.release()}; load average "
+        f"{load:.1f} at the end. `python -m benchmarks.speed.startup"
+        f"{f' --before {before}' if before else ''}`: median of {ROUNDS} runs after one "
+        "warm-up run (bytecode written, grammar analysis cached); `python -c pass` itself "
+        f"took {rows[0]['median']:.3f} s. `first run`: the warm-up, with no bytecode and "
+        "no cached grammar (raw seconds, Python included).",
+        "",
+        *table(rows),
+        "",
+    ]
+    if earlier:
+        lines += [
+            f"Before, at commit {before} (its tree run as `python -m verify.cli`):",
+            "",
+            *table(earlier),
+            "",
+        ]
+    with open(RESULTS, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
