@@ -8,6 +8,7 @@ import sys
 import click
 
 from verify.cli.common import engine_option, exit_code, fail, timeout_option
+from verify.cli.ptx import instructions_line, triton_ptx, triton_ptx_options
 
 
 @click.command("ttgir")
@@ -15,7 +16,8 @@ from verify.cli.common import engine_option, exit_code, fail, timeout_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @timeout_option()
 @engine_option("How each check is decided, as for a spec.")
-def ttgir_cmd(path, as_json, timeout, engine):
+@triton_ptx_options
+def ttgir_cmd(path, as_json, timeout, engine, **ptx):
     """Check every shared-memory op of a compiled Triton kernel's TTGIR (needs the
     triton extra), reported at the kernel's Python source lines."""
     from verify.errors import SpecError
@@ -23,10 +25,12 @@ def ttgir_cmd(path, as_json, timeout, engine):
     from verify.ttgir import check as check_ttgir
 
     try:
-        results = check_ttgir(path, timeout, engine)
+        results = check_ttgir(path, timeout, engine, triton_ptx(ptx))
     except SpecError as e:
         fail(str(e.located(path)))
-    click.echo(json_report(results) if as_json else text_report(results))
+    click.echo(
+        json_report(results) if as_json else f"{instructions_line(results)}\n{text_report(results)}"
+    )
     sys.exit(exit_code(results, []))
 
 
@@ -47,7 +51,10 @@ def ttgir_cmd(path, as_json, timeout, engine):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @timeout_option()
 @engine_option("How each check is decided, as for a spec.")
-def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_json, timeout, engine):
+@triton_ptx_options
+def triton_cmd(
+    kernel, target, defines, num_warps, num_stages, signature, as_json, timeout, engine, **ptx
+):
     """Compile a @triton.jit / @gluon.jit kernel for TARGET on this CPU (needs the
     triton extra) and check every shared-memory op, as `verify ttgir` does."""
     from verify.errors import SpecError
@@ -56,9 +63,12 @@ def triton_cmd(kernel, target, defines, num_warps, num_stages, signature, as_jso
 
     try:
         results = check_reference(
-            kernel, target, defines, signature, num_warps, num_stages, timeout, engine
-        )
+            kernel, target, defines, signature, num_warps, num_stages, timeout, engine,
+            triton_ptx(ptx),
+        )  # fmt: skip
     except SpecError as e:
         fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
-    click.echo(json_report(results) if as_json else text_report(results))
+    click.echo(
+        json_report(results) if as_json else f"{instructions_line(results)}\n{text_report(results)}"
+    )
     sys.exit(exit_code(results, []))

@@ -254,7 +254,8 @@ def triton_ptx(o: dict):
 def instructions_line(results) -> str:
     """Where the checks' instructions come from, in one line before the report."""
     why = next((r.facts["instructions_why"] for r in results if "instructions_why" in r.facts), "")
-    if any(r.facts.get("instructions") == "ptx" for r in results):
-        line = "instructions from the PTX Triton lowered the module to"
+    ptx = next((r.facts["ptx"] for r in results if "ptx" in r.facts), None)
+    if ptx is not None:
+        line = f"instructions from the PTX ({ptx})"
         return f"{line}; some ops by {why}" if why else line
     return f"instructions by {why}" if why else "instructions by TTGIR's lowering rules"

@@ -170,6 +170,7 @@ def merge(
         for label in _attach(r, ops):
             decided.setdefault(label, set()).add(r.status)
         r.facts["instructions"] = "ptx"
+        r.facts["ptx"] = ptx_name
     kept = []
     for r in checker.results:
         op = _op_label(r) if _per_op(r) else None
