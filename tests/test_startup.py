@@ -7,6 +7,7 @@ and a quick question do not pay for them (issue 23; the CPU seconds are
 measured by benchmarks/speed/startup.py, not here).
 """
 
+import os
 import subprocess
 import sys
 
@@ -51,3 +52,29 @@ def test_a_quick_question_loads_no_formula_kernel_or_drawing_library(command):
 
 def test_the_probe_sees_a_module_that_is_loaded():
     assert loaded_after("import sympy") == ["sympy"]
+
+
+def run_seed(cache_home) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+    return subprocess.run(
+        [sys.executable, "-m", "verify.cli", SEED], capture_output=True, text=True, env=env
+    )
+
+
+def test_the_grammar_cache_is_written_once_and_a_torn_one_is_rebuilt(tmp_path):
+    """The grammar's analysis is kept on disk; a file cut short (two processes
+    writing, a full disk) is analysed afresh, with the same verdicts."""
+    first = run_seed(tmp_path)
+    (cached,) = (tmp_path / "verify" / "grammar").iterdir()
+    cached.write_bytes(cached.read_bytes()[:100])
+    torn = run_seed(tmp_path)
+    assert first.returncode == torn.returncode == 0
+    assert first.stdout.splitlines()[-1] == torn.stdout.splitlines()[-1]
+    assert torn.stderr == "" and cached.stat().st_size > 100
+
+
+def test_an_unwritable_cache_directory_only_costs_the_analysis(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    done = run_seed(blocked)
+    assert done.returncode == 0 and done.stderr == ""
