@@ -68,6 +68,7 @@ class PtxOptions:
     use: bool = True
     ptx: str | None = None  # a PTX file to read instead of lowering
     ptx_text: str | None = None  # PTX already in hand (a compiled kernel's asm["ptx"])
+    ptx_name: str | None = None  # how results name it (``matmul_kernel.ptx``)
     shared_bytes: int | None = None  # its dynamic shared memory (metadata.shared)
     grid: tuple[int, ...] | None = None
     global_align: int | None = None
@@ -97,7 +98,8 @@ def check(
 
 def _ptx(text: str, name: str, options: PtxOptions) -> tuple[str, str, int | None]:
     if options.ptx_text is not None:
-        return options.ptx_text, os.path.basename(name) + ".ptx", options.shared_bytes
+        shown = options.ptx_name or os.path.basename(name) + ".ptx"
+        return options.ptx_text, shown, options.shared_bytes
     if options.ptx is not None:
         try:
             with open(options.ptx, encoding="utf-8", errors="replace") as f:

@@ -293,6 +293,7 @@ def check_compiled(
     if options.ptx is None and "ptx" in compiled.asm:
         options.ptx_text = compiled.asm["ptx"].replace(f'"{os.getcwd()}/', '"')
         options.shared_bytes = getattr(compiled.metadata, "shared", None)
+        options.ptx_name = f"{getattr(compiled.metadata, 'name', 'kernel')}.ptx"
     return from_ptx.check(text, timeout, engine, options)
 
 
