@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from verify.model.expr import Const, Expr, free_vars
+from verify.model.expr import Const, Expr, free_vars, substitute
 from verify.ptx import ir
 from verify.ptx.values import Context, Unknown, Value
 
@@ -18,6 +18,7 @@ _TYPES = {
     "pred": 1,
 }
 _CMP = ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")
+WARP_LANES = 32
 
 
 def type_of(instr: ir.Instr) -> tuple[str, int] | None:
@@ -425,6 +426,21 @@ def _identity(m: Machine, state, instr: ir.Instr) -> Value:
     return a if isinstance(a, Unknown) else a[0]
 
 
+def _shfl(m: Machine, state, instr: ir.Instr) -> Value:
+    """``shfl.sync.idx.b32 d, a, LANE, 31, mask``: `a` as lane LANE has it (PTX ISA,
+    shfl.sync; Triton broadcasts a warp-uniform value from lane 0 this way)."""
+    ops = instr.operands
+    lane, clamp = (ops[2], ops[3]) if len(ops) >= 4 else (None, None)
+    if "idx" not in instr.parts or not isinstance(lane, ir.Imm) or not isinstance(clamp, ir.Imm):
+        return Unknown(f"the result of {instr.opcode}")
+    if clamp.value != 31:
+        return Unknown(f"the result of {instr.opcode} within a segment")
+    a = m.args(state, instr, 32, 1)
+    if isinstance(a, Unknown):
+        return a
+    return m.ctx.rebuild(substitute(a[0], {"lane": Const(lane.value % WARP_LANES)}))
+
+
 def _ld(m: Machine, state, instr: ir.Instr) -> Value:
     if "param" in instr.parts and len(instr.operands) > 1:
         src = instr.operands[1]
@@ -458,4 +474,5 @@ _HANDLERS: dict[str, Callable[[Machine, dict, ir.Instr], Value]] = {
     "min": _minmax("min"),
     "max": _minmax("max"),
     "ld": _ld,
+    "shfl": _shfl,
 }
