@@ -228,10 +228,13 @@ def test_unknown_is_never_a_guess():
     assert "guard" in bounds[0].reason
 
 
-def test_not_modelled_instructions_are_listed():
+def test_wgmma_goes_to_the_hopper_reader():
+    """wgmma is no longer listed as not modelled: verify.ptx.hopper checks it
+    (tests/test_ptx_hopper.py)."""
     results = check_ptx(sample("triton_matmul_sm90.ptx"), Options(timeout=20))
     wgmma = [r for r in results if r.facts["instruction"].startswith("wgmma")]
-    assert wgmma and all(r.status == Status.UNKNOWN and "Hopper" in r.reason for r in wgmma)
+    assert wgmma and not any(r.property.startswith("not modelled") for r in wgmma)
+    assert {r.status for r in wgmma if r.property.startswith("placement")} == {Status.PROVED}
 
 
 def test_missing_block_asks_for_it():
@@ -448,9 +451,10 @@ def test_nested_loops_are_followed_to_a_bounded_depth():
     assert "nested deeper than" in deep[0].reason
 
 
-def test_cute_wgmma_sm90_copies_decided_wgmma_listed():
+def test_cute_wgmma_sm90_copies_and_wgmma_decided():
     """CuTe's hopper/wgmma_sm90.cu (its first kernel, DWARF stripped): its cp.async
-    loads are decided with the launch's values; wgmma is listed, not modelled."""
+    loads are decided with the launch's values, and its 16 wgmma's 32 operands by
+    verify.ptx.hopper (placement, writer = reader, wavefronts)."""
     launched = check_ptx(
         sample("cute_wgmma_sm90a.ptx"),
         Options(
@@ -465,7 +469,7 @@ def test_cute_wgmma_sm90_copies_decided_wgmma_listed():
     copies = [r for r in launched if r.facts["instruction"].startswith("cp.async")]
     wgmma = [r for r in launched if r.facts["instruction"].startswith("wgmma")]
     assert len(copies) == 48 * 4 and all(r.status == Status.PROVED for r in copies)
-    assert len(wgmma) == 16 and all(r.status == Status.UNKNOWN for r in wgmma)
+    assert len(wgmma) == 32 * 3 and all(r.status == Status.PROVED for r in wgmma)
     assert all(r.file.endswith("wgmma_sm90.cu") for r in copies)
 
 
