@@ -344,3 +344,34 @@ def test_descriptors_are_the_interpreters(monkeypatch):
     for line, values in seen.items():
         assert values == ours[line], line
         assert len(values) == 2 * 3  # A and B, 3 stages
+
+
+# -- Triton with TMA: host tensor descriptors (specs/hopper/tma_matmul.py) ------------------
+
+# Triton's tensordesc_meta for the two descriptors: block [128, 64] and [64, 64], swizzle 3.
+TRITON_MAPS = (
+    "dataType=FLOAT16,boxDim={64,128},swizzle=128B,param=tma_matmul_param_0",
+    "dataType=FLOAT16,boxDim={64,64},swizzle=128B,param=tma_matmul_param_5",
+)
+
+
+def test_triton_tma_matmul_sm90():
+    """Triton's TMA copies (the map read through cvt and cvta.param, the destination
+    broadcast from lane 0 by shfl.sync.idx) and wgmma: B's 128-wide MN-major operand
+    runs over two 64x64 boxes laid end to end; every operand PROVED."""
+    path = DATA / "tma_matmul.sm90.ptx"
+    found = results(path, tma_maps=TRITON_MAPS)
+    for check in ("writer_reader", "wavefronts", "aligned 128"):
+        assert set(verdicts(found, check)) == {Status.PROVED}, check
+    assert len(verdicts(found, "writer_reader")) == 16
+    linear = (TRITON_MAPS[0], TRITON_MAPS[1].replace("128B", "NONE"))
+    wrong = results(path, tma_maps=linear)
+    refuted = [r for r in wrong if r.property.startswith("writer_reader operand B")]
+    assert {r.status for r in refuted} == {Status.REFUTED}
+    cex = refuted[0].counterexample
+    row, k = cex.instance["row"], cex.instance["k"]
+    # The oracle: the linear box holds (n, k) at k * 128 + n * 2; wgmma reads MN-major
+    # 128B from chunk (n/8)%8 + (k%8)*8 + (k/8)*64 (+ 512 chunks per 64 n), XORed.
+    written = k * 128 + row * 2
+    read = swizzle(((row // 8) % 8 + (k % 8) * 8 + (k // 8) * 64) * 16 + (row % 8) * 2, 3)
+    assert f"written at byte {written}, read from byte {read}" in cex.summary

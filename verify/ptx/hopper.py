@@ -240,16 +240,25 @@ def _shared_address(event: Event, addr: ir.Addr, symbol) -> Value:
 
 
 def _map_name(fn: ir.Function, tensor: ir.TensorAddr) -> str | None:
-    """The parameter the tensor map operand names: itself, or what the register was
-    last moved from (``mov.u64 %rd1, k_param_0``)."""
-    if isinstance(tensor.tensor_map, ir.Sym):
-        return tensor.tensor_map.name
-    name = None
-    for instr in fn.body:
-        if isinstance(instr, ir.Instr) and instr.operands[:1] == (tensor.tensor_map,):
-            src = instr.operands[1] if len(instr.operands) > 1 else None
-            name = src.name if isinstance(src, ir.Sym) else name
-    return name
+    """The parameter the tensor map operand names: itself, or the symbol its register
+    was moved or converted from (Triton: ``mov.b32 %r17, k_param_0``, ``cvt.u64.u32``,
+    ``cvta.param.u64``)."""
+    operand: ir.Operand = tensor.tensor_map
+    for _ in range(8):  # a chain of movs and conversions, never a loop
+        if isinstance(operand, ir.Sym):
+            return operand.name
+        defining = [
+            i
+            for i in fn.body
+            if isinstance(i, ir.Instr)
+            and i.operands[:1] == (operand,)
+            and i.parts[0] in ("mov", "cvt", "cvta")
+            and len(i.operands) == 2
+        ]
+        if len(defining) != 1:
+            return None
+        operand = defining[0].operands[1]
+    return None
 
 
 # -- evaluating a register over every point ------------------------------------------
@@ -449,16 +458,16 @@ def _wgmma_results(kernel, trace, event, placed, maps, copies, written) -> list[
         results.append(_cost(kernel, event, read, what, facts))
         writers = [a for a in placed.get(allocation, []) if _writes(a)]
         tma_writers = [(c, p) for c, p in copies if c.load and p.allocation == allocation]
-        if writers:
-            results.append(_placement(kernel, event, read, what, cases, writers, facts))
-            feeding = _feeding(trace, event, writers)
+        feeding = _feeding(trace, event, writers)
+        if feeding:
+            results.append(_placement(kernel, event, read, what, cases, feeding, facts))
             key = (allocation, tuple(id(a) for a in feeding))
             if key not in written:
                 written[key] = copied(kernel, trace, feeding)
             results.append(_copied_reader(kernel, event, read, what, cases, written[key], facts))
         if tma_writers:
             results.append(_tma_reader(kernel, event, read, what, cases, tma_writers, maps, facts))
-        if not writers and not tma_writers:
+        if not feeding and not tma_writers:
             results.append(
                 _unknown(
                     kernel,
@@ -659,25 +668,28 @@ def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> Chec
     return _result(kernel, event, "placement", Status.PROVED, engine="enumeration", facts=facts)
 
 
-def _tma_offsets(tmap, op: Operand, delta: int) -> tuple[int, int] | str:
-    """(row offset, k offset) of the operand in the box, from the distance of the
-    descriptor's start from the box's start; or why it does not fit in the box."""
-    elem = tmap.elem_bytes
+def _box_coords(tmap, boxes: int, op: Operand, delta: int) -> tuple[str, str] | str:
+    """The box coordinates (inner, row) of the operand's element (row, k), as spec
+    expressions, where the operand starts `delta` bytes into a run of `boxes` boxes
+    of `tmap` laid end to end; or why it does not fit there. The run is one box of
+    `boxes` times the rows (`TensorMap.rows`); an MN-major operand wider than a
+    box's inner extent continues in the next box (Triton splits a 128-wide B so)."""
+    elem, inner, rows = tmap.elem_bytes, tmap.box[0], tmap.rows
     if elem * 8 != op.elem_bits:
         return f"the box holds {elem * 8}-bit elements, wgmma reads {op.elem_bits}-bit ones"
-    inner = tmap.box[0] * elem
-    outer, within = divmod(delta, inner)
-    if within % elem:
+    if delta % elem:
         return f"the descriptor starts {delta} bytes into the box, inside an element"
     if op.major == "K":
-        rows, k = outer, within // elem
-        fits = k + op.k <= tmap.box[0] and rows + op.rows <= tmap.rows
-    else:
-        k, rows = outer, within // elem
-        fits = rows + op.rows <= tmap.box[0] and k + op.k <= tmap.rows
-    if not fits:
-        return "the operand reads past the box (it spans several copies)"
-    return rows, k
+        row0, k0 = divmod(delta // elem, inner)
+        if k0 + op.k > inner or row0 + op.rows > rows * boxes:
+            return "the operand reads past the boxes written"
+        return f"k + {k0}", f"row + {row0}"
+    box, within = divmod(delta, tmap.bytes)
+    k0, n_in = divmod(within // elem, inner)
+    n0 = box * inner + n_in
+    if n0 + op.rows > inner * boxes or k0 + op.k > rows:
+        return "the operand reads past the boxes written"
+    return f"(row + {n0}) % {inner}", f"k + {k0} + {rows} * ((row + {n0}) / {inner})"
 
 
 def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts) -> CheckResult:
@@ -689,10 +701,11 @@ def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts
         found = _containing(kernel, copies, at0.start_address, maps)
         if isinstance(found, str):
             return _unknown(kernel, event, f"writer_reader {what}", found)
-        copy, tmap, dest0, align = found
-        offsets = _tma_offsets(tmap, read.op, at0.start_address - dest0)
-        if isinstance(offsets, str):
-            return _unknown(kernel, event, f"writer_reader {what}", offsets)
+        copy, tmap, boxes, dest0, align = found
+        coords = _box_coords(tmap, boxes, read.op, at0.start_address - dest0)
+        if isinstance(coords, str):
+            return _unknown(kernel, event, f"writer_reader {what}", coords)
+        run = tma_model.TensorMap(tmap.dtype, (tmap.box[0], tmap.rows * boxes), tmap.swizzle)
         desc = MatrixDescriptor(
             at0.start_address - dest0,
             at0.leading_byte_offset,
@@ -700,9 +713,9 @@ def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts
             at0.swizzle,
             at0.base_offset,
         )
-        groups.setdefault((tmap, desc, offsets, align), (copy, point))
-    for (tmap, desc, (rows, k), align), (copy, point) in groups.items():
-        status, mismatch = _box_verdict(tmap, desc, read.op, align, rows, k)
+        groups.setdefault((run, desc, coords, align), (copy, point))
+    for (tmap, desc, coords, align), (copy, point) in groups.items():
+        status, mismatch = _box_verdict(tmap, desc, read.op, align, coords)
         if status is Status.PROVED:
             continue
         if mismatch is None:
@@ -711,7 +724,8 @@ def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts
             )
         summary = (
             f"{mismatch}: the box of the TMA copy at PTX line {copy.event.instr.line} "
-            f"(map {tmap.layout_text()}) read through {desc} as operand {read.which}"
+            f"(its boxes, end to end: {tmap.layout_text()}) read through {desc} as "
+            f"operand {read.which}"
         )
         cex = Counterexample(
             summary, {**point, "base": mismatch.base, "row": mismatch.row, "k": mismatch.k}
@@ -736,18 +750,36 @@ def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts
 
 
 def _containing(kernel, copies, start: int, maps):
-    """(copy, map, destination at base 0, destination alignment) of the TMA copy
-    whose box holds byte `start` at base 0, or why there is none."""
+    """(copy, map, boxes, destination at base 0, destination alignment) of the TMA
+    box that holds byte `start` at base 0 and the boxes of the same map laid end to
+    end after it (at most MAX_BOX rows in all), or why there is none."""
+    placed: list[tuple[int, Copy, tma_model.TensorMap, str]] = []
     for copy, where in copies:
         tmap = _map_for(copy, maps)
         if tmap is None:
-            return "the tensor map of the copy that writes it is not stated (--tma-map)"
+            return "the tensor map of a copy into it is not stated (--tma-map)"
         at = compiled(copy.shared)
-        for point in where.others:
-            dest0 = at({**point, where.allocation: 0})
-            if dest0 <= start < dest0 + tmap.bytes:
-                step = base_residues(kernel, where.allocation)[1:2] or [BASE_PERIOD]
-                return copy, tmap, dest0, _alignment(dest0, step[0])
+        placed += [
+            (at({**p, where.allocation: 0}), copy, tmap, where.allocation) for p in where.others
+        ]
+    # one box per destination (a prologue's and a loop's copies write the same stages)
+    placed = sorted(
+        {(d, id(m)): (d, c, m, a) for d, c, m, a in placed}.values(), key=lambda x: x[0]
+    )
+    for i, (dest0, copy, tmap, allocation) in enumerate(placed):
+        if not dest0 <= start < dest0 + tmap.bytes:
+            continue
+        last = i  # the boxes after it, end to end, that the operand may run into
+        while (
+            last + 1 < len(placed)
+            and last - i + 1 < tma_model.MAX_BOX // tmap.rows
+            and placed[last + 1][2] == tmap
+            and placed[last + 1][0] == placed[last][0] + tmap.bytes
+        ):
+            last += 1
+        boxes = last - i + 1
+        step = base_residues(kernel, allocation)[1:2] or [BASE_PERIOD]
+        return copy, tmap, boxes, dest0, _alignment(dest0, step[0])
     return "no TMA box written in the kernel holds the descriptor's start"
 
 
@@ -758,9 +790,9 @@ def _alignment(dest0: int, step: int) -> int:
 
 
 @lru_cache(maxsize=256)
-def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, rows: int, k: int):
+def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, coords):
     report, mismatch = tma_model.wgmma_reads_box(
-        tmap, desc, op, align=max(align, tma_model.DESTINATION_ALIGN), row_offset=rows, k_offset=k
+        tmap, desc, op, align=max(align, tma_model.DESTINATION_ALIGN), coords=coords
     )
     verdict = next(r for r in report if r.property.startswith("equivalent"))
     return verdict.status, mismatch
