@@ -671,3 +671,35 @@ def test_the_solver_decides_cp_async_cg_by_rule_s_as_the_docs_now_say():
     assert all("RuleSQuery" in docs[n] for n in ("guarantees.md", "hardware.md"))
     assert all("--raw-verdicts" in docs[n] for n in ("ci.md", "checks.md"))
     assert "`global <-`" in docs["checks.md"]
+
+
+# -- verify synth on 64/128-bit loads: rule L, as the engines count it ------------
+
+PAIRED_LOADS = """dtype f32
+buffer align 128
+layout A = ?(16, 32)
+access rd = ld.shared.v4.b32 A(lane / 2, 4 * q) for q in 0..8
+check bijective A
+check conflict_free rd
+"""
+
+
+def test_synth_scores_paired_128_bit_loads_by_rule_l(tmp_path):
+    """Lanes 2k and 2k+1 read one chunk: a layout whose half-warp unions are
+    conflict-free merges its phase pairs (2 wavefronts, not 4). Synthesis scored
+    the phase model: it stopped at a 4-wavefront swizzle called optimal, and where
+    the plain layout merges, its certificate failed the engines (exit 4)."""
+    code, out = synth(tmp_path, PAIRED_LOADS, "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["layout"] == "Sw<3,2,3> o (16,32):(32,1)", out
+    assert (doc["max_ways"], doc["wavefronts"], doc["optimal"]) == (1, 2, True)
+    assert all(c["status"] == "proved" for c in doc["checks"])
+    plain = PAIRED_LOADS.replace("?(16, 32)", "?(8, 64)").replace(
+        "A(lane / 2, 4 * q)", "A(q, 4 * (lane / 2))"
+    )
+    code, out = synth(tmp_path, plain, "--json")
+    assert code == 0 and json.loads(out)["wavefronts"] == 2, out
+    required = PAIRED_LOADS + "check wavefronts <= 2 rd\n"
+    assert synth(tmp_path, required)[0] == 0  # rule L's least, not the phase model's 4
+    code, out = synth(tmp_path, PAIRED_LOADS, "--family", "xor")
+    assert code == 2 and "t.synth:4:8: error: --family xor: expected accesses whose" in out

@@ -31,10 +31,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from verify.errors import SpecError
 from verify.smt.budget import Budget
 from verify.synth import families, gf2, params
 from verify.synth.cost import Objective, Score, score
-from verify.synth.problem import Problem
+from verify.synth.problem import Problem, SynthAccess
 
 FAMILIES = ("sw", "tile", "triton", "nvmma", "pad", "pad+sw", "xor", "all")
 # The families "all" searches, in the order that breaks ties: the first family
@@ -79,9 +80,48 @@ def synthesize(problem: Problem, family: str, timeout: float, method: str = "sol
     core = unmeetable(problem)
     if core:
         return Answer(family, None, None, None, {}, True, core=core, method=method)
+    if _merges_phases(problem):
+        method = "list"  # the solver's encodings count the phase model, not rule L
+        if family == "xor":
+            raise SpecError(
+                "--family xor: expected accesses whose phases the H200 never merges, "
+                "found a 64/128-bit load whose lanes pair up (rule L); the xor "
+                "family's solver counts the phase model: ask --family sw or all",
+                next(a.access.definition.pos for a in problem.accesses if _regular_pairs(a).any()),
+            )
     if family == "all":
         return _best_of_all(problem, budget, method)
     return _one(problem, family, budget, method)
+
+
+def _regular_pairs(access: SynthAccess) -> np.ndarray:
+    """Per instance, a 64/128-bit load's phase pairs whose lanes come in equal pairs
+    or alternate two coordinates (rule L's condition; none for other instructions).
+    A bijective layout gives equal addresses exactly to equal coordinates, so the
+    layout decides only whether such a pair's union is conflict-free, and merges."""
+    count = np.zeros(access.coords.shape[0], dtype=np.int64)
+    phases = access.instruction.phases
+    if not access.instruction.merges_phases:
+        return count
+    for p, q in zip(phases[::2], phases[1::2]):
+        pair = access.coords[:, p.start : q.stop]
+        in_pairs = (pair[:, 0::2] == pair[:, 1::2]).all(axis=(1, 2))
+        alternating = (pair == pair[:, [i % 2 for i in range(pair.shape[1])]]).all(axis=(1, 2))
+        count += in_pairs | alternating
+    return count
+
+
+def _merges_phases(problem: Problem) -> bool:
+    """Rule L may merge some load's phases, under some layout: then listing every
+    member scores it as the engines do, and the solver's phase-model proofs do not
+    bound its wavefronts. Without a regular pair the phase model is exact."""
+    return any(_regular_pairs(a).any() for a in problem.accesses)
+
+
+def _least_wavefronts(access: SynthAccess) -> int:
+    """The least worst-instance wavefronts any layout could give: one a phase, less
+    one for each pair that could merge, at the instance with the fewest."""
+    return access.instruction.ideal_wavefronts - int(_regular_pairs(access).min())
 
 
 def unmeetable(problem: Problem) -> list[str]:
@@ -110,7 +150,7 @@ def unmeetable(problem: Problem) -> list[str]:
             )
     accesses = {a.name: a for a in problem.accesses}
     for r in problem.requirements:
-        least = 1 if r.metric == "ways" else accesses[r.access].instruction.ideal_wavefronts
+        least = 1 if r.metric == "ways" else _least_wavefronts(accesses[r.access])
         if r.bound < least:
             figure = "max_ways" if r.metric == "ways" else "wavefronts"
             core.append(f"{r.describe()} ({figure} of {r.access} is at least {least})")
@@ -218,8 +258,8 @@ def _best_of_all(problem: Problem, budget: Budget, method: str) -> Answer:
     contenders: dict = {}
     best: Answer | None = None
     for family in ALL:
-        if family == "xor" and not _powers_of_two(problem):
-            continue
+        if family == "xor" and (not _powers_of_two(problem) or _merges_phases(problem)):
+            continue  # not GF(2)-linear, or rule L, which the xor solver does not count
         answer = contenders[family] = _one(problem, family, budget, method, best)
         if answer.objective is not None and (
             best is None or _objective_key(answer) < _objective_key(best)
