@@ -63,7 +63,17 @@ import numpy as np
 from verify.engines.enumeration import Vectorised
 from verify.errors import SpecError
 from verify.model import tma as tma_model
-from verify.model.expr import BinOp, Const, Expr, Range, Var, compiled, evaluate, free_vars
+from verify.model.expr import (
+    BinOp,
+    Const,
+    Expr,
+    Range,
+    Var,
+    bounds,
+    compiled,
+    evaluate,
+    free_vars,
+)
 from verify.model.wgmma import (
     BASE_PERIOD,
     OPERAND_BITS,
@@ -595,11 +605,26 @@ def _copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResul
     tmap = _map_for(copy, maps)
     heads = ("ld", "ldmatrix") if copy.load else ("st", "stmatrix", "cp")
     peers = [a for a in placed.get(where.allocation, []) if a.event.instr.parts[0] in heads]
+    if tmap is not None:
+        box = (min(d for _, b, d in cases if b == 0), max(d for _, b, d in cases if b == 0))
+        peers = [a for a in peers if _may_touch(a, box[0], box[1] + tmap.bytes, trace)]
     if peers and tmap is None:
         results.append(_no_map(kernel, event, "placement"))
     elif peers and tmap is not None:
         results.append(_box_placement(kernel, event, cases, tmap, peers, copy.load, facts))
     return results
+
+
+def _may_touch(access: memory.Access, lo: int, hi: int, trace: Trace) -> bool:
+    """Whether the access's bytes at base 0 may fall in [lo, hi) (True where its
+    offset cannot be bounded)."""
+    if not isinstance(access.offset, Expr):
+        return True
+    try:
+        first, last = bounds(access.offset, trace.ranges)
+    except SpecError:
+        return True
+    return first < hi and last + access.bytes > lo
 
 
 def _aligned(kernel, event, cases, facts) -> CheckResult:
