@@ -375,3 +375,19 @@ def test_triton_tma_matmul_sm90():
     written = k * 128 + row * 2
     read = swizzle(((row // 8) % 8 + (k % 8) * 8 + (k // 8) * 64) * 16 + (row % 8) * 2, 3)
     assert f"written at byte {written}, read from byte {read}" in cex.summary
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+def test_cli_tma_map():
+    from click.testing import CliRunner
+
+    from verify.cli import main
+
+    spec = str(SPECS / "tma_wgmma_sbo_mismatch.ptx")
+    refuted = CliRunner().invoke(main, ["ptx", spec, "--tma-map", MAP_128B])
+    assert refuted.exit_code == 1 and "REFUTED  writer_reader operand B" in refuted.output
+    bad = CliRunner().invoke(main, ["ptx", spec, "--tma-map", "dataType=FLOAT16"])
+    assert bad.exit_code == 2 and "error: --tma-map: expected dataType=TYPE" in bad.output
+    assert "Traceback" not in bad.output
