@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from verify.errors import SpecError
 from verify.model.expr import BinOp, Const, Expr, Var, free_vars
 from verify.model.instructions import parse_instruction
 from verify.ptx import ir
@@ -111,6 +112,10 @@ def instruction_name(instr: ir.Instr) -> str | Unknown:
         if key == head or key in parts or (key == "cluster" and "shared::cluster" in parts):
             return Unknown(f"not modelled: {reason}")
     if head in ("ldmatrix", "stmatrix"):
+        try:
+            parse_instruction(instr.opcode)
+        except SpecError as e:  # a shape or type the table lacks (.m16n8, .b8): that op only
+            return Unknown(f"not modelled: {e.message}")
         return instr.opcode
     if head == "cp" and parts[1:2] == ["async"]:
         cache = next((q for q in parts if q in ("ca", "cg")), None)
