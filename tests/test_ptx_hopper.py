@@ -251,6 +251,23 @@ def test_triton_matmul_sm90_writer_reader():
     assert f"wgmma reads byte {read}," in cex.summary
 
 
+def test_triton_matmul_sm90_k_blocks():
+    """Each of the two accumulators adds 4 k-blocks: A's K columns are B's K rows.
+    A's second k-block started at +64 bytes (field +4) instead of +32: each operand
+    is still a block of its matrix, but the sum is not the product."""
+    path = DATA / "matmul.sm90.ptx"
+    options = Options(assume=TRITON_PARAMS, grid=(16,))
+    assert verdicts(check_ptx(str(path), options), "k_blocks") == [Status.PROVED] * 2
+    text = path.read_text()
+    kb1 = "add.s32 \t%r195, %r184, 2;"
+    assert kb1 in text
+    found = check_ptx_text(text.replace(kb1, kb1.replace(", 2;", ", 4;")), "m.ptx", options)
+    assert verdicts(found, "k_blocks") == [Status.REFUTED, Status.PROVED]
+    assert set(verdicts(found, "writer_reader")) == {Status.PROVED}
+    cex = next(r for r in found if r.property.startswith("k_blocks")).counterexample
+    assert "multiplies A's K columns from 32 by B's K rows from 16" in cex.summary
+
+
 def test_writer_reader_needs_the_strides():
     found = results(DATA / "matmul.sm90.ptx", shared_align=1024)
     unknown = [r for r in found if r.property.startswith("writer_reader")]
@@ -292,6 +309,7 @@ def test_cute_wgmma_sm90():
     )
     for check in ("placement", "writer_reader", "wavefronts"):
         assert verdicts(found, check) == [Status.PROVED] * 32, check
+    assert verdicts(found, "k_blocks") == [Status.PROVED] * 4  # 2 x 2 accumulators
     assert {r.wavefronts for r in found if r.property.startswith("wavefronts")} == {16}
 
 

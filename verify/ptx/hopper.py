@@ -415,14 +415,15 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     maps = [parse_tma_map(t) for t in kernel.options.tma_maps]
     copies: list[tuple[Copy, Points]] = []
     written: dict[tuple, Generations | str] = {}  # per allocation and writers: their sources
+    blocks: Blocks = {}  # the matrix blocks cp.async-written operands were proved to be
     results: list[CheckResult] = []
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "cp":
             results += _copy_results(kernel, trace, event, placed, maps, copies)
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "wgmma":
-            results += _wgmma_results(kernel, trace, event, placed, maps, copies, written)
-    return results
+            results += _wgmma_results(kernel, trace, event, placed, maps, copies, written, blocks)
+    return results + _k_blocks(kernel, trace, blocks)
 
 
 def decoded(kernel, trace: Trace, read: Read):
@@ -445,7 +446,9 @@ def decoded(kernel, trace: Trace, read: Read):
     return where.allocation, cases
 
 
-def _wgmma_results(kernel, trace, event, placed, maps, copies, written) -> list[CheckResult]:
+def _wgmma_results(
+    kernel, trace, event, placed, maps, copies, written, blocks
+) -> list[CheckResult]:
     reads = wgmma_reads(event)
     if isinstance(reads, Unknown):
         return [_unknown(kernel, event, "not modelled", reads.reason)]
@@ -474,7 +477,9 @@ def _wgmma_results(kernel, trace, event, placed, maps, copies, written) -> list[
             key = (allocation, tuple(id(a) for a in feeding))
             if key not in written:
                 written[key] = copied(kernel, trace, feeding)
-            results.append(_copied_reader(kernel, event, read, what, cases, written[key], facts))
+            results.append(
+                _copied_reader(kernel, event, read, what, cases, written[key], facts, blocks)
+            )
         if tma_writers:
             results.append(_tma_reader(kernel, event, read, what, cases, tma_writers, maps, facts))
         if not feeding and not tma_writers:
@@ -944,7 +949,9 @@ def _evaluate_all(exprs, names, fixed, ranges) -> list[np.ndarray] | None:
     return [np.asarray(vectorised(e, env, (size,))) for e in exprs]
 
 
-def _copied_reader(kernel, event, read: Read, what: str, cases, written, facts) -> CheckResult:
+def _copied_reader(
+    kernel, event, read: Read, what: str, cases, written, facts, blocks
+) -> CheckResult:
     name = f"writer_reader {what}"
     if isinstance(written, str):
         return _unknown(kernel, event, name, written)
@@ -967,6 +974,11 @@ def _copied_reader(kernel, event, read: Read, what: str, cases, written, facts) 
                 return _refuted_block(
                     kernel, event, read, name, point, key, gen, chunks, wrong, facts
                 )
+            pitch = held[_chunks(read.op).index((1, 0) if read.op.major == "K" else (0, 1))]
+            where = (tuple(sorted(point.items())), key)
+            blocks.setdefault((id(event), read.which), (event, read.op, {}))[2][where] = Block(
+                held[0].param, held[0].offset, pitch.offset - held[0].offset
+            )
     if not checked:
         return _unknown(
             kernel, event, name, "no iteration's cp.async copies write every chunk wgmma reads"
@@ -1036,3 +1048,92 @@ def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, fa
         engine="enumeration",
         facts=facts,
     )
+
+
+# -- the k-blocks of one accumulation --------------------------------------------------
+#
+# The wgmma of one accumulator (the same D registers, in one loop body) add A_i x B_i:
+# right when A_i's K columns are B_i's K rows and no K slice is added twice. With
+# each operand proved a block of its matrix (writer = reader above), that is: every
+# A_i reads the same rows of A and every B_i the same columns of B, and the K offset
+# of A_i from the group's first K column equals B_i's, distinct over the group
+# (tile-ai/tilelang#2965: a K-panel stride that does not match the layout written).
+
+
+@dataclass(frozen=True)
+class Block:
+    """The block of a matrix an operand reads: its parameter, the global byte of its
+    element (0, 0) and the bytes from one chunk line to the next."""
+
+    param: str
+    origin: int
+    pitch: int
+
+
+# (event id, "A"/"B") -> (event, operand, {(point, generation): Block})
+Blocks = dict[tuple[int, str], tuple[Event, Operand, dict[tuple, Block]]]
+
+
+def _k_blocks(kernel, trace: Trace, blocks: Blocks) -> list[CheckResult]:
+    groups: dict[tuple, list[Event]] = {}
+    for event in trace.events:
+        if (id(event), "A") in blocks and (id(event), "B") in blocks:
+            accumulator = event.instr.operands[0]
+            groups.setdefault((repr(accumulator), tuple(event.loops)), []).append(event)
+    return [_k_group(kernel, events, blocks) for events in groups.values() if len(events) > 1]
+
+
+def _k_offset(op: Operand, block: Block, origin: int) -> tuple[int, int] | None:
+    """(K offset, offset across K) in elements of `block` from a block at `origin`
+    of the same matrix and pitch, or None where it is not on the element grid."""
+    delta = block.origin - origin
+    along, across = divmod(delta, block.pitch)  # chunk lines, then bytes within one
+    if across % op.elem_bytes:
+        return None
+    within = across // op.elem_bytes
+    # K-major: lines are rows (M or N), K runs within a line; MN-major the reverse.
+    return (within, along) if op.major == "K" else (along, within)
+
+
+def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
+    first = events[0]
+    name = f"k_blocks of {len(events)} wgmma into one accumulator, first"
+    keys = set.intersection(*(set(blocks[(id(e), w)][2]) for e in events for w in ("A", "B")))
+    if not keys:
+        return _unknown(
+            kernel, first, name, "no stage is proved a block of its matrix for all of them"
+        )
+    for key in sorted(keys):
+        wrong = _k_mismatch(events, blocks, key)
+        if wrong:
+            cex = Counterexample(wrong, dict(key[0]) | dict(key[1]))
+            return _result(
+                kernel, first, name, Status.REFUTED, counterexample=cex, engine="enumeration"
+            )
+    return _result(
+        kernel, first, name, Status.PROVED, engine="enumeration", facts={"stages": len(keys)}
+    )
+
+
+def _k_mismatch(events: list[Event], blocks: Blocks, key) -> str:
+    """Why the group's operands at `key` do not add up to one product, or ''."""
+    offsets: dict[str, list[tuple[int, int] | None]] = {}
+    for which in ("A", "B"):
+        found = [(blocks[(id(e), which)][1], blocks[(id(e), which)][2][key]) for e in events]
+        if len({(b.param, b.pitch) for _, b in found}) > 1:
+            return f"the {which} operands read blocks of different matrices or pitches"
+        origin = min(b.origin for _, b in found)
+        offsets[which] = [_k_offset(op, b, origin) for op, b in found]
+    for i, (a, b) in enumerate(zip(offsets["A"], offsets["B"])):
+        line = events[i].instr.line
+        if a is None or b is None or a[1] or b[1]:
+            return f"the wgmma at PTX line {line} reads other rows of A or columns of B"
+        if a[0] != b[0]:
+            return (
+                f"the wgmma at PTX line {line} multiplies A's K columns from {a[0]} by B's "
+                f"K rows from {b[0]}"
+            )
+    ks = [a[0] for a in offsets["A"] if a is not None]
+    if len(set(ks)) != len(ks):
+        return f"a K slice is added twice: the group's K offsets are {ks}"
+    return ""
