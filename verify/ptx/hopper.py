@@ -40,6 +40,10 @@ value with `verify.model.wgmma` and checks:
   `verify.model.tma.wgmma_reads_box` (verify's runner). st.shared and stmatrix
   writers: UNKNOWN (which elements their registers hold is not followed).
 
+* **k_blocks** -- the wgmma of one accumulator, their operands proved blocks of
+  their matrices, add A's K columns against the same K rows of B, each K slice
+  once (the section "the k-blocks of one accumulation" below).
+
 A TMA copy gets ``aligned 128`` (PTX ISA "cp.async.bulk.tensor": the shared
 address is 128-byte aligned; the H200 refuses 16 bytes off) and, where thread
 instructions read (a load) or write (a store) the same allocation, placement:
