@@ -224,7 +224,7 @@ def test_linear_needs_no_triton(monkeypatch):
     )
     _, access = access_of(spec_text("f16", "(16,16):(16,1)", "st.shared.v4.b32", linear, (16, 16)))
     assert access.lane_coordinates({})[:3] == [(0, 0), (0, 8), (1, 0)]
-    with pytest.raises(SpecError, match=r"verify\[triton\]"):
+    with pytest.raises(SpecError, match=r"verify-smem\[triton\]"):
         parse_text(
             spec_text("f16", "(64,64):(64,1)", "st.shared.v4.b32", BLOCKED_ROWS, (64, 64)), "t.spec"
         )
