@@ -357,9 +357,9 @@ def test_a_suggestions_recheck_runs_under_the_callers_timeout(monkeypatch):
     timeouts = []
     recheck = suggest.run_spec
 
-    def recording(spec, timeout=60.0, *rest):
-        timeouts.append(timeout)
-        return recheck(spec, timeout, *rest)
+    def recording(spec, options=None, *rest):
+        timeouts.append(options.seconds)
+        return recheck(spec, options, *rest)
 
     monkeypatch.setattr(suggest, "run_spec", recording)
     text = ROWS.format(layout="(8,64):(64,1)")
