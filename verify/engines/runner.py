@@ -21,6 +21,7 @@ from verify.engines.options import RunOptions
 from verify.errors import Pos, SpecError
 from verify.model.bank import bank_cost, hardware_wavefronts
 from verify.model.expr import Range, Var, evaluate
+from verify.model.instructions import ptx_opcode
 from verify.model.program import BASE, STAGE, Access, Program
 from verify.results import BankFigures, CheckResult, Counterexample, Verdict
 from verify.smt.solve import Status, bound_status
@@ -81,7 +82,9 @@ class Runner:
             implicit.append((f"aligned {n} {adef.name}", lambda: self._natural_alignment(access)))
         if access.source is not None:
             implicit += self._source_checks(access, points)
-        return [self._implicit_result(adef.pos.line, prop, fn) for prop, fn in implicit]
+        return [
+            _named(self._implicit_result(adef.pos.line, prop, fn), access) for prop, fn in implicit
+        ]
 
     def _source_checks(self, access: Access, points: int) -> list:
         """A cp.async's global side: in bounds of its tile, aligned to the copy size."""
@@ -145,6 +148,8 @@ class Runner:
         )
         try:
             _record(result, CHECKS[check.kind](self, check, result))
+            if check.kind in ACCESS_CHECKS:
+                _named(result, self.program.access(check.target, check.pos))
         except SpecError as e:
             raise SpecError(e.message, e.pos if e.pos.line else check.pos) from None
         result.seconds = time.monotonic() - started
@@ -341,6 +346,16 @@ CHECKS = {
     "equivalent_layouts": Runner._check_equivalent_layouts,
     "equivalent_exprs": Runner._check_equivalent_exprs,
 }
+
+
+# The check kinds whose target is an access: each names its instruction.
+ACCESS_CHECKS = ("aligned", "max_ways", "wavefronts")
+
+
+def _named(result: CheckResult, access: Access) -> CheckResult:
+    """`result` with the PTX opcode of the instruction it is about in its facts."""
+    result.facts["instruction"] = ptx_opcode(access.instruction)
+    return result
 
 
 def _with_merged_phases(access: Access, values: dict[str, int], cex: Counterexample):

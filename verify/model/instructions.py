@@ -205,6 +205,23 @@ def _copy(quals: list[str], text: str) -> Instruction:
     )
 
 
+def ptx_opcode(instr: Instruction) -> str:
+    """The PTX instruction `instr` stands for, in full spelling (PTX ISA, "Data
+    Movement and Conversion Instructions": ld, st, cp.async, ldmatrix, stmatrix).
+    ld/st keep their canonical short form, which is PTX (``ld.shared.v4.b32``);
+    ldmatrix/stmatrix take the qualifiers PTX requires
+    (``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``); cp.async's copy size is an
+    operand in PTX, so it is named beside the opcode
+    (``cp.async.cg.shared.global [16 bytes]``)."""
+    if instr.family in ("ldmatrix", "stmatrix"):
+        trans = ".trans" if instr.trans else ""
+        count = instr.address_lanes // 8
+        return f"{instr.family}.sync.aligned.m8n8.x{count}{trans}.shared.b16"
+    if instr.is_copy:
+        return f"cp.async.{instr.cache}.shared.global [{instr.bytes_per_address} bytes]"
+    return instr.name
+
+
 def parse_instruction(text: str) -> Instruction:
     """Instruction named `text` (PTX, short form, or CuTe copy atom)."""
     if text in _CUTE_MATRIX_ATOMS:

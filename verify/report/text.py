@@ -129,6 +129,16 @@ def _figures(r: CheckResult) -> str:
     return "; ".join(parts)
 
 
+def _instruction_text(r: CheckResult) -> list[str]:
+    """The PTX instruction a failed access check is about, where its property names
+    only the spec's access (a kernel's property names the opcode already); a passing
+    check's line stays as it was."""
+    instruction = r.facts.get("instruction")
+    if not instruction or r.status == Status.PROVED or instruction in r.property:
+        return []
+    return [f"    instruction: {instruction}"]
+
+
 def result_text(r: CheckResult, located: bool = True) -> list[str]:
     """The check's lines as the CLI prints them; `located=False` leaves out the
     `file:line: ` prefix (for a spec generated from Python values)."""
@@ -146,7 +156,7 @@ def result_text(r: CheckResult, located: bool = True) -> list[str]:
     lines += _explanation_text(tuple(("warning", w) for w in r.facts.get("warnings", ())))
     if r.counterexample:
         lines += counterexample_text(r.counterexample)
-    return lines
+    return lines + _instruction_text(r)
 
 
 def summary_counts(results: list[CheckResult], spec_errors: int = 0) -> dict[str, int]:
