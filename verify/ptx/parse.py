@@ -140,6 +140,9 @@ class _Build(Transformer):
     def pragma(self, *strings):
         return None
 
+    def branchtargets(self, *labels):
+        return None  # a brx.idx jump table: no memory access of its own
+
     # -- declarations --------------------------------------------------------
     def align(self, _, n):
         return ("align", _int(n))
