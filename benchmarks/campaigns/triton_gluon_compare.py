@@ -67,7 +67,7 @@ def gluon_ops(path: str) -> dict[str, dict]:
     ir.load_dialects(context)
     module = ir.parse_mlir_module(path, context)
     with open(path, encoding="utf-8") as f:
-        text_ops = extract._text_ops(f.read())
+        text_ops = extract._text_ops(f.read(), path)
     found = GluonCounts(module, gluon_ir.GluonOpBuilder(context), text_ops).run()
     return {
         f"{e['op'].split('.', 1)[1]} {e['name']}": e
