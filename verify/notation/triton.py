@@ -262,12 +262,12 @@ def nvmma_formula(enc: Encoding, shape: tuple[int, ...], pos: Pos) -> Expr:
             f"{width} (the unswizzled core-matrix layout is not modelled)",
             pos,
         )
-    if bits not in (8, 16, 32, 64) or _field(enc, "fp4Padded", pos, False):
+    if bits not in (8, 16, 32, 64):
         raise SpecError(
-            f"nvmma_shared elementBitWidth: expected 8, 16, 32 or 64 bits "
-            f"(fp4Padded not modelled), found {bits}",
-            pos,
+            f"nvmma_shared elementBitWidth: expected 8, 16, 32 or 64 bits, found {bits}", pos
         )
+    if _field(enc, "fp4Padded", pos, False):
+        raise SpecError("nvmma_shared: fp4Padded = true (packed fp4) is not modelled", pos)
     if len(shape) != 2:
         raise SpecError(f"nvmma_shared: expected a 2-D shape, found {list(shape)}", pos)
     d = [Var(n) for n in coordinate_names(2)]
