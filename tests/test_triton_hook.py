@@ -47,8 +47,13 @@ def run_program(argv=()):
         sys.argv = saved
 
 
+def local_loads(kernel):
+    """The column read's conflict_free checks, one per ld.shared of its PTX."""
+    return [r for r in kernel.results if r.property.startswith("conflict_free local_load")]
+
+
 def local_load(kernel):
-    return next(r for r in kernel.results if r.property.startswith("conflict_free local_load"))
+    return local_loads(kernel)[0]
 
 
 def test_each_kernel_is_checked_once_at_its_lines_and_the_listener_is_restored(fresh_caches):
@@ -73,14 +78,19 @@ def test_each_kernel_is_checked_once_at_its_lines_and_the_listener_is_restored(f
         "sm_80",
         f"{os.path.relpath(PROGRAM)}:{DEF_LINE}",
     )
-    refuted = local_load(plain)
-    assert (refuted.status, refuted.line) == (Status.REFUTED, LOAD_LINE)
-    assert "32-way" in refuted.counterexample.summary
-    assert local_load(swizzled).status == Status.PROVED
+    refuted = local_loads(plain)
+    assert len(refuted) > 1  # one per ld.shared Triton emitted for the load
+    assert all(r.facts["instructions"] == "ptx" for r in refuted)
+    assert all(r.facts["instruction"] == "ld.shared.b32" for r in refuted)
+    assert {(r.status, r.line) for r in refuted} == {(Status.REFUTED, LOAD_LINE)}
+    assert all("32-way" in r.counterexample.summary for r in refuted)
+    assert {r.status for r in local_loads(swizzled)} == {Status.PROVED}
     assert all(r.status == Status.PROVED for r in swizzled.results)
-    assert session.refuted == [refuted]
+    assert session.refuted == refuted
+    assert [k.instructions.split(" (")[0] for k in session.kernels] == ["the PTX"] * 2
     printed = report.getvalue()
-    assert f"{refuted.file}:{LOAD_LINE}: REFUTED  conflict_free local_load %columns" in printed
+    line = f"{refuted[0].file}:{LOAD_LINE}: REFUTED  conflict_free local_load %columns: ld.shared"
+    assert line in printed and f"(and {len(refuted) - 1} more instructions" in printed
     assert printed.count("REFUTED") == 1 and "PROVED" not in printed
 
 
@@ -89,10 +99,14 @@ def test_verbose_prints_every_check_at_its_line(fresh_caches):
     with checking(cache_dir="", report=report, verbose=True):
         run_program()
     loads = [line for line in report.getvalue().splitlines() if "conflict_free local_load" in line]
-    assert [line.split(": ", 2)[1:] for line in loads] == [
-        [f"{os.path.relpath(PROGRAM)}:{LOAD_LINE}", "REFUTED  conflict_free local_load %columns"],
-        [f"{os.path.relpath(PROGRAM)}:{LOAD_LINE}", "PROVED   conflict_free local_load %columns"],
-    ]
+    shown = [line.split(": ", 3)[1:3] for line in loads]
+    at = f"{os.path.relpath(PROGRAM)}:{LOAD_LINE}"
+    half = len(shown) // 2  # each ld.shared of each kernel, the plain one first
+    assert (
+        shown
+        == [[at, "REFUTED  conflict_free local_load %columns"]] * half
+        + [[at, "PROVED   conflict_free local_load %columns"]] * half
+    )
 
 
 def test_a_second_session_answers_from_verify_s_cache(fresh_caches):
@@ -120,10 +134,33 @@ def test_targets_check_each_kernel_as_compiled_for_them(fresh_caches):
     assert [k.target for k in retargeted] == ["sm_80", "sm_80"]
     assert [k.checked_as for k in programs] == [[k.hash] for k in retargeted]
     assert all(not k.results for k in programs)
-    assert [(r.line, r.status) for r in session.refuted] == [(LOAD_LINE, Status.REFUTED)]
+    assert {(r.line, r.status) for r in session.refuted} == {(LOAD_LINE, Status.REFUTED)}
     assert "2 kernels compiled for another target, checked as compiled for sm_80" in (
         session.summary()
     )
+
+
+def test_a_kernel_whose_ptx_is_gone_is_decided_by_ttgir_s_rules_and_says_why(fresh_caches):
+    def remove_ptx(**kwargs):  # runs before ours: Triton's group lists no PTX
+        group = kwargs["metadata_group"]
+        for name in [n for n in group if n.endswith(".ptx")]:
+            del group[name]
+
+    knobs.compilation.listener = remove_ptx
+    report = io.StringIO()
+    try:
+        with checking(cache_dir="", report=report) as session:
+            run_program()
+    finally:
+        knobs.compilation.listener = None
+    plain, swizzled = session.kernels
+    assert plain.instructions.startswith("TTGIR's lowering rules: the PTX cannot be read")
+    (refuted,) = session.refuted  # one check per op, as TTGIR's rules write them
+    assert (refuted.line, refuted.property) == (LOAD_LINE, "conflict_free local_load %columns")
+    assert refuted.facts["instructions"] == "ttgir"
+    assert refuted.facts["instructions_why"] == plain.instructions
+    assert {r.status for r in local_loads(swizzled)} == {Status.PROVED}
+    assert f"kernel transpose ({plain.source}): TTGIR's lowering rules" in report.getvalue()
 
 
 def test_a_kernel_the_reader_dies_on_is_a_located_error_and_the_program_goes_on(
@@ -173,8 +210,9 @@ def test_verify_run_keeps_the_programs_stdout_and_exit_status(fresh_caches):
     assert f"two_transposes.py:{LOAD_LINE}: REFUTED  conflict_free local_load" in run.stderr
     assert "2 kernels checked (0 from verify's cache" in run.stderr
     doc = json.loads(report.read_text())
-    assert doc["summary"]["refuted"] == 1
-    assert [k["refuted"] for k in doc["kernels"]] == [1, 0]
+    refuted = doc["summary"]["refuted"]
+    assert refuted > 1  # each ld.shared of the column read
+    assert [k["refuted"] for k in doc["kernels"]] == [refuted, 0]
     assert [k["from_cache"] for k in doc["kernels"]] == [False, False]
 
     strict = verify_run("--strict", "--format", "github", "--", PROGRAM, cwd=fresh_caches)
@@ -218,9 +256,10 @@ def test_pytest_option_fails_the_test_that_compiled_a_refuted_kernel(pytester, f
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"*two_transposes.py:{LOAD_LINE}: REFUTED conflict_free local_load %columns "
-            f"in Triton kernel transpose (sm_80, *two_transposes.py:{DEF_LINE})",
+            f"*two_transposes.py:{LOAD_LINE}: REFUTED conflict_free local_load %columns: "
+            f"ld.shared.b32 * in Triton kernel transpose (sm_80, *two_transposes.py:{DEF_LINE})",
             "*counterexample: ld.shared.b32: lanes 0-31 hit bank 0*32-way",
+            "*and * more instructions of this op alike",
             "*2 kernels checked*",
         ]
     )

@@ -79,14 +79,27 @@ def pytest_runtest_call(item):
         return (yield)
     first = len(session.compiled)
     outcome = yield  # the test's own failure propagates from here first
+    from verify.integrations.triton_hook import failing_by_op
+    from verify.report.text import counted
+    from verify.smt.solve import Status
+
     compiled = dict.fromkeys(session.compiled[first:])
-    refuted = [(session.kernel(h), r) for h in compiled for r in session.kernel(h).refuted]
+    refuted = [
+        (session.kernel(h), r, more)
+        for h in compiled
+        for r, more in failing_by_op(session.kernel(h).refuted, (Status.REFUTED,))
+    ]
     if refuted:  # the message alone: the plugin's frames say nothing of the kernel
         pytest.fail(
             "\n".join(
                 f"{r.file}:{r.line}: REFUTED {r.property} in Triton kernel {k.name} "
                 f"({k.target}, {k.source})\n    counterexample: {r.counterexample.summary}"
-                for k, r in refuted
+                + (
+                    f"\n    and {counted(more, 'more instruction')} of this op alike"
+                    if more
+                    else ""
+                )
+                for k, r, more in refuted
                 if r.counterexample is not None
             ),
             pytrace=False,

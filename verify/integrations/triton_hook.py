@@ -7,10 +7,14 @@ paths of its TTGIR and PTX in Triton's cache). The listener only reads: the
 user's kernels, Triton's cache keys and the compiled results are untouched, a
 listener installed before is still called first, and it is put back on exit.
 
-Each distinct kernel (by Triton's kernel hash, once per session) goes through
-verify's TTGIR checks (`verify.ttgir.module.KernelChecker`); each finding that
-fails or stays unknown is written to `report` (stderr) as it happens, at the
-Python line of the op, and `session.results` holds every check, in the order
+Each distinct kernel (by Triton's kernel hash, once per session) is checked as
+`verify ttgir` checks it: TTGIR's buffer checks (`verify.ttgir.module.KernelChecker`)
+and every shared-memory instruction decided from the kernel's own PTX, the file
+Triton's cache keeps beside the TTGIR (`verify.ttgir.from_ptx.merge`: no second
+lowering), each reported at the TTGIR op and Python line it comes from. Where the
+PTX cannot be read, TTGIR's rules decide each op and the report says why. Each
+finding that fails or stays unknown is written to `report` (stderr) as it
+happens, at the Python line of the op, and `session.results` holds every check, in the order
 kernels were compiled. An op verify does not model is an UNKNOWN result,
 ``not modelled: <op>``, counted in the summary rather than printed; with
 `verbose` every check is printed, proved ones and those too.
@@ -61,6 +65,9 @@ class KernelCheck:
     # With `targets`: the hashes of this kernel compiled again for them (each
     # its own KernelCheck); this one is not checked itself.
     checked_as: list[str] = field(default_factory=list)
+    # Where each op's instructions came from: "the PTX (FILE)", or why TTGIR's
+    # lowering rules decided them ("" before a check, or with no op).
+    instructions: str = ""
 
     @property
     def refuted(self) -> list[CheckResult]:
@@ -199,23 +206,22 @@ class Session:
         if isinstance(cached, KernelOutcome):
             kernel.results, kernel.cached = cached.results(), True
             kernel.error = cached.error_record()
+            kernel.instructions = cached.instructions
         else:
-            self._read_and_check(kernel, group)
+            self._read_and_check(kernel, group, metadata.get("shared"))
             if self.cache is not None:
                 self.cache.put(key, KernelOutcome.of(kernel))
         kernel.seconds = time.perf_counter() - start
         self._tell(kernel)
 
-    def _read_and_check(self, kernel: KernelCheck, group: dict):
-        from verify.ttgir.module import KernelChecker
-
-        path = next((p for name, p in group.items() if name.endswith(".ttgir")), None)
+    def _read_and_check(self, kernel: KernelCheck, group: dict, shared: int | None):
+        path = _in_group(group, ".ttgir")
         try:
             if path is None:
                 raise SpecError("Triton kept no TTGIR for this kernel", Pos(1, 1), kernel.source)
             with open(path, encoding="utf-8") as f:
-                found = self._worker.read(f.read(), path)
-            results = KernelChecker(path, found, self.timeout, self.engine).run()
+                text = f.read()
+            results = self._checks(kernel, path, text, _in_group(group, ".ptx"), shared)
         except SpecError as e:
             kernel.error = ErrorRecord.of(e.located(path or kernel.source))
             return
@@ -233,6 +239,31 @@ class Session:
             r.file = _shown(r.file)
         kernel.results = results
 
+    def _checks(
+        self, kernel: KernelCheck, path: str, text: str, ptx_path: str | None, shared: int | None
+    ) -> list[CheckResult]:
+        """TTGIR's buffer checks and each op's checks from the kernel's own PTX
+        (`verify.ttgir.from_ptx.merge`, as `verify ttgir` decides them); TTGIR's
+        rules for every op, with the reason, where the PTX cannot be read."""
+        from verify.ttgir import from_ptx
+        from verify.ttgir.module import KernelChecker
+
+        checker = KernelChecker(path, self._worker.read(text, path), self.timeout, self.engine)
+        results = checker.run()
+        try:
+            if ptx_path is None:
+                raise OSError("Triton kept no PTX for this kernel")
+            with open(ptx_path, encoding="utf-8", errors="replace") as f:
+                ptx = f.read()
+        except OSError as e:
+            kernel.instructions = f"TTGIR's lowering rules: the PTX cannot be read ({e})"
+            return from_ptx.mark_ttgir(results, kernel.instructions)
+        kernel.instructions = f"the PTX ({_shown(ptx_path)})"
+        options = from_ptx.PtxOptions(shared_bytes=shared)
+        return from_ptx.merge(
+            checker, text, ptx, ptx_path, shared, options, self.timeout, self.engine
+        )
+
     # -- reporting --------------------------------------------------------------
 
     def _tell(self, kernel: KernelCheck):
@@ -241,11 +272,11 @@ class Session:
         lines = []
         if kernel.error is not None:
             lines.append(f"{kernel.error.header}  [kernel {kernel.name}]")
-        for r in kernel.results:
-            quiet = r.status == Status.PROVED or r.property.startswith(NOT_MODELLED)
-            if quiet and not self.verbose:
-                continue
-            lines.append(f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}")
+        if kernel.instructions.startswith("TTGIR"):
+            lines.append(f"kernel {kernel.name} ({kernel.source}): {kernel.instructions}")
+        for r, more in self._shown_results(kernel.results):
+            also = f"  (and {counted(more, 'more instruction')} of this op alike)" if more else ""
+            lines.append(f"{r.file}:{r.line}: {r.status.value.upper():8} {r.property}{also}")
             if r.status == Status.PROVED:
                 continue
             why = r.counterexample.summary if r.counterexample else r.reason
@@ -253,6 +284,10 @@ class Session:
             lines.append(f"    in kernel {kernel.name} ({kernel.target}, {kernel.source})")
         if lines:
             print("\n".join(f"verify: {line}" for line in lines), file=self.report, flush=True)
+
+    def _shown_results(self, results: list[CheckResult]) -> list[tuple[CheckResult, int]]:
+        """Every check with `verbose`; else `failing_by_op`."""
+        return [(r, 0) for r in results] if self.verbose else failing_by_op(results)
 
     def summary(self) -> str:
         """One paragraph: kernels, checks by verdict, ops not modelled, errors."""
@@ -287,6 +322,7 @@ class KernelOutcome(Outcome):
 
     files: tuple[str, ...] = ()
     error: tuple | None = None  # an ErrorRecord's fields
+    instructions: str = ""  # KernelCheck.instructions
 
     @property
     def cacheable(self) -> bool:
@@ -308,13 +344,15 @@ class KernelOutcome(Outcome):
             internal,
             tuple(r.file for r in kernel.results),
             None if e is None else (e.file, e.line, e.col, e.message, e.text),
+            kernel.instructions,
         )
 
     @classmethod
     def from_json(cls, doc: dict) -> KernelOutcome:
         checks = tuple(CheckRow(**c) for c in doc["checks"])
         error = tuple(doc["error"]) if doc["error"] is not None else None
-        return cls(checks, tuple(doc["errors"]), doc["internal"], tuple(doc["files"]), error)
+        files = tuple(doc["files"])
+        return cls(checks, tuple(doc["errors"]), doc["internal"], files, error, doc["instructions"])
 
     def results(self) -> list[CheckResult]:
         return [_result(row, file) for row, file in zip(self.checks, self.files)]
@@ -337,6 +375,20 @@ class KernelCache(Cache):
             return None  # absent, or written by an incompatible version: check again
 
 
+def failing_by_op(
+    results: list[CheckResult], statuses=(Status.REFUTED, Status.UNKNOWN)
+) -> list[tuple[CheckResult, int]]:
+    """Each check of `statuses` that is not a not-modelled op, one per op, check
+    and verdict (an op lowers to several PTX instructions, which mostly fail
+    alike: the first stands for them), with how many more it stands for."""
+    groups: dict[tuple, list[CheckResult]] = {}
+    for r in results:
+        if r.status in statuses and not r.property.startswith(NOT_MODELLED):
+            head = r.property.split(": ", 1)[0]
+            groups.setdefault((r.file, r.line, r.status, head), []).append(r)
+    return [(group[0], len(group) - 1) for group in groups.values()]
+
+
 def _result(row: CheckRow, file: str) -> CheckResult:
     """A cached check as a result; a refutation keeps its counterexample's summary."""
     status = Status(row.status)
@@ -352,6 +404,11 @@ def _result(row: CheckRow, file: str) -> CheckResult:
         counterexample=Counterexample(row.why, {}) if refuted else None,
         reason="" if refuted else row.why,
     )
+
+
+def _in_group(group: dict, suffix: str) -> str | None:
+    """The path in Triton's cache of the kernel's file ending in `suffix`."""
+    return next((p for name, p in group.items() if name.endswith(suffix)), None)
 
 
 def _arch(target) -> int:

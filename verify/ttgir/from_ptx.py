@@ -87,12 +87,12 @@ def check(
     name, text = read_source(path_or_text)
     checker = run_kernel(path_or_text, timeout, engine)
     if not options.use:
-        return _mark(checker.results, "ttgir", "TTGIR's lowering rules (--no-ptx)")
+        return mark_ttgir(checker.results, "TTGIR's lowering rules (--no-ptx)")
     try:
         ptx, ptx_name, shared = _ptx(text, name, options)
     except lower.NotLowered as e:
         why = f"TTGIR's lowering rules: Triton could not lower the module ({e})"
-        return _mark(checker.results, "ttgir", why)
+        return mark_ttgir(checker.results, why)
     return merge(checker, text, ptx, ptx_name, shared, options, timeout, engine)
 
 
@@ -113,10 +113,11 @@ def _ptx(text: str, name: str, options: PtxOptions) -> tuple[str, str, int | Non
     return lowered.ptx, lowered.name, lowered.shared
 
 
-def _mark(results: list[CheckResult], source: str, why: str) -> list[CheckResult]:
+def mark_ttgir(results: list[CheckResult], why: str) -> list[CheckResult]:
+    """Each per-op check of `results` decided by TTGIR's rules, for reason `why`."""
     for r in results:
         if _per_op(r):
-            r.facts["instructions"] = source
+            r.facts["instructions"] = "ttgir"
             r.facts["instructions_why"] = why
     return results
 
