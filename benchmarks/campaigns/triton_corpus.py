@@ -631,13 +631,14 @@ def per_op(answers: list[tuple[dict, dict]]) -> dict[str, collections.Counter]:
             ops[(kind, key)].add(status)
             table[kind][f"checks {status}"] += 1
         for (kind, _), statuses in ops.items():
+            # worst first: a refuted check decides the op, whatever else it has
             table[kind]["ops"] += 1
-            if "NOT_MODELLED" in statuses:
+            if "REFUTED" in statuses:
+                table[kind]["ops refuted"] += 1
+            elif "NOT_MODELLED" in statuses:
                 table[kind]["ops not modelled"] += 1
             elif "UNKNOWN" in statuses:
                 table[kind]["ops unknown"] += 1
-            elif "REFUTED" in statuses:
-                table[kind]["ops refuted"] += 1
             else:
                 table[kind]["ops proved"] += 1
     return table
@@ -692,12 +693,12 @@ def summary_lines(answers: list[tuple[dict, dict]]) -> list[str]:
 
 def op_table_lines(answers: list[tuple[dict, dict]]) -> list[str]:
     table = per_op(answers)
-    head = ["op kind", "ops", "proved", "refuted", "unknown", "not modelled", "checks"]
+    head = ["op kind", "ops", "proved", "refuted", "not modelled", "unknown", "checks"]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for kind, c in sorted(table.items(), key=lambda kv: -kv[1]["ops"]):
         checks = sum(v for k, v in c.items() if k.startswith("checks "))
-        cells = [c["ops"], c["ops proved"], c["ops refuted"], c["ops unknown"]]
-        cells += [c["ops not modelled"], checks]
+        cells = [c["ops"], c["ops proved"], c["ops refuted"], c["ops not modelled"]]
+        cells += [c["ops unknown"], checks]
         lines.append(f"| {kind} | " + " | ".join(str(n) for n in cells) + " |")
     return lines
 
@@ -817,9 +818,11 @@ def write_md(path: str, answers: list[tuple[dict, dict]], args, seconds: float):
         "",
         "## Per op kind",
         "",
-        "An op is counted once per module (or kernel and target); `proved` and "
-        "`refuted`: all its checks decided; `unknown`: a check UNKNOWN; `not "
-        "modelled`: listed UNKNOWN with the reason verify does not model it.",
+        "An op is counted once per module (or kernel and target), by its worst "
+        "result: `refuted`, a check REFUTED; `not modelled`, else listed UNKNOWN with "
+        "the reason verify does not model it (or a part of it); `unknown`, else a "
+        "check UNKNOWN; `proved`, every check PROVED. `proved` and `refuted` are the "
+        "decided ops.",
         "",
         *op_table_lines(answers),
         "",
