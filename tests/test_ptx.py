@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -519,3 +520,74 @@ def test_the_one_parameter_left_unassumed_is_named():
     )
     reasons = " ".join(r.reason for r in results if "cp.async" in r.property)
     assert "param_3" in reasons and "--assume" in reasons
+
+
+def _pipeline3(**options):
+    return check_ptx(sample("pipeline_sm80.ptx"), Options(kernel="pipeline3", **options))
+
+
+def test_a_refutation_names_the_least_alignment_that_proves_it(monkeypatch):
+    """pipeline3's cp.async.cg copies are 16 wavefronts at a global base 48 mod 128
+    and ideal when the global pointer is 128-byte aligned (docs/ptx.md, "On the
+    samples"): `proved_under` says so, each copy decided again at most 5 times, and
+    the 32-way column reads, which no alignment fixes, get none."""
+    from verify.ptx import assume
+
+    runs = []
+    real = assume.run_spec
+
+    def counted(*args, **kwargs):
+        runs.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(assume, "run_spec", counted)
+    results = _pipeline3()
+    copies = [r for r in _by_check(results, "conflict_free cp.async") if r.counterexample]
+    reads = [r for r in _by_check(results, "conflict_free ld.shared") if r.counterexample]
+    assert copies and reads and len(runs) <= assume.MAX_REDECISIONS
+    for r in copies:
+        assert r.status == Status.REFUTED and r.facts["proved_under"] == {"global_align": 128}
+        assert r.counterexample.notes[-1] == (
+            "ideal when every global pointer is 128-byte aligned (--global-align 128); "
+            "16 wavefronts at the default (16 bytes)"
+        )
+    assert not any("proved_under" in r.facts for r in reads)
+    # the claim, decided directly: proved at 128 bytes, refuted at 64
+    at = {a: {r.property: r.status for r in _pipeline3(global_align=a)} for a in (64, 128)}
+    assert all(at[128][r.property] == Status.PROVED for r in copies)
+    assert all(at[64][r.property] == Status.REFUTED for r in copies)
+
+
+def test_an_alignment_the_user_gave_is_not_second_guessed():
+    results = _pipeline3(global_align=64)
+    assert not any("proved_under" in r.facts for r in results)
+
+
+def test_the_alignment_ladder_is_bounded_and_strongest_first():
+    from verify.ptx import assume
+
+    ladder = assume.alignment_ladder({"global_align": 16, "shared_align": 4})
+    assert ladder == [
+        {"global_align": 16, "shared_align": 16},
+        {"global_align": 32, "shared_align": 32},
+        {"global_align": 64, "shared_align": 64},
+        {"global_align": 128, "shared_align": 128},
+        {"global_align": 256, "shared_align": 256},
+    ]
+    assert assume.search_order(ladder) == [4, 0, 1, 2, 3]
+    assert assume.alignment_ladder({"global_align": 256}) == []
+
+
+def test_a_copy_proved_under_a_dynamic_shared_alignment():
+    """The tutorial matmul's B-tile copies at its launch, dynamic base left at its
+    declared 16 bytes: ideal at --shared-align 128 (docs/ptx.md, launch (E))."""
+    launch = tuple(f"param_{i}=512" for i in range(3, 9))
+    options = Options(assume=launch, grid=(64,), global_align=256, dynamic_shared=16384, timeout=30)
+    results = check_ptx("tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx", options)
+    under = [r for r in results if "proved_under" in r.facts]
+    assert under and all(r.facts["proved_under"] == {"shared_align": 128} for r in under)
+    given = check_ptx(
+        "tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx", replace(options, shared_align=128)
+    )
+    status = {(r.property, r.line): r.status for r in given}
+    assert all(status[(r.property, r.line)] == Status.PROVED for r in under)

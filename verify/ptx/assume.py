@@ -7,11 +7,16 @@ by its full PTX name."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from verify.engines.runner import run_spec
 from verify.errors import SpecError
 from verify.model.expr import Const, Expr, Range, Var
 from verify.ptx import ir
 from verify.ptx.values import Context, Unknown
+from verify.results import CheckResult
+from verify.smt.solve import Status
+from verify.spec.parser import parse_text
 
 # A 64-bit parameter is taken to be below 2^48: every pointer is (the GPU's virtual
 # addresses have 49 bits), and so is every size a kernel can be given.
@@ -76,3 +81,125 @@ class Assumptions:
     def pointer_align(self, var: str) -> int:
         i = int(var.removeprefix("param_").split("_")[0])
         return self.fn.params[i].align or 1
+
+
+# A verdict that fails at the alignments assumed by default is decided again at
+# these (bytes), each knob the user left unset (--global-align, --shared-align)
+# raised to the rung; 256 is what cudaMalloc guarantees (CUDA C++ Programming Guide,
+# "Device Memory Accesses"). A stronger alignment only removes instances, so what
+# the strongest rung does not prove no weaker one does.
+ALIGNMENTS = (16, 32, 64, 128, 256)
+MAX_REDECISIONS = 5  # per allocation (and so per check): its spec run again at most 5 times
+_KNOBS = {
+    "global_align": ("every global pointer is {n}-byte aligned", "--global-align {n}"),
+    "shared_align": ("the dynamic shared base is {n}-byte aligned", "--shared-align {n}"),
+}
+
+
+def alignment_ladder(current: dict[str, int]) -> list[dict[str, int]]:
+    """The settings to decide again at, weakest first: each knob of `current` (the
+    knobs the user left unset, at their default) raised to each stronger rung."""
+    ladder = []
+    for rung in ALIGNMENTS:
+        raised = {k: max(v, rung) for k, v in current.items()}
+        if raised != current and raised not in ladder:
+            ladder.append(raised)
+    return ladder[-MAX_REDECISIONS:]
+
+
+def search_order(ladder: list[dict[str, int]]) -> list[int]:
+    """Indices into `ladder` to decide at: the strongest first (nothing weaker can
+    prove what it does not), then the rest weakest first."""
+    if not ladder:
+        return []
+    return [len(ladder) - 1, *range(len(ladder) - 1)]
+
+
+def proved_under_text(
+    holds: str, under: dict[str, int], default: dict[str, int], otherwise: str
+) -> str:
+    """'ideal when every global pointer is 128-byte aligned (--global-align 128);
+    16 wavefronts at the default (16 bytes)'."""
+    when = " and ".join(_KNOBS[k][0].format(n=n) for k, n in under.items())
+    flags = " ".join(_KNOBS[k][1].format(n=n) for k, n in under.items())
+    at = ", ".join(f"{default[k]} bytes" for k in under)
+    return f"{holds} when {when} ({flags}); {otherwise} at the default ({at})"
+
+
+def _alignment_knobs(kernel, spec, accesses, align: int) -> dict[str, int]:
+    """The alignments the user left at their default and could raise, at that default:
+    global pointers where copies read them, the dynamic shared base."""
+    knobs = {}
+    if kernel.options.global_align is None and any(a.source is not None for a in accesses):
+        knobs["global_align"] = kernel.global_align(accesses)
+    dynamic = kernel.shared_variable(spec.allocation).size is None
+    if dynamic and kernel.options.shared_align is None:
+        knobs["shared_align"] = align
+    return knobs
+
+
+def state_proved_under(kernel, spec, accesses, align: int, failed: dict, settled) -> None:
+    """Each failed check of `kernel` (a `verify.ptx.check.Kernel`) that a stronger
+    alignment proves gets the least such one (`proved_under`) beside its
+    counterexample or reason. The allocation's spec, from the trace already made, is
+    decided again with only its failed checks kept, at most `MAX_REDECISIONS` times;
+    each answer counts only once `settled` (what the kernel's guards and src-size
+    operands make of a spec's verdict) leaves it PROVED."""
+    default = _alignment_knobs(kernel, spec, accesses, align)
+    ladder = alignment_ladder(default)
+    lines = spec.text.splitlines()
+    kept = {line for line, _ in failed}
+    text = "\n".join(
+        t if not t.startswith("check ") or i + 1 in kept else "#" for i, t in enumerate(lines)
+    )
+    least: dict = {}
+    for rung in search_order(ladder):
+        if not failed.keys() - least.keys():
+            break
+        under = ladder[rung]
+        again = text.replace(
+            f"buffer align {align}", f"buffer align {under.get('shared_align', align)}", 1
+        )
+        if "global_align" in under:
+            again = again.replace(
+                f"global align {default['global_align']}",
+                f"global align {under['global_align']}",
+                1,
+            )
+        try:
+            decided = run_spec(
+                parse_text(again + "\n", spec.label), kernel.options.timeout, kernel.options.engine
+            )
+        except SpecError:
+            return
+        for r in decided:
+            key = (r.line, r.property)
+            if key in failed and rung < least.get(key, len(ladder)) and _proved(r, settled):
+                least[key] = rung
+        if rung == len(ladder) - 1 and not least:
+            return  # the strongest proves none: no weaker one can
+    for key, rung in least.items():
+        _note(failed[key], ladder[rung], default)
+
+
+def _proved(result: CheckResult, settled) -> bool:
+    return result.status == Status.PROVED and settled(result).status == Status.PROVED
+
+
+def _note(result: CheckResult, under: dict, default: dict) -> None:
+    """`proved_under` in the facts, and in words beside the counterexample or reason."""
+    result.facts["proved_under"] = under
+    if result.property.startswith("conflict_free"):
+        holds = "ideal"
+    else:
+        holds = "proved"
+    if result.wavefronts is not None:
+        otherwise = f"{result.wavefronts} wavefronts"
+    else:
+        otherwise = result.status.value
+    sentence = proved_under_text(holds, under, default, otherwise)
+    if result.counterexample is not None:
+        cex = result.counterexample
+        result.counterexample = replace(cex, notes=(*cex.notes, sentence))
+    else:
+        result.reason = f"{result.reason}; {sentence}" if result.reason else sentence

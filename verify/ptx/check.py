@@ -22,7 +22,7 @@ from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
 from verify.model.expr import Const, Expr, Range, Var, bounds, free_vars
-from verify.ptx import guards, hopper, ir, memory, specgen
+from verify.ptx import assume, guards, hopper, ir, memory, specgen
 from verify.ptx.assume import Assumptions
 from verify.ptx.ops import Machine
 from verify.ptx.parse import parse_ptx, read_ptx
@@ -282,14 +282,21 @@ def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult
             _unknown(kernel, a, "unknown", f"verify refused its spec: {e.message}")
             for a in spec.names.values()
         ]
+
+    def settled(r: CheckResult) -> CheckResult:
+        access, _ = spec.origin[r.line]
+        return _relabel(kernel, trace, r, access, spec, variable.size is None and size is None)
+
+    failed = {}
     for r in checked:
         origin = spec.origin.get(r.line)
         if origin is None or r.property.startswith("in_bounds") and " from " in r.property:
             continue
-        access, _ = origin
-        results.append(
-            _relabel(kernel, trace, r, access, spec, variable.size is None and size is None)
-        )
+        key = (r.line, r.property)
+        results.append(settled(r))
+        if results[-1].status != Status.PROVED:
+            failed[key] = results[-1]
+    assume.state_proved_under(kernel, spec, accesses, align, failed, settled)
     return results
 
 
