@@ -243,13 +243,12 @@ class Session:
         self, kernel: KernelCheck, path: str, text: str, ptx_path: str | None, shared: int | None
     ) -> list[CheckResult]:
         """TTGIR's buffer checks and each op's checks from the kernel's own PTX
-        (`verify.ttgir.from_ptx.merge`, as `verify ttgir` decides them); TTGIR's
+        (`verify.ttgir.from_ptx.check_first`, as `verify ttgir` decides them); TTGIR's
         rules for every op, with the reason, where the PTX cannot be read."""
         from verify.ttgir import from_ptx
         from verify.ttgir.module import KernelChecker
 
         checker = KernelChecker(path, self._worker.read(text, path), self.timeout, self.engine)
-        results = checker.run()
         try:
             if ptx_path is None:
                 raise OSError("Triton kept no PTX for this kernel")
@@ -257,10 +256,10 @@ class Session:
                 ptx = f.read()
         except OSError as e:
             kernel.instructions = f"TTGIR's lowering rules: the PTX cannot be read ({e})"
-            return from_ptx.mark_ttgir(results, kernel.instructions)
+            return from_ptx.mark_ttgir(checker.run(), kernel.instructions)
         kernel.instructions = f"the PTX ({_shown(ptx_path)})"
         options = from_ptx.PtxOptions(shared_bytes=shared)
-        return from_ptx.merge(
+        return from_ptx.check_first(
             checker, text, ptx, ptx_path, shared, options, self.timeout, self.engine
         )
 

@@ -40,7 +40,14 @@ from verify.ptx.parse import parse_ptx
 from verify.results import CheckResult
 from verify.smt.solve import Status
 from verify.ttgir import lower
-from verify.ttgir.module import KernelChecker, read_source, run_kernel
+from verify.ttgir.module import (
+    KernelChecker,
+    nothing_to_verify,
+    prepare_kernel,
+    ran,
+    read_source,
+    run_kernel,
+)
 
 # The checks TTGIR writes for one op (the rest, bijective and equivalent, are the
 # buffer's and stay); "not" is "not modelled: <op>".
@@ -85,15 +92,20 @@ def check(
     """Every check of a kernel's TTGIR, its per-op checks decided from the PTX."""
     options = options or PtxOptions()
     name, text = read_source(path_or_text)
-    checker = run_kernel(path_or_text, timeout, engine)
     if not options.use:
-        return mark_ttgir(checker.results, "TTGIR's lowering rules (--no-ptx)")
+        return mark_ttgir(
+            run_kernel(path_or_text, timeout, engine).results, "TTGIR's lowering rules (--no-ptx)"
+        )
+    checker = prepare_kernel(path_or_text, timeout, engine)
     try:
         ptx, ptx_name, shared = _ptx(text, name, options)
     except lower.NotLowered as e:
         why = f"TTGIR's lowering rules: Triton could not lower the module ({e})"
-        return mark_ttgir(checker.results, why)
-    return merge(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+        return mark_ttgir(ran(checker).results, why)
+    results = check_first(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+    if not checker.results:
+        raise nothing_to_verify(checker.name)
+    return results
 
 
 def _ptx(text: str, name: str, options: PtxOptions) -> tuple[str, str, int | None]:
@@ -149,7 +161,42 @@ def merge(
     timeout: float,
     engine: str,
 ) -> list[CheckResult]:
-    """TTGIR's buffer checks, and each op's checks from the PTX (see the module doc)."""
+    """TTGIR's buffer checks, and each op's checks from the PTX (see the module
+    doc); `checker` has run."""
+    from_ptx, decided = _ptx_checks(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+    return _merged(checker.results, from_ptx, decided)
+
+
+def check_first(
+    checker: KernelChecker,
+    text: str,
+    ptx: str,
+    ptx_name: str,
+    shared: int | None,
+    options: PtxOptions,
+    timeout: float,
+    engine: str,
+) -> list[CheckResult]:
+    """`merge`'s results for a `checker` that has not run: the PTX is checked
+    first, then TTGIR's checks skip the accesses of each op the PTX decides
+    (those `merge` would drop), so only buffers, views and the ops the PTX
+    leaves undecided cost TTGIR's checks."""
+    from_ptx, decided = _ptx_checks(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+    checker.decided_elsewhere = {op for op, seen in decided.items() if seen != {Status.UNKNOWN}}
+    return _merged(checker.run(), from_ptx, decided)
+
+
+def _ptx_checks(
+    checker: KernelChecker,
+    text: str,
+    ptx: str,
+    ptx_name: str,
+    shared: int | None,
+    options: PtxOptions,
+    timeout: float,
+    engine: str,
+) -> tuple[list[CheckResult], dict[str, set[Status]]]:
+    """The PTX's checks, attached to their TTGIR ops, and each op label's statuses."""
     params = parameters(text)
     ptx_options = ptx_check.Options(
         grid=options.grid,
@@ -174,8 +221,14 @@ def merge(
             decided.setdefault(label, set()).add(r.status)
         r.facts["instructions"] = "ptx"
         r.facts["ptx"] = ptx_name
+    return from_ptx, decided
+
+
+def _merged(
+    ttgir: list[CheckResult], from_ptx: list[CheckResult], decided: dict[str, set[Status]]
+) -> list[CheckResult]:
     kept = []
-    for r in checker.results:
+    for r in ttgir:
         op = _op_label(r) if _per_op(r) else None
         if op is None:
             kept.append(r)

@@ -222,6 +222,10 @@ class KernelChecker:
         # thread shared-memory instructions, then cp.async (ldgsts) apart.
         self.decisions: list[dict] = []
         self.copies: list[dict] = []
+        # Labels of ops whose instructions another reading decides (the PTX's:
+        # `verify.ttgir.from_ptx.check_first`): their buffers' checks and views
+        # stay, their own accesses are not checked here.
+        self.decided_elsewhere: set[str] = set()
 
     def run(self) -> list[CheckResult]:
         target = self.found.get("target")
@@ -387,6 +391,8 @@ class KernelChecker:
                 spec, views[md["encoding"]], _layout(md, md["alloc_shape"]), where, spec.name, label
             )
         layout = views.get(md["encoding"], "B")
+        if label in self.decided_elsewhere:
+            return []
         if tensor is None:
             return [not_modelled(where, label, "no register tensor to read or write")]
         solve = lowering.offset_solver(md["shared"]["offset"], md["alloc_shape"])
@@ -584,14 +590,29 @@ def run_kernel(
     (``cuda:90``) stands for a ``ttg.target`` the module does not carry, as
     Triton's lit tests give it on their RUN lines; else it is inferred from
     the encodings (`infer_target`)."""
+    return ran(prepare_kernel(path_or_text, timeout, engine, target))
+
+
+def prepare_kernel(
+    path_or_text: str, timeout: float = 60.0, engine: str = AUTO, target: str | None = None
+) -> KernelChecker:
+    """`run_kernel`'s checker before it runs (read, its target found)."""
     name, found = read_module(path_or_text)
     found["target"] = found.get("target") or target or infer_target(read_source(path_or_text)[1])
-    checker = KernelChecker(name, found, timeout, engine)
+    return KernelChecker(name, found, timeout, engine)
+
+
+def ran(checker: KernelChecker) -> KernelChecker:
+    """`checker` after its run; nothing to check is an error, not a pass."""
     if not checker.run():
-        raise SpecError(
-            "nothing to verify: no shared-memory allocation or operation found", Pos(1, 1), name
-        )
+        raise nothing_to_verify(checker.name)
     return checker
+
+
+def nothing_to_verify(name: str) -> SpecError:
+    return SpecError(
+        "nothing to verify: no shared-memory allocation or operation found", Pos(1, 1), name
+    )
 
 
 def check_module(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
