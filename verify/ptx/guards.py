@@ -75,8 +75,9 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
     bank = result.property.split()[0] in ("conflict_free", "wavefronts", "max_ways")
     if bank and access.full != Const(1):
         # a cp.async whose src-size may be below its size zero-fills: its cost is
-        # modelled for full copies only
-        if result.status == Status.PROVED:
+        # modelled for full copies only; one whose src-size is 0 or its size is a
+        # predicated copy (`memory._zero_or`): the lanes at 0 are masked off
+        if result.status == Status.PROVED and not access.masks:
             why = (
                 access.full.reason
                 if isinstance(access.full, Unknown)

@@ -48,6 +48,9 @@ class Access:
     # a cp.async.cg whose src-size is a register: ptxas emits LDGSTS...ZFILL, which
     # the H200 serves at twice rule S's wavefronts (`verify.ptx.check.zfill_figures`)
     zfill: bool = False
+    # the src-size is 0 or the copy size (`_zero_or`): ptxas predicates the copy, so
+    # `full` is a guard (a lane whose src-size is 0 copies nothing), not a zero fill
+    masks: bool = False
 
     @property
     def bytes(self) -> int:
@@ -171,7 +174,8 @@ def _source(access: Access, event: Event, ctx: Context, symbol) -> None:
         assert isinstance(size, ir.Imm), "instruction_name refuses a copy size that is not one"
         if isinstance(given, ir.Reg):
             value = event.state.get(given.name, Unknown(f"{given.name} is unset"))
-            access.zfill = "cg" in instr.parts and not _zero_or(value, size.value, ctx)
+            access.masks = _zero_or(value, size.value, ctx)
+            access.zfill = "cg" in instr.parts and not access.masks
         elif isinstance(given, ir.Imm):
             value = Const(given.value)
         else:
