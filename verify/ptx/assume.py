@@ -107,14 +107,6 @@ def alignment_ladder(current: dict[str, int]) -> list[dict[str, int]]:
     return ladder[-MAX_REDECISIONS:]
 
 
-def search_order(ladder: list[dict[str, int]]) -> list[int]:
-    """Indices into `ladder` to decide at: the strongest first (nothing weaker can
-    prove what it does not), then the rest weakest first."""
-    if not ladder:
-        return []
-    return [len(ladder) - 1, *range(len(ladder) - 1)]
-
-
 def proved_under_text(
     holds: str, under: dict[str, int], default: dict[str, int], otherwise: str
 ) -> str:
@@ -142,44 +134,55 @@ def state_proved_under(kernel, spec, accesses, align: int, failed: dict, settled
     """Each failed check of `kernel` (a `verify.ptx.check.Kernel`) that a stronger
     alignment proves gets the least such one (`proved_under`) beside its
     counterexample or reason. The allocation's spec, from the trace already made, is
-    decided again with only its failed checks kept, at most `MAX_REDECISIONS` times;
-    each answer counts only once `settled` (what the kernel's guards and src-size
-    operands make of a spec's verdict) leaves it PROVED."""
+    decided again at most `MAX_REDECISIONS` times, each time with only the accesses
+    whose checks are still open: the strongest rung first, then the weaker ones
+    from the weakest for what the strongest proves. An answer counts only once
+    `settled` (what the kernel's guards and src-size operands make of a spec's
+    verdict) leaves it PROVED."""
     default = _alignment_knobs(kernel, spec, accesses, align)
     ladder = alignment_ladder(default)
-    lines = spec.text.splitlines()
-    kept = {line for line, _ in failed}
-    text = "\n".join(
-        t if not t.startswith("check ") or i + 1 in kept else "#" for i, t in enumerate(lines)
-    )
-    least: dict = {}
-    for rung in search_order(ladder):
-        if not failed.keys() - least.keys():
+    if not ladder:
+        return
+    open_ = _proved_at(kernel, spec, ladder[-1], default, align, failed, settled)
+    least = dict.fromkeys(open_, ladder[-1])
+    for under in ladder[:-1]:
+        if not open_:
             break
-        under = ladder[rung]
-        again = text.replace(
-            f"buffer align {align}", f"buffer align {under.get('shared_align', align)}", 1
+        proved = _proved_at(kernel, spec, under, default, align, open_, settled)
+        least.update(dict.fromkeys(proved, under))
+        open_ = {k: r for k, r in open_.items() if k not in proved}
+    for key, under in least.items():
+        _note(failed[key], under, default)
+
+
+def _proved_at(kernel, spec, under, default, align: int, failed: dict, settled) -> dict:
+    """The checks of `failed` that `spec`, its alignments raised to `under`, proves."""
+    text = _failed_only(spec, failed).replace(
+        f"buffer align {align}", f"buffer align {under.get('shared_align', align)}", 1
+    )
+    if "global_align" in under:
+        text = text.replace(
+            f"global align {default['global_align']}", f"global align {under['global_align']}", 1
         )
-        if "global_align" in under:
-            again = again.replace(
-                f"global align {default['global_align']}",
-                f"global align {under['global_align']}",
-                1,
-            )
-        try:
-            decided = run_spec(
-                parse_text(again + "\n", spec.label), kernel.options.timeout, kernel.options.engine
-            )
-        except SpecError:
-            return
-        for r in decided:
-            key = (r.line, r.property)
-            if key in failed and rung < least.get(key, len(ladder)) and _proved(r, settled):
-                least[key] = rung
-        if rung == len(ladder) - 1 and not least:
-            return  # the strongest proves none: no weaker one can
-    for key, rung in least.items():
-        _note(failed[key], ladder[rung], default)
+    try:
+        decided = run_spec(
+            parse_text(text + "\n", spec.label), kernel.options.timeout, kernel.options.engine
+        )
+    except SpecError:
+        return {}
+    found = {(r.line, r.property): r for r in decided}
+    return {k: v for k, v in failed.items() if k in found and _proved(found[k], settled)}
+
+
+def _failed_only(spec, failed: dict) -> str:
+    """`spec`'s text with only the accesses (and their checks) that have a failed
+    check: every other line `spec.origin` ties to an access is blanked to a comment,
+    so the lines keep their numbers."""
+    kept = {id(spec.origin[line][0]) for line, _ in failed}
+    return "\n".join(
+        "#" if i + 1 in spec.origin and id(spec.origin[i + 1][0]) not in kept else t
+        for i, t in enumerate(spec.text.splitlines())
+    )
 
 
 def _proved(result: CheckResult, settled) -> bool:
