@@ -209,6 +209,26 @@ def test_tma_base_past_the_pattern_tilelang_2379():
     assert verdicts(as_declared, "aligned 128") == [Status.REFUTED]
 
 
+def test_tma_box_read_with_a_base_offset_from_the_address():
+    """A descriptor whose base offset is PTX's (start >> 7) & 7 is decided at each
+    base: right where the box starts on the 1024-byte pattern, wrong 128 bytes past
+    it (the H200 read 8192 of 8192 bytes wrong there: wgmma_tma_base_h200.md)."""
+    spec = SPECS / "tma_wgmma_base_offset.ptx"
+    at_1024 = results(spec, tma_maps=(MAP_128B,), shared_align=1024)
+    assert verdicts(at_1024, "writer_reader") == [Status.PROVED]
+    at_128 = results(spec, tma_maps=(MAP_128B,), shared_align=128)
+    assert verdicts(at_128, "writer_reader") == [Status.REFUTED]
+    cex = counterexample_of(at_128, "writer_reader")
+    base, row, k = cex.instance["base"], cex.instance["row"], cex.instance["k"]
+    assert base % 1024
+    written = swizzle(base + row * 128 + k * 2, 3)  # TMA: the absolute address
+    plain = base + k_major_byte(row, k, 3, 1024)
+    pattern_row = ((plain >> 7) - ((base >> 7) & 7)) % 8  # the base offset subtracted
+    read = plain ^ pattern_row << 4
+    assert written != read
+    assert f"written at byte {written}, read from byte {read}" in cex.summary
+
+
 @pytest.mark.parametrize(
     "text, found",
     [

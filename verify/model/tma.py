@@ -153,13 +153,15 @@ def wgmma_reads_box(
     k_offset: int = 0,
     base_offset_from_base: bool = False,
     coords: tuple[str, str] | None = None,
+    at_base: int | None = None,
 ):
     """Prove that wgmma's operand `op`, read through `desc` (start counted from the
     box's shared destination), is the box TMA wrote there, element for element, at
     every destination base that is a multiple of `align`. The operand's element
     (row, k) is the box's (k + k_offset, row + row_offset) for a K-major operand and
     (row + row_offset, k + k_offset) for an MN-major one, or `coords` (spec
-    expressions of row and k: the box's (inner, row)) where given. Returns
+    expressions of row and k: the box's (inner, row)) where given. With `at_base`
+    only that destination base is decided (a descriptor that changes with it). Returns
     `check_writer_reader`'s (Report, Mismatch or None)."""
     if align % DESTINATION_ALIGN:
         raise SpecError(
@@ -176,4 +178,5 @@ def wgmma_reads_box(
         align=align,
         coords=coords,
         base_offset_from_base=base_offset_from_base,
+        at_base=at_base,
     )

@@ -410,6 +410,7 @@ def writer_reader_spec(
     align: int,
     coords: tuple[str, str] = ("row", "k"),
     base_offset_from_base: bool = False,
+    at_base: int | None = None,
 ) -> str:
     """Spec text proving that what `writer` put in shared memory is what wgmma reads.
 
@@ -424,12 +425,13 @@ def writer_reader_spec(
     LayoutDef (base + element bytes * layout, a pointer swizzle on the whole address).
     With `base_offset_from_base` the descriptor's base offset is PTX's
     ``(pattern start >> 7) & 7`` for the buffer's base as the pattern start, instead
-    of `desc.base_offset`.
+    of `desc.base_offset`. With `at_base` the buffer is at that one base instead (a
+    kernel whose descriptor changes with the base is decided base by base).
 
     One ``check equivalent`` compares, for every (row, k, slot), the byte written
     (left) with the byte read (right); a counterexample names the element and both.
     """
-    return _writer_reader(writer, dtype, desc, op, align, coords, base_offset_from_base)[0]
+    return _writer_reader(writer, dtype, desc, op, align, coords, base_offset_from_base, at_base)[0]
 
 
 def check_writer_reader(
@@ -441,6 +443,7 @@ def check_writer_reader(
     align: int,
     coords: tuple[str, str] = ("row", "k"),
     base_offset_from_base: bool = False,
+    at_base: int | None = None,
 ):
     """Run `writer_reader_spec` with verify's runner (what verify.api.check_text runs,
     less its repair suggestions; called directly so that the API, which may come to
@@ -453,16 +456,15 @@ def check_writer_reader(
     from verify.spec.parser import parse_text
 
     text, written, read = _writer_reader(
-        writer, dtype, desc, op, align, coords, base_offset_from_base
+        writer, dtype, desc, op, align, coords, base_offset_from_base, at_base
     )
     report = Report(run_spec(parse_text(text, "<writer=reader>")))
     cex = next(r for r in report if r.property.startswith("equivalent")).counterexample
     if cex is None:
         return report, None
     env = {name: cex.instance[name] for name in ("row", "k", "slot")}
-    mismatch = Mismatch(
-        env["row"], env["k"], align * env["slot"], evaluate(written, env), evaluate(read, env)
-    )
+    base = align * env["slot"] if at_base is None else at_base
+    mismatch = Mismatch(env["row"], env["k"], base, evaluate(written, env), evaluate(read, env))
     if mismatch.written == mismatch.read:
         raise InternalError(f"writer = reader counterexample does not replay: {mismatch}")
     return report, mismatch
@@ -476,6 +478,7 @@ def _writer_reader(
     align: int,
     coords: tuple[str, str],
     base_offset_from_base: bool,
+    at_base: int | None = None,
 ) -> tuple[str, Expr, Expr]:
     """The spec text of `writer_reader_spec` and its two addresses."""
     from verify.spec.layout_text import parse_layout
@@ -485,8 +488,9 @@ def _writer_reader(
     layout = parse_layout(writer, dtype=dtype)
     swizzle = layout.pointer_swizzle
     span = 1 << (swizzle.source_mask | swizzle.target_mask).bit_length() if swizzle else 1
-    domain = f"row in 0..{op.rows}, k in 0..{op.k}, slot in 0..{max(BASE_PERIOD, span) // align}"
-    base = mul(Const(align), Var("slot"))
+    slots = max(BASE_PERIOD, span) // align if at_base is None else 1
+    domain = f"row in 0..{op.rows}, k in 0..{op.k}, slot in 0..{slots}"
+    base = mul(Const(align), Var("slot")) if at_base is None else Const(at_base)
     elem_bytes = DTYPE_BYTES[canonical_dtype(dtype) or dtype]
     written = _written_address(layout, [_coordinate(c, domain) for c in coords], base, elem_bytes)
     pattern_row = BinOp("%", BinOp(">>", base, Const(7)), Const(8))
@@ -504,7 +508,8 @@ def _writer_reader(
             f"# writer = reader: {writer.strip()} ({dtype}), buffer aligned to {align} bytes",
             f"# read by wgmma through {desc} (start from the buffer base, base offset",
             f"# {base_offset}), a {op.rows}x{op.k} {op.major}-major operand; the writer's",
-            f"# coordinates of element (row, k): ({', '.join(coords)}); base = {align} * slot.",
+            f"# coordinates of element (row, k): ({', '.join(coords)}); "
+            + (f"base = {align} * slot." if at_base is None else f"base = {at_base}."),
             "# Left: the byte written; right: the byte wgmma reads.",
             f"dtype {dtype}",
             f"layout Written({domain}) = {render(written)}",

@@ -727,11 +727,11 @@ def _box_coords(tmap, boxes: int, op: Operand, delta: int) -> tuple[str, str] | 
 
 
 def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts) -> CheckResult:
-    """writer = reader: the operand is the box the TMA copy wrote, at every base."""
+    """writer = reader: the operand is the box the TMA copy wrote, at every base. The
+    descriptor at base 0, counted from the box, is decided at every base at once; a
+    base where it differs (a base offset computed from the address) at that base."""
     groups: dict = {}
-    for point, base, at0, _ in cases:
-        if base:
-            continue
+    for point, base, at0, atb in cases:
         found = _containing(kernel, copies, at0.start_address, maps)
         if isinstance(found, str):
             return _unknown(kernel, event, f"writer_reader {what}", found)
@@ -740,16 +740,12 @@ def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts
         if isinstance(coords, str):
             return _unknown(kernel, event, f"writer_reader {what}", coords)
         run = tma_model.TensorMap(tmap.dtype, (tmap.box[0], tmap.rows * boxes), tmap.swizzle)
-        desc = MatrixDescriptor(
-            at0.start_address - dest0,
-            at0.leading_byte_offset,
-            at0.stride_byte_offset,
-            at0.swizzle,
-            at0.base_offset,
-        )
-        groups.setdefault((run, desc, coords, align), (copy, point))
-    for (tmap, desc, coords, align), (copy, point) in groups.items():
-        status, mismatch = _box_verdict(tmap, desc, read.op, align, coords)
+        desc = _from_box(at0, dest0)
+        moved_desc = _from_box(atb, dest0 + base)
+        at_base = None if moved_desc == desc else base
+        groups.setdefault((run, moved_desc, coords, align, at_base), (copy, point))
+    for (tmap, desc, coords, align, at_base), (copy, point) in groups.items():
+        status, mismatch = _box_verdict(tmap, desc, read.op, align, coords, at_base)
         if status is Status.PROVED:
             continue
         if mismatch is None:
@@ -780,6 +776,17 @@ def _tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts
         Status.PROVED,
         engine="verify runner",
         facts={**facts, "boxes": len(groups)},
+    )
+
+
+def _from_box(desc: MatrixDescriptor, destination: int) -> MatrixDescriptor:
+    """The descriptor with its start counted from the box's destination."""
+    return MatrixDescriptor(
+        desc.start_address - destination,
+        desc.leading_byte_offset,
+        desc.stride_byte_offset,
+        desc.swizzle,
+        desc.base_offset,
     )
 
 
@@ -824,9 +831,14 @@ def _alignment(dest0: int, step: int) -> int:
 
 
 @lru_cache(maxsize=256)
-def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, coords):
+def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, coords, at_base=None):
     report, mismatch = tma_model.wgmma_reads_box(
-        tmap, desc, op, align=max(align, tma_model.DESTINATION_ALIGN), coords=coords
+        tmap,
+        desc,
+        op,
+        align=max(align, tma_model.DESTINATION_ALIGN),
+        coords=coords,
+        at_base=at_base,
     )
     verdict = next(r for r in report if r.property.startswith("equivalent"))
     return verdict.status, mismatch
