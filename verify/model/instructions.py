@@ -206,8 +206,10 @@ def _copy(quals: list[str], text: str) -> Instruction:
 
 
 def ptx_opcode(instr: Instruction) -> str:
-    """The PTX instruction `instr` stands for, in full spelling (PTX ISA, "Data
-    Movement and Conversion Instructions": ld, st, cp.async, ldmatrix, stmatrix).
+    """The PTX instruction `instr` stands for, in full spelling (PTX ISA 8.x: "Data
+    Movement and Conversion Instructions: ld", "...: st", "...: cp.async"; "Warp
+    Level Matrix Multiply-Accumulate Instructions": "Warp-level matrix load
+    instruction: ldmatrix", "Warp-level matrix store instruction: stmatrix").
     ld/st keep their canonical short form, which is PTX (``ld.shared.v4.b32``);
     ldmatrix/stmatrix take the qualifiers PTX requires
     (``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``); cp.async's copy size is an
