@@ -12,13 +12,20 @@ with ``always_compile``, so Triton's cache never answers), verify's own seconds
 inside the listener, and verify's seconds when its cache answers (a new session
 over the same cache). The first kernel of a process also pays for starting the
 TTGIR reading child (once per run): measured apart, on a kernel outside the
-table.
+table. A last pass (not timed against Triton) splits verify's seconds per kernel
+into its phases (`PHASES`: reading the TTGIR, TTGIR's checks, parsing the PTX,
+the PTX's checks; and across both, parsing the generated specs and deciding
+them) and finds the slowest single spec decided (one buffer's or one PTX
+allocation's checks: an upper bound on any one op's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import importlib
 import os
+import resource
 import runpy
 import statistics
 import sys
@@ -41,9 +48,22 @@ TUTORIALS = {"matmul", "softmax", "attention", "transpose"}
 
 
 def compile_seconds(src, options) -> float:
-    started = time.perf_counter()
+    return compile_times(src, options)[0]
+
+
+def compile_times(src, options) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one ``triton.compile``; its CPU time counts
+    this process and the children it waited for (ptxas)."""
+    started, cpu = time.perf_counter(), cpu_seconds()
     triton.compile(src, target=TARGET, options=options)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, cpu_seconds() - cpu
+
+
+def cpu_seconds() -> float:
+    own, children = (
+        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def one_round(cache_dir: str) -> dict[str, dict]:
@@ -51,7 +71,8 @@ def one_round(cache_dir: str) -> dict[str, dict]:
     rows: dict[str, dict] = {}
     sources = [(k.stem, source(k), k.options) for k in CATALOG]
     for stem, src, options in sources:
-        rows[stem] = {"alone": compile_seconds(src, options)}
+        wall, cpu = compile_times(src, options)
+        rows[stem] = {"alone": wall, "alone_cpu": cpu}
     for answered in ("fresh", "cached"):
         session = Session(cache_dir=cache_dir, report=None)
         session.install()
@@ -65,6 +86,7 @@ def one_round(cache_dir: str) -> dict[str, dict]:
                     {
                         f"hooked_{answered}": wall,
                         f"verify_{answered}": kernel.seconds,
+                        f"verify_cpu_{answered}": kernel.cpu_seconds,
                         "checks": len(kernel.results),
                         "refuted": len(kernel.refuted),
                         "not_modelled": sum(
@@ -102,13 +124,86 @@ def first_kernel_seconds(cache_dir: str) -> tuple[float, float]:
         session.uninstall()
 
 
+# (phase, module, owner attribute or "", function): wrapped with a timer for the
+# breakdown pass. The first four are verify's steps per kernel, in order; the
+# last two sum the spec parsing and deciding inside TTGIR's and the PTX's checks.
+PHASES = (
+    ("read TTGIR", "verify.integrations.extract_worker", "ExtractWorker", "read"),
+    ("TTGIR checks", "verify.ttgir.module", "KernelChecker", "run"),
+    ("parse PTX", "verify.ttgir.from_ptx", "", "parse_ptx"),
+    ("PTX checks", "verify.ptx.check", "", "check_module"),
+    ("spec parse", "verify.ttgir.module", "", "parse_text"),
+    ("spec parse", "verify.ptx.check", "", "parse_text"),
+    ("decide", "verify.ttgir.module", "", "run_spec"),
+    ("decide", "verify.ptx.check", "", "run_spec"),
+)
+PHASE_NAMES = tuple(dict.fromkeys(name for name, *_ in PHASES))
+
+
+@contextlib.contextmanager
+def timed_phases(seconds: dict[str, float], slowest: list):
+    """Each function of PHASES timed into `seconds`; `slowest` keeps the longest
+    single decide as [seconds, checks]."""
+    saved = []
+    for phase, module_name, owner_name, attr in PHASES:
+        owner = importlib.import_module(module_name)
+        owner = getattr(owner, owner_name) if owner_name else owner
+        original = getattr(owner, attr)
+        saved.append((owner, attr, original))
+        setattr(owner, attr, _timer(phase, original, seconds, slowest))
+    try:
+        yield
+    finally:
+        for owner, attr, original in reversed(saved):
+            setattr(owner, attr, original)
+
+
+def _timer(phase, original, seconds, slowest):
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            out = original(*args, **kwargs)
+        finally:
+            spent = time.perf_counter() - started
+            seconds[phase] = seconds.get(phase, 0.0) + spent
+        if phase == "decide" and spent > slowest[0]:
+            slowest[:] = [spent, len(out)]
+        return out
+
+    return timed
+
+
+def breakdown() -> dict[str, dict]:
+    """Each kernel's verify seconds by phase, and its slowest single decide."""
+    rows: dict[str, dict] = {}
+    session = Session(cache_dir="", report=None)
+    session.install()
+    warm_up(session)
+    try:
+        for kernel in CATALOG:
+            seconds: dict[str, float] = {}
+            slowest = [0.0, 0]
+            with timed_phases(seconds, slowest):
+                compile_seconds(source(kernel), kernel.options)
+            rows[kernel.stem] = {
+                **{name: seconds.get(name, 0.0) for name in PHASE_NAMES},
+                "slowest_decide": slowest[0],
+                "slowest_checks": slowest[1],
+            }
+    finally:
+        session.uninstall()
+    return rows
+
+
 def main() -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     knobs.compilation.always_compile = True
+    load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton")
         first, second = first_kernel_seconds(tmp)
         rounds = [one_round(os.path.join(tmp, f"verify{i}")) for i in range(ROUNDS)]
+        phases = breakdown()
     rows = [
         {
             "kernel": stem,
@@ -117,11 +212,19 @@ def main() -> int:
         }
         for stem in rounds[0]
     ]
-    write(rows, first, second)
+    write(rows, first, second, phases, load_at_start)
     return 0
 
 
-FIGURES = ("alone", "hooked_fresh", "verify_fresh", "hooked_cached", "verify_cached")
+FIGURES = (
+    "alone",
+    "alone_cpu",
+    "hooked_fresh",
+    "verify_fresh",
+    "verify_cpu_fresh",
+    "hooked_cached",
+    "verify_cached",
+)
 
 
 def counts(rounds, stem) -> dict:
@@ -129,7 +232,9 @@ def counts(rounds, stem) -> dict:
     return {k: last[k] for k in ("checks", "refuted", "not_modelled")}
 
 
-def write(rows: list[dict], first: float, second: float):
+def write(
+    rows: list[dict], first: float, second: float, phases: dict[str, dict], load_at_start: float
+):
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(f"{RESULTS}.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -139,36 +244,48 @@ def write(rows: list[dict], first: float, second: float):
     total_alone = sum(r["alone"] for r in rows)
     total_verify = sum(r["verify_fresh"] for r in rows)
     total_hooked = sum(r["hooked_fresh"] for r in rows)
+    total_alone_cpu = sum(r["alone_cpu"] for r in rows)
+    total_verify_cpu = sum(r["verify_cpu_fresh"] for r in rows)
     lines = [
         "# Cost of checking every compiled kernel (verify run, pytest --verify-triton)",
         "",
-        f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the end; "
+        f"Machine: {machine()}, shared with other work: load average "
+        f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
         f"Triton {triton.__version__}, target sm_80, compiled on the CPU. "
         f"Median of {ROUNDS} rounds; `python -m benchmarks.speed.triton_hook`.",
         "",
         "`alone`: wall seconds of `triton.compile` with no listener; `hooked`: with "
         "verify's listener installed; `verify`: verify's seconds inside the listener "
-        "(reading the TTGIR in the long-lived child and checking every op), `fresh` "
+        "(reading the TTGIR in the long-lived child, checking every shared-memory "
+        "instruction of the kernel's PTX and TTGIR's buffers and the ops the PTX "
+        "leaves undecided), `fresh` "
         "when verify checks the kernel, `cached` when verify's cache answers. "
         "Triton's cache never answers here (`always_compile`); on a Triton cache hit of "
-        "a kernel already seen in the session verify does nothing.",
+        "a kernel already seen in the session verify does nothing. `CPU`: the same in "
+        "CPU seconds (Triton's with ptxas, verify's in the program's process), which "
+        "the machine's load disturbs less than wall time.",
         "",
         "| kernel | tutorial | checks | refuted | not modelled | triton alone (s) | "
-        "hooked (s) | verify (s) | overhead | verify cached (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "hooked (s) | verify (s) | overhead | triton CPU (s) | verify CPU (s) | "
+        "overhead in CPU | verify cached (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['kernel']} | {'yes' if r['kernel'] in TUTORIALS else 'gluon'} | "
             f"{r['checks']} | {r['refuted']} | {r['not_modelled']} | {r['alone']:.3f} | "
             f"{r['hooked_fresh']:.3f} | {r['verify_fresh']:.3f} | "
-            f"{100 * r['verify_fresh'] / r['alone']:.1f}% | {r['verify_cached']:.4f} |"
+            f"{100 * r['verify_fresh'] / r['alone']:.1f}% | {r['alone_cpu']:.3f} | "
+            f"{r['verify_cpu_fresh']:.3f} | "
+            f"{100 * r['verify_cpu_fresh'] / r['alone_cpu']:.1f}% | {r['verify_cached']:.4f} |"
         )
     lines += [
         "",
         f"All kernels: verify {total_verify:.3f} s over Triton's {total_alone:.3f} s: "
         f"{100 * total_verify / total_alone:.1f}% (target: at most 25%). The worst kernel: "
-        f"{max(100 * r['verify_fresh'] / r['alone'] for r in rows):.1f}%. Wall time of "
+        f"{max(100 * r['verify_fresh'] / r['alone'] for r in rows):.1f}%. In CPU seconds: "
+        f"verify {total_verify_cpu:.3f} s over Triton's {total_alone_cpu:.3f} s: "
+        f"{100 * total_verify_cpu / total_alone_cpu:.1f}%. Wall time of "
         f"the compiles with the listener against without: {total_hooked:.3f} s against "
         f"{total_alone:.3f} s (+{100 * (total_hooked / total_alone - 1):.1f}%; it includes "
         "the noise of a shared 2-core machine, and Python's work after each check).",
@@ -176,9 +293,41 @@ def write(rows: list[dict], first: float, second: float):
         f"Once per process: verify's first kernel took {first:.3f} s (the reading child "
         f"starts: it imports verify and Triton), the next {second:.3f} s.",
     ]
+    lines += phase_table(phases)
     with open(f"{RESULTS}.md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def phase_table(phases: dict[str, dict]) -> list[str]:
+    total = {name: sum(p[name] for p in phases.values()) for name in PHASE_NAMES}
+    steps = sum(total[name] for name in PHASE_NAMES[:4])
+    worst = max(phases.items(), key=lambda item: item[1]["slowest_decide"])
+    return [
+        "",
+        "## Where verify's time goes",
+        "",
+        "One more pass, each phase timed (seconds; `spec parse` and `decide` are "
+        "inside `TTGIR checks` and `PTX checks`, summed over both). `slowest decide`: "
+        "the longest single spec decided in the kernel (one buffer's or one PTX "
+        "allocation's checks, all its ops: an upper bound on any one op's), and its checks.",
+        "",
+        "| kernel | " + " | ".join(PHASE_NAMES) + " | slowest decide (s) | its checks |",
+        "|---|" + "---|" * (len(PHASE_NAMES) + 2),
+        *(
+            f"| {stem} | "
+            + " | ".join(f"{p[name]:.3f}" for name in PHASE_NAMES)
+            + f" | {p['slowest_decide']:.3f} | {p['slowest_checks']} |"
+            for stem, p in phases.items()
+        ),
+        "",
+        "All kernels: "
+        + ", ".join(
+            f"{name} {total[name]:.3f} s ({100 * total[name] / steps:.0f}%)" for name in PHASE_NAMES
+        )
+        + f" of the four steps' {steps:.3f} s. The slowest single decide: "
+        f"{worst[1]['slowest_decide']:.3f} s ({worst[1]['slowest_checks']} checks, {worst[0]}).",
+    ]
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ class KernelCheck:
     error: ErrorRecord | None = None  # verify could not read it (located)
     cached: bool = False  # answered from verify's cache
     seconds: float = 0.0  # verify's time on it
+    cpu_seconds: float = 0.0  # verify's CPU time on it in this process (not the reading child's)
     compile_seconds: float = 0.0  # Triton's, as its listener reports it
     # With `targets`: the hashes of this kernel compiled again for them (each
     # its own KernelCheck); this one is not checked itself.
@@ -199,7 +200,7 @@ class Session:
         return kernel
 
     def _check(self, src, metadata: dict, group: dict, compile_seconds: float):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         kernel = self._record(src, metadata, compile_seconds)
         key = answer_key(f"triton-kernel {kernel.hash} {os.getcwd()}", self.engine, self.timeout)
         cached = self.cache.get(key) if self.cache is not None else None
@@ -212,6 +213,7 @@ class Session:
             if self.cache is not None:
                 self.cache.put(key, KernelOutcome.of(kernel))
         kernel.seconds = time.perf_counter() - start
+        kernel.cpu_seconds = time.process_time() - cpu_start
         self._tell(kernel)
 
     def _read_and_check(self, kernel: KernelCheck, group: dict, shared: int | None):
