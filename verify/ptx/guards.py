@@ -21,6 +21,7 @@ condition (a 0/1 expression, `verify.ptx.trace.Event.condition`) holds. So:
 from __future__ import annotations
 
 import itertools
+import math
 
 from verify.errors import SpecError
 from verify.model.expr import Const, Expr, Range, Var, evaluate, free_vars
@@ -30,6 +31,9 @@ from verify.results import CheckResult
 from verify.smt.solve import Status
 
 MAX_TRIES = 4096
+# Cases (lanes times the other variables' values) enumerated to show that a guard
+# naming the lane still runs a warp's lanes all or none.
+MAX_UNIFORM_CASES = 1 << 16
 
 
 def condition(access, kernel) -> Expr | Unknown:
@@ -70,6 +74,30 @@ def _holds_somewhere(cond: Expr, fixed: dict[str, int], ranges: dict[str, Range]
     return False
 
 
+def _same_for_every_lane(cond: Expr, ranges: dict[str, Range]) -> bool:
+    """At every value of its other variables, `cond` is one value across the lanes
+    (a K-tail mask ``offs_k < K - k*BLOCK_K`` at K a multiple of BLOCK_K: the warp
+    runs whole or not at all), shown by enumerating every case; False where the
+    cases are too many or a variable has no range."""
+    others = sorted(free_vars(cond) - {"lane"})
+    spans = [ranges.get(v) for v in others]
+    lanes = ranges.get("lane", Range(0, 32))
+    if any(r is None for r in spans):
+        return False
+    sizes = [r.hi - r.lo for r in spans if r is not None]
+    if math.prod(sizes) * (lanes.hi - lanes.lo) > MAX_UNIFORM_CASES:
+        return False
+    for values in itertools.product(*(range(r.lo, r.hi) for r in spans if r is not None)):
+        fixed = dict(zip(others, values))
+        try:
+            seen = {evaluate(cond, {**fixed, "lane": lane}) for lane in range(lanes.lo, lanes.hi)}
+        except SpecError:
+            return False
+        if len(seen) > 1:
+            return False
+    return True
+
+
 def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
     cond = condition(access, kernel)
     bank = result.property.split()[0] in ("conflict_free", "wavefronts", "max_ways")
@@ -89,7 +117,11 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
             )
         cond = _both(cond, access.full, kernel)
     if result.status == Status.PROVED:
-        lane_masked = isinstance(cond, Expr) and "lane" in free_vars(cond)
+        lane_masked = (
+            isinstance(cond, Expr)
+            and "lane" in free_vars(cond)
+            and not _same_for_every_lane(cond, kernel.ctx.ranges)
+        )
         if bank and lane_masked and not parse_instruction(access.instruction).exact:
             return _unknown(
                 result,
