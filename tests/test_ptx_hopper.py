@@ -229,6 +229,37 @@ def test_tma_box_read_with_a_base_offset_from_the_address():
     assert f"written at byte {written}, read from byte {read}" in cex.summary
 
 
+BLACKWELL_KERNEL = """\
+.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry umma()
+.reqntid 128
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	.shared .align 1024 .b8 tile[8192];
+	mov.u32 %r1, tile;
+	shr.u32 %r2, %r1, 4;
+	cvt.u64.u32 %rd1, %r2;
+	or.b64 %rd2, %rd1, 4611756662049538048;
+	mov.u32 %r3, 0;
+	tcgen05.mma.cta_group::1.kind::f16 [%r3], %rd2, %rd2, %r3, 1;
+	ret;
+}
+"""
+
+
+def test_tcgen05_operands_are_unknown(tmp_path):
+    """sm_100's descriptor format is on paper only: a tcgen05.mma is reported, never
+    passed over (before, the kernel read as fully proved)."""
+    path = tmp_path / "umma.ptx"
+    path.write_text(BLACKWELL_KERNEL)
+    found = results(path)
+    assert [r.status for r in found] == [Status.UNKNOWN]
+    assert "on paper only" in found[0].reason
+
+
 @pytest.mark.parametrize(
     "text, found",
     [

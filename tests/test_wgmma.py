@@ -1,7 +1,9 @@
 """wgmma matrix descriptors (verify.model.wgmma) against two oracles sharing no code
 with it: CUTLASS's make_gmma_desc and CuTe's swizzled pointers (a host C++ program,
 tests/data/hopper/gmma_desc_oracle.cpp, its output committed), and the H200's own
-reads (benchmarks/hardware/wgmma/probe.cu, tests/data/hopper/wgmma_h200_maps.txt)."""
+reads (benchmarks/hardware/wgmma/probe.cu, tests/data/hopper/wgmma_h200_maps.txt).
+The sm_100 tcgen05 format, on paper only, against CUTLASS's UMMA::SmemDescriptor
+bitfields (tests/data/hopper/umma_desc_oracle.cpp, its output committed)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ import pytest
 from verify.errors import SpecError
 from verify.model.expr import Var, compiled, evaluate
 from verify.model.wgmma import (
+    DESCRIPTOR_FORMATS,
     OPERAND_BITS,
+    SM90_WGMMA,
+    SM100_TCGEN05,
     MatrixDescriptor,
     Operand,
     ReadMap,
@@ -52,6 +57,48 @@ def test_decode_names_the_fields_at_their_bits():
     assert MatrixDescriptor.decode(7 << 49 | 3 << 62).base_offset == 7
     assert MatrixDescriptor.decode(3 << 62).swizzle is SwizzleMode.B32
     assert MatrixDescriptor.decode(1 << 14 | 1 << 30 | 1 << 46).start_address == 0  # gaps
+
+
+# CUTLASS's UMMA::LayoutType codes (cute/arch/mma_sm100_desc.hpp), by the mode they name.
+UMMA_LAYOUTS = {0: SwizzleMode.NONE, 2: SwizzleMode.B128, 4: SwizzleMode.B64, 6: SwizzleMode.B32}
+
+
+def test_tcgen05_format_is_cutlass_s_bitfields():
+    """Every descriptor CUTLASS's UMMA::SmemDescriptor packs decodes to its fields
+    in the tcgen05 table entry, and encodes back to the same 64 bits."""
+    with open(DATA / "umma_desc_oracle.txt") as f:
+        rows = [[int(x) for x in line.split()] for line in f]
+    assert len(rows) == 240
+    for layout, start, lbo, sbo, base_offset, value in rows:
+        want = MatrixDescriptor(start, lbo, sbo, UMMA_LAYOUTS[layout], base_offset)
+        assert MatrixDescriptor.decode(value, SM100_TCGEN05) == want
+        assert want.encode(SM100_TCGEN05) == value
+
+
+@pytest.mark.parametrize("mode", list(SwizzleMode))
+def test_the_formats_differ_where_the_documents_say(mode):
+    """tcgen05's 3-bit codes at 61-63 are sm_90's 2-bit codes at 62-63 with a new low
+    bit (1: 128B with 32-byte atoms), so for the four shared modes the two formats
+    differ only in tcgen05's fixed 0b001 at 46-48."""
+    desc = MatrixDescriptor(1024, 16, 1024, mode, 3)
+    sm90, sm100 = desc.encode(SM90_WGMMA), desc.encode(SM100_TCGEN05)
+    assert sm90 == desc.encode()  # sm_90 is the default
+    assert sm90 ^ sm100 == 1 << 46
+    assert set(DESCRIPTOR_FORMATS.values()) == {SM90_WGMMA, SM100_TCGEN05}
+    assert SM90_WGMMA.validated and not SM100_TCGEN05.validated
+
+
+@pytest.mark.parametrize(
+    "value, found",
+    [
+        (2 << 61, "bits 46-48: expected 0b1, found 0b0"),
+        (1 << 46 | 1 << 61, "expected one of 0 (none), 2 (128B), 4 (64B), 6 (32B), found 1"),
+        (1 << 46 | 1 << 52, "leading-dimension mode 1 (LBO an absolute address) is not modelled"),
+    ],
+)
+def test_tcgen05_refuses_what_it_does_not_model(value, found):
+    with pytest.raises(SpecError, match=re.escape(found)):
+        MatrixDescriptor.decode(value, SM100_TCGEN05)
 
 
 def test_the_module_s_worked_example():

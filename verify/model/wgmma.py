@@ -27,6 +27,11 @@ bits    field
 CUTLASS's ``GmmaDescriptor`` (cute/arch/mma_sm90_desc.hpp) lays out the same
 bits and names mode 0 ``INTERLEAVE``, 1 ``B128``, 2 ``B64``, 3 ``B32``.
 
+The bit layout is a table entry (`DescriptorFormat`, `DESCRIPTOR_FORMATS`): sm_90's
+(`SM90_WGMMA`, the default, validated on the H200) and sm_100 tcgen05's
+(`SM100_TCGEN05`: the layout type at 61-63, a fixed 0b001 at 46-48, the
+leading-dimension mode bit 52), on paper only: no sm_100 machine was measured.
+
 The address of element (row, k) -- row along M (operand A) or N (operand B), k
 along K -- is start + a canonical offset + the element's byte in its 16-byte
 chunk, then the mode's XOR on the absolute address. With T elements in a
@@ -104,6 +109,94 @@ def _field(value: int, lo: int, width: int) -> int:
 
 
 @dataclass(frozen=True)
+class DescriptorFormat:
+    """One architecture's bit layout of a shared-memory matrix descriptor: a table
+    entry (`DESCRIPTOR_FORMATS`). Fields are (low bit, width); start, LBO and SBO
+    hold bytes >> 4 in both formats known. `swizzle_codes` maps the layout-type
+    field's codes to the modes this module models (a code not listed is refused as
+    not modelled); `fixed` are (low bit, width, value) the format requires;
+    `unmodelled` are (low bit, width, meaning) fields modelled only at 0.
+    `validated` says where the format was checked against hardware, "" where it was
+    not (then it is on paper: decoded and encoded, never measured)."""
+
+    name: str
+    source: str
+    validated: str
+    start: tuple[int, int]
+    leading: tuple[int, int]
+    stride: tuple[int, int]
+    base_offset: tuple[int, int]
+    swizzle: tuple[int, int]
+    swizzle_codes: tuple[tuple[int, SwizzleMode], ...]
+    fixed: tuple[tuple[int, int, int], ...] = ()
+    unmodelled: tuple[tuple[int, int, str], ...] = ()
+
+    def mode(self, code: int) -> SwizzleMode:
+        for c, mode in self.swizzle_codes:
+            if c == code:
+                return mode
+        known = ", ".join(f"{c} ({m.label})" for c, m in self.swizzle_codes)
+        raise SpecError(
+            f"{self.name} descriptor layout type: expected one of {known}, found {code} "
+            "(not modelled)"
+        )
+
+    def code(self, mode: SwizzleMode) -> int:
+        return next(c for c, m in self.swizzle_codes if m is mode)
+
+
+# sm_90 wgmma: PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor Format"; CUTLASS
+# cute/arch/mma_sm90_desc.hpp GmmaDescriptor (layout_type_ at 62-63: INTERLEAVE 0,
+# B128 1, B64 2, B32 3).
+SM90_WGMMA = DescriptorFormat(
+    name="sm_90 wgmma",
+    source="PTX ISA 9.7.15.5.1.2.2 (Matrix Descriptor Format); CUTLASS GmmaDescriptor",
+    validated="H200: 42 descriptors' read maps, 58 launches' wavefronts (wgmma_h200.md)",
+    start=(0, 14),
+    leading=(16, 14),
+    stride=(32, 14),
+    base_offset=(49, 3),
+    swizzle=(62, 2),
+    swizzle_codes=(
+        (0, SwizzleMode.NONE),
+        (1, SwizzleMode.B128),
+        (2, SwizzleMode.B64),
+        (3, SwizzleMode.B32),
+    ),
+)
+
+# sm_100 tcgen05.mma (UMMA): PTX ISA 9.7.16 "TensorCore 5th Generation", its shared
+# memory descriptor (docs.nvidia.com/cuda/parallel-thread-execution/
+# #tcgen05-shared-memory-desc-layout); CUTLASS cute/arch/mma_sm100_desc.hpp
+# UMMA::SmemDescriptor and UMMA::LayoutType. What differs from sm_90: a 3-bit layout
+# type at 61-63 (0 none, 1 128B with 32-byte atoms, 2 128B, 4 64B, 6 32B), a fixed
+# 0b001 at 46-48 (CUTLASS's version_ = 1), and bit 52, the leading-dimension mode
+# (1: LBO is an absolute address, for 48-byte K tiles). Not validated: no sm_100
+# machine here; the element addresses of `read_address` are sm_90's canonical
+# layouts, which CUTLASS's make_umma_desc builds alike, but nothing was measured.
+SM100_TCGEN05 = DescriptorFormat(
+    name="sm_100 tcgen05",
+    source="PTX ISA tcgen05 shared memory descriptor; CUTLASS UMMA::SmemDescriptor",
+    validated="",
+    start=(0, 14),
+    leading=(16, 14),
+    stride=(32, 14),
+    base_offset=(49, 3),
+    swizzle=(61, 3),
+    swizzle_codes=(
+        (0, SwizzleMode.NONE),
+        (2, SwizzleMode.B128),
+        (4, SwizzleMode.B64),
+        (6, SwizzleMode.B32),
+    ),
+    fixed=((46, 3, 0b001),),
+    unmodelled=((52, 1, "leading-dimension mode 1 (LBO an absolute address)"),),
+)
+
+DESCRIPTOR_FORMATS = {"sm90": SM90_WGMMA, "sm100": SM100_TCGEN05}
+
+
+@dataclass(frozen=True)
 class MatrixDescriptor:
     """The fields of a wgmma matrix descriptor, in bytes (start, LBO, SBO).
 
@@ -130,27 +223,41 @@ class MatrixDescriptor:
             )
 
     @classmethod
-    def decode(cls, value: int) -> MatrixDescriptor:
-        """The fields of a 64-bit descriptor value (bits outside the fields ignored)."""
+    def decode(cls, value: int, fmt: DescriptorFormat = SM90_WGMMA) -> MatrixDescriptor:
+        """The fields of a 64-bit descriptor value in `fmt` (bits outside the fields
+        ignored; a fixed field that is not its value, or an unmodelled one set, is
+        refused)."""
         if not 0 <= value < 1 << 64:
-            raise SpecError(f"wgmma descriptor: expected a 64-bit value, found {value:#x}")
+            raise SpecError(f"{fmt.name} descriptor: expected a 64-bit value, found {value:#x}")
+        for lo, width, want in fmt.fixed:
+            if _field(value, lo, width) != want:
+                raise SpecError(
+                    f"{fmt.name} descriptor bits {lo}-{lo + width - 1}: expected {want:#b}, "
+                    f"found {_field(value, lo, width):#b}"
+                )
+        for lo, width, meaning in fmt.unmodelled:
+            if _field(value, lo, width):
+                raise SpecError(f"{fmt.name} descriptor: {meaning} is not modelled")
         return cls(
-            start_address=_field(value, 0, 14) << 4,
-            leading_byte_offset=_field(value, 16, 14) << 4,
-            stride_byte_offset=_field(value, 32, 14) << 4,
-            base_offset=_field(value, 49, 3),
-            swizzle=SwizzleMode(_field(value, 62, 2)),
+            start_address=_field(value, *fmt.start) << 4,
+            leading_byte_offset=_field(value, *fmt.leading) << 4,
+            stride_byte_offset=_field(value, *fmt.stride) << 4,
+            base_offset=_field(value, *fmt.base_offset),
+            swizzle=fmt.mode(_field(value, *fmt.swizzle)),
         )
 
-    def encode(self) -> int:
-        """The 64-bit value (`decode`'s inverse on the fields)."""
-        return (
-            (self.start_address >> 4)
-            | (self.leading_byte_offset >> 4) << 16
-            | (self.stride_byte_offset >> 4) << 32
-            | self.base_offset << 49
-            | int(self.swizzle) << 62
+    def encode(self, fmt: DescriptorFormat = SM90_WGMMA) -> int:
+        """The 64-bit value in `fmt` (`decode`'s inverse on the fields)."""
+        value = (
+            (self.start_address >> 4) << fmt.start[0]
+            | (self.leading_byte_offset >> 4) << fmt.leading[0]
+            | (self.stride_byte_offset >> 4) << fmt.stride[0]
+            | self.base_offset << fmt.base_offset[0]
+            | fmt.code(self.swizzle) << fmt.swizzle[0]
         )
+        for lo, _, want in fmt.fixed:
+            value |= want << lo
+        return value
 
     def __str__(self) -> str:
         return (

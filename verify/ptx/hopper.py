@@ -110,12 +110,23 @@ _SHAPE = re.compile(r"m\d+n\d+k\d+$")
 def handles(instr: ir.Instr) -> bool:
     """Instructions this module checks (the PTX reader lists them as not modelled)."""
     parts = instr.parts
-    return (parts[0] == "wgmma" and "mma_async" in parts) or parts[:4] == [
-        "cp",
-        "async",
-        "bulk",
-        "tensor",
-    ]
+    return (
+        (parts[0] == "wgmma" and "mma_async" in parts)
+        or parts[:4] == ["cp", "async", "bulk", "tensor"]
+        or _blackwell(instr)
+    )
+
+
+def _blackwell(instr: ir.Instr) -> bool:
+    """tcgen05.mma and tcgen05.cp: sm_100 reads of shared memory through descriptors,
+    whose format is on paper only (`SM100_TCGEN05`): reported UNKNOWN, never passed."""
+    return instr.parts[0] == "tcgen05" and instr.parts[1:2] in (["mma"], ["cp"])
+
+
+BLACKWELL = (
+    "sm_100 tcgen05 operands: the descriptor format is on paper only (no sm_100 machine "
+    "here; docs/hardware.md), and Tensor Memory is not modelled"
+)
 
 
 # -- the tensor map, stated by the user -----------------------------------------------
@@ -427,6 +438,8 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "wgmma":
             results += _wgmma_results(kernel, trace, event, placed, maps, copies, written, blocks)
+        elif _blackwell(event.instr):
+            results.append(_unknown(kernel, event, "not modelled", BLACKWELL))
     return results + _k_blocks(kernel, trace, blocks)
 
 

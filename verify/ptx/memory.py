@@ -67,6 +67,8 @@ def is_memory(instr: ir.Instr) -> bool:
         return True
     if head == "wgmma" and "mma_async" in parts:
         return True
+    if head == "tcgen05" and parts[1:2] in (["mma"], ["cp"]):
+        return True  # reads shared memory through descriptors (verify.ptx.hopper)
     return head in ("ld", "st") and not any(q in _SPACES for q in parts)
 
 
