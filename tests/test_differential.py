@@ -14,6 +14,7 @@ tests/test_campaign.py and tests/test_oracle.py.
 import itertools
 
 import z3
+from conftest import WORK
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,8 +132,8 @@ def test_solver_agrees_with_enumeration(drawn):
     the whole domain is the reference: over a finite domain it is a proof)."""
     text = materialise(*drawn)
     spec = parse_text(text, "random.spec")
-    solver = run_spec(spec, timeout=120, engine="z3")
-    enumeration = run_spec(spec, timeout=120, engine="enumeration")
+    solver = run_spec(spec, WORK, engine="z3")
+    enumeration = run_spec(spec, WORK, engine="enumeration")
     assert [r.property for r in solver] == [r.property for r in enumeration]
     for s, e in zip(solver, enumeration):
         assert s.status != Status.UNKNOWN, f"\n{text}\n{s}"

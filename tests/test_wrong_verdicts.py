@@ -7,6 +7,7 @@ bug by construction.
 """
 
 import pytest
+from conftest import WORK
 
 from verify import offsets
 from verify.engines.runner import run_spec
@@ -23,9 +24,7 @@ def engine(request):
 
 
 def verdicts(text: str, engine: str) -> dict:
-    return {
-        r.property: r for r in run_spec(parse_text(text, "case.spec"), timeout=60, engine=engine)
-    }
+    return {r.property: r for r in run_spec(parse_text(text, "case.spec"), WORK, engine=engine)}
 
 
 # -- 1. tile_to_shape with an atom that is not compact ------------------------------
@@ -138,4 +137,4 @@ def test_a_subtraction_that_may_go_negative_is_still_rejected():
 
 
 def parse_and_run(text: str):
-    return run_spec(parse_text(text, "case.spec"), timeout=60)
+    return run_spec(parse_text(text, "case.spec"), WORK)
