@@ -37,8 +37,11 @@ value with `verify.model.wgmma` and checks:
   (``cp.async.bulk.tensor`` into the allocation), the box's layout from the
   tensor map (`--tma-map`, a host object the PTX does not hold) against the
   descriptor, element for element, at every base, by
-  `verify.model.tma.wgmma_reads_box` (verify's runner). st.shared and stmatrix
-  writers: UNKNOWN (which elements their registers hold is not followed).
+  `verify.model.tma.wgmma_reads_box` (verify's runner). A 16-byte st.shared of
+  the registers one unpredicated ld.global of the same width loaded, in order, in
+  the same straight-line run (Triton's attention Q), is read as a copy of that
+  load's global bytes; other st.shared and stmatrix writers: UNKNOWN (which
+  elements their registers hold is not followed).
 
 * **k_blocks** -- the wgmma of one accumulator, their operands proved blocks of
   their matrices, add A's K columns against the same K rows of B, each K slice
@@ -59,7 +62,7 @@ import itertools
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -73,6 +76,7 @@ from verify.model.expr import (
     Expr,
     Range,
     Var,
+    add,
     bounds,
     compiled,
     evaluate,
@@ -867,8 +871,9 @@ def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, coords, 
 # decided at base 0 (placement carries it to every base) for every lane, warp and
 # loop value, the parameters at their --assume values, CTA 0 (a source that moves
 # with the CTA by one constant per copy, checked at CTA 1, reads the same block
-# shifted there). st.shared and stmatrix write registers whose elements the PTX
-# reader does not follow: UNKNOWN.
+# shifted there). A 16-byte st.shared of an ld.global's registers, in order, is such
+# a copy (`_loaded_source`); other st.shared and stmatrix write registers whose
+# elements the PTX reader does not follow: UNKNOWN.
 
 MAX_WRITER_POINTS = 1 << 16  # lane x warp x loop values enumerated per copy
 
@@ -880,6 +885,7 @@ class Source:
     param: str
     offset: int
     line: int  # the copy's PTX line
+    writer: str = "cp.async"  # or st.shared (of an ld.global's registers)
 
 
 # Per generation (the values of the loop variables around the copies), the chunk
@@ -888,9 +894,15 @@ Generations = dict[tuple, dict[int, Source | None]]
 
 
 def copied(kernel, trace: Trace, writers: list[memory.Access]) -> Generations | str:
-    """The chunks the allocation's cp.async copies write, or why they cannot be read."""
+    """The chunks the allocation's cp.async copies (and 16-byte stores of registers
+    loaded straight from global memory) write, or why they cannot be read."""
     generations: Generations = {}
     for access in writers:
+        if access.instruction.startswith("st.shared"):
+            loaded = _loaded_source(kernel, access)
+            if isinstance(loaded, str):
+                return loaded
+            access = replace(access, source_param=loaded[0], source=loaded[1])
         why = _copy_problem(access)
         if why:
             return why
@@ -914,10 +926,11 @@ def copied(kernel, trace: Trace, writers: list[memory.Access]) -> Generations | 
 
 def _copy_problem(access: memory.Access) -> str:
     line = access.event.instr.line
-    if not access.instruction.startswith("cp.async"):
+    if access.source is None:
         return (
             f"{access.instruction} at PTX line {line} writes registers whose elements the PTX "
-            "reader does not follow (only cp.async's global sources name them)"
+            "reader does not follow (only cp.async's global sources and 16-byte stores of "
+            "an ld.global's registers name them)"
         )
     if access.bytes != 16:
         return f"cp.async at PTX line {line} copies {access.bytes} bytes, not a 16-byte chunk"
@@ -926,6 +939,63 @@ def _copy_problem(access: memory.Access) -> str:
     if access.source_param is None or access.source is None:
         return f"the global source of cp.async at PTX line {line} is not a pointer parameter's"
     return ""
+
+
+_BRANCHES = ("bra", "ret", "exit", "call", "brx")
+
+
+def _loaded_source(kernel, access: memory.Access) -> tuple[str, Value] | str:
+    """(pointer parameter, global offset) of the 16 bytes an st.shared writes when its
+    registers are, in order, those of one unpredicated ld.global of the same width
+    earlier in its straight-line run, the load's address register unchanged since
+    (so the store's registers hold the load's value of it); else why not (UNKNOWN)."""
+    instr = access.event.instr
+    line = instr.line
+    if access.bytes != 16:
+        return f"{access.instruction} at PTX line {line} writes {access.bytes} bytes, not 16"
+    data = instr.operands[1] if len(instr.operands) > 1 else None
+    regs = data.items if isinstance(data, ir.Vec) else (data,)
+    body = kernel.fn.body
+    at = next(i for i, item in enumerate(body) if item is instr)
+    for i in range(at - 1, -1, -1):
+        item = body[i]
+        if isinstance(item, ir.Label) or item.parts[0] in _BRANCHES:
+            break
+        if not set(_written(item)) & set(regs):
+            continue
+        if not (item.parts[:2] == ["ld", "global"] and _written(item) == tuple(regs)):
+            break
+        if item.guard is not None:
+            return (
+                f"the ld.global at PTX line {item.line} that st.shared at PTX line {line} "
+                "stores is predicated: the lanes it masks keep other values"
+            )
+        address = item.operands[1]
+        if not isinstance(address, ir.Addr) or not isinstance(address.base, ir.Reg):
+            break
+        if any(address.base in _written(x) for x in body[i + 1 : at] if isinstance(x, ir.Instr)):
+            break
+        base = access.event.state.get(address.base.name, Unknown("unset"))
+        if isinstance(base, Unknown):
+            return f"the address of the ld.global at PTX line {item.line}: {base.reason}"
+        value = kernel.ctx.rebuild(add(base, Const(address.offset)))
+        placed = memory.split_base(value, memory.POINTER)
+        if isinstance(placed, Unknown):
+            return f"the ld.global at PTX line {item.line} does not read a pointer parameter"
+        return placed
+    return (
+        f"{access.instruction} at PTX line {line} writes registers not loaded, in order, by "
+        "one ld.global just before it: which elements they hold is not followed"
+    )
+
+
+def _written(item: ir.Instr | ir.Label) -> tuple[ir.Operand, ...]:
+    """The registers an instruction writes: its first operand's (stores write none)."""
+    if isinstance(item, ir.Label) or item.parts[0] in ("st", "red", "cp") or not item.operands:
+        return ()
+    first = item.operands[0]
+    items = first.items if isinstance(first, ir.Vec) else (first,)
+    return tuple(x for x in items if isinstance(x, ir.Reg))
 
 
 def _fill(generations: Generations, access, rest, ctas, trace) -> str:
@@ -947,10 +1017,11 @@ def _fill(generations: Generations, access, rest, ctas, trace) -> str:
         )
     loops = [k for k, n in enumerate(rest) if n not in ("lane", "warp")]
     grid = _grid(rest, trace.ranges)
+    writer = ".".join(access.instruction.split(".")[:2])
     for i in np.flatnonzero(runs).tolist():
         key = tuple((rest[k], int(grid[k][i])) for k in loops)
         chunks = generations.setdefault(key, {})
-        here = Source(access.source_param, int(src[i]), line)
+        here = Source(access.source_param, int(src[i]), line, writer)
         offset = int(at[i])
         chunks[offset] = here if chunks.get(offset, here) == here else None
     return ""
@@ -1063,7 +1134,8 @@ def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, fa
         where, expected = "overlaps the chunk line before", src.offset
     summary = (
         f"element (row {row}, k {k}) of operand {read.which}: wgmma reads byte {chunks[index]}, "
-        f"which holds global byte {src.offset} of {src.param} (cp.async at PTX line {src.line}); "
+        f"which holds global byte {src.offset} of {src.param} "
+        f"({src.writer} at PTX line {src.line}); "
         f"the block it reads starts at global byte {first.offset}, so the element is global "
         f"byte {expected}, which {where}"
     )
