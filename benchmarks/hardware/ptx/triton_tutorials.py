@@ -11,7 +11,8 @@ Three steps:
 **build** compiles each kernel with Triton 3.9 on the CPU (softmax and attention:
 ``specs/triton_kernels/``, the catalog's forms of the tutorials, at the catalog's
 constants; layer norm: ``triton/layernorm.py``) for sm_80 and sm_90 into
-``triton/<kernel>_<target>.ptx``, then assembles each with Triton's bundled ptxas
+``triton/<kernel>_<target>.ptx`` (pointers hinted, as `verify triton` compiles) and
+``triton/<kernel>_hinted_<target>.ptx`` (as Triton's launcher compiles this launch), then assembles each with Triton's bundled ptxas
 (``-lineinfo``; sm_80 PTX for ``-arch=sm_90``, sm_90 PTX for ``-arch=sm_90a``).
 The PTX that ptxas reads is a copy whose ``.loc`` names the PTX's own line before
 every instruction, so ``nvdisasm -g`` gives each SASS instruction the PTX line it
@@ -50,6 +51,9 @@ SHARED_OPS = ("LDGSTS", "LDSM", "STSM", "LDS", "STS", "ATOMS", "HGMMA", "UTMA", 
 # PTX target -> (the H200's ptxas -arch, the bundled ptxas that Triton 3.9 itself runs for
 # that PTX's .version: 8.8 for sm_80, 9.4 for sm_90a)
 TARGETS = {"sm_80": ("sm_90", "ptxas"), "sm_90": ("sm_90a", "ptxas-blackwell")}
+# "": pointers hinted only (verify triton's default); "_hinted": as Triton's launcher
+# compiles this launch, i32 arguments divisible by 16 hinted too
+VARIANTS = ("", "_hinted")
 ROWS, COLS = 1024, 1024  # softmax
 LN_ROWS, LN_COLS = 256, 1024  # layer norm
 HEADS, N_CTX, HEAD_DIM = 4, 256, 64  # attention
@@ -206,21 +210,41 @@ def sass_lines(cubin: str) -> list[tuple[str, int]]:
     return rows
 
 
+def _compile(fn, tut: Tutorial, target: str, hinted: bool):
+    """Triton 3.9's compile on the CPU: every pointer 16-byte aligned (as `verify
+    triton` assumes); `hinted` adds what Triton's launcher specializes at this
+    launch, tt.divisibility 16 on every i32 argument that is a multiple of 16."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    from verify.ttgir.kernel import build_signature
+
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    sig, values, attrs = build_signature(fn, tut.signature, tut.constants)
+    runtime = [p for p in fn.params if sig[p.name] != "constexpr"]
+    for param, (dtype, value) in zip(runtime, tut.args):
+        if hinted and dtype == "i32" and value % 16 == 0:
+            attrs[(param.num,)] = [["tt.divisibility", 16]]
+    return triton.compile(
+        triton.compiler.ASTSource(fn, sig, values, attrs),
+        target=GPUTarget("cuda", int(target[3:]), 32),
+        options={"num_warps": 4, "num_stages": 3},
+    )
+
+
 def build() -> None:
     import importlib.util
 
-    from verify.ttgir.kernel import compile_kernel
-
     meta = {}
-    for tut in TUTORIALS:
+    for tut, variant in ((t, v) for t in TUTORIALS for v in VARIANTS):
         spec = importlib.util.spec_from_file_location(f"_tut_{tut.stem}", tut.source)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         fn = getattr(module, tut.function)
         for target, (arch, ptxas) in TARGETS.items():
-            compiled = compile_kernel(fn, target, tut.constants, tut.signature, 4, 3)
-            stem = f"{tut.stem}_{target.replace('_', '')}"
+            compiled = _compile(fn, tut, target, variant == "_hinted")
+            stem = f"{tut.stem}{variant}_{target.replace('_', '')}"
             ptx = compiled.asm["ptx"].replace(os.getcwd() + "/", "")
             with open(os.path.join(BUILD, f"{stem}.ptx"), "w", encoding="utf-8") as f:
                 f.write(ptx)
@@ -390,12 +414,12 @@ method): tutorials 02 (fused softmax, `specs/triton_kernels/softmax.py`, BLOCK_S
 num_stages 2), 05 (layer norm forward, `benchmarks/hardware/ptx/triton/layernorm.py`,
 BLOCK_SIZE 1024) and 06 (fused attention forward, `specs/triton_kernels/attention.py`,
 HEAD_DIM 64, BLOCK_M 64, BLOCK_N 32), 4 warps, compiled by Triton 3.9.0 on the CPU for
-sm_80 and sm_90 (`benchmarks/hardware/ptx/triton/<kernel>_<target>.ptx`), assembled by
+sm_80 and sm_90 (`benchmarks/hardware/ptx/triton/<kernel>[_hinted]_<target>.ptx`), assembled by
 Triton's bundled ptxas (sm_80 PTX: ptxas 12.9 `-arch=sm_90`; sm_90 PTX: ptxas 13.4
 `-arch=sm_90a`) with each instruction's `.loc` set to its own PTX line, so the PTX line
 of every SASS instruction is `nvdisasm -g`'s, not matched by order (HGMMA excepted:
 ptxas files it under a neighbour's line, so HGMMAs take the wgmma lines in order).
-Launched once each on the H200 (2026-12-02, 30 s of device time; outputs checked against
+Launched once each on the H200 (2026-12-02, 41 s of device time; outputs checked against
 numpy in float64: softmax 6.8e-8, layer norm 2.1e-4, attention 2.8e-4) under `ncu
 --section SourceCounters --page source --print-source sass`: softmax 1024 x 1024 fp32,
 grid 256; layer norm 256 x 1024 fp16, grid 256; attention 4 heads x 256 x 64 fp16,
@@ -413,25 +437,33 @@ Per SASS instruction with its PTX line and text: `triton_tutorials_h200.csv`; th
 measurement as it came back: `triton_tutorials_h200.measured.csv`, ncu's raw source
 pages: `triton_tutorials_h200.ncu.tar.gz`.
 
-**Findings.** Every shared-memory instruction of the six kernels is decided (softmax
-82 of 82 checks PROVED on each target, layer norm 48 and 18, attention sm_80 144 of
-144; attention sm_90 104 of 114) and every figure equals the H200's per execution,
-HGMMA's included. Two fixes got there:
+**Findings.** Two compiles of each kernel: as `verify triton` compiles it (pointers
+hinted 16-byte aligned) and `_hinted`, as Triton's launcher compiles this launch (its
+i32 arguments, all multiples of 16, hinted `tt.divisibility 16` too: softmax then copies
+16 bytes per lane and reads `ld.shared.v4`; layer norm keeps only its reduction
+scratch; attention is unchanged but for its registers). Every shared-memory SASS
+instruction of the twelve is decided, and every figure equals the H200's per
+execution, HGMMA's included. Every check PROVED (softmax 82 / 34 per target, layer
+norm 48 and 18 / 12, attention sm_80 144) except one per attention sm_90 (below). The
+six unhinted kernels were measured twice (two runs, same figures in all 163 rows).
+Two fixes got there:
 - the in-loop cp.async of softmax (8 per target) and attention (4 per target) were
   UNKNOWN "src-size may be below the copy size": Triton's `selp.b32 %r, SIZE, 0, %p`
   is a predicated LDGSTS (`..., P5`), so the src-size is now the copy's guard
-  (`verify/ptx/memory.py` `Access.masks`, `guards.py`); the masks here are
-  warp-uniform (the prefetch past the last row), so the figure stands;
+  (`verify/ptx/memory.py` `Access.masks`, `guards.py`); a guard that names the lane
+  but runs each warp whole at every instance (enumerated,
+  `guards._same_for_every_lane`) keeps the figure: this also decides the tutorial
+  matmul's in-loop B copies at 4, the H200's (`triton_matmul_h200.md`);
 - the attention's cp.async.cg came out REFUTED at 16 wavefronts (ideal 4) at a
   dynamic base of 48: not the launch's value (`--shared-align 1024`, above).
 
-Left UNKNOWN (wgmma's own reads, outside item 5's "every instruction other than
-wgmma reads and TMA"): attention sm_90's 10 `writer_reader` checks of the wgmma
-operands ("a st.shared.v4.b32 at PTX line 135 writes registers whose elements the
-PTX reader does not follow"): the Q tile reaches shared memory through `ld.global`
-into registers and `st.shared.v4`, whose elements the reader does not trace. Their
-wavefronts (A 16 + B 8 per m64n32k16, B 16 per m64n64k16) are PROVED and equal the
-H200's HGMMA rows (6 and 4 per warp).
+Left UNKNOWN: attention sm_90's `k_blocks of 4 wgmma into one accumulator` ("no
+stage is proved a block of its matrix for all of them"), a check of the wgmma
+operands (issue 24's Hopper part, outside item 5's "every instruction other than
+wgmma reads and TMA"); the wgmma operand wavefronts (A 16 + B 8 per m64n32k16, B 16
+per m64n64k16) are PROVED and equal the H200's HGMMA rows (6 and 4 per warp). Read
+with the working tree of 2026-12-02 02:10 UTC (verify/ptx/hopper.py being changed
+by another session; an earlier read gave 10 wgmma `writer_reader` UNKNOWN instead).
 
 """
 
