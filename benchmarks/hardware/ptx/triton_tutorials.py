@@ -12,8 +12,9 @@ Three steps:
 ``specs/triton_kernels/``, the catalog's forms of the tutorials, at the catalog's
 constants; layer norm: ``triton/layernorm.py``) for sm_80 and sm_90 into
 ``triton/<kernel>_<target>.ptx`` (pointers hinted, as `verify triton` compiles) and
-``triton/<kernel>_hinted_<target>.ptx`` (as Triton's launcher compiles this launch), then assembles each with Triton's bundled ptxas
-(``-lineinfo``; sm_80 PTX for ``-arch=sm_90``, sm_90 PTX for ``-arch=sm_90a``).
+``triton/<kernel>_hinted_<target>.ptx`` (as Triton's launcher compiles this launch),
+then assembles each with Triton's bundled ptxas (``-lineinfo``; sm_80 PTX for
+``-arch=sm_90``, sm_90 PTX for ``-arch=sm_90a``).
 The PTX that ptxas reads is a copy whose ``.loc`` names the PTX's own line before
 every instruction, so ``nvdisasm -g`` gives each SASS instruction the PTX line it
 came from, with no matching by order (``triton/<kernel>_<target>.map.csv``).
