@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
+from conftest import ROOT, WORK
 
 from verify.cli import main
 from verify.engines.runner import run_spec
@@ -202,8 +202,8 @@ def test_solver_and_listing_find_the_same_optimum(name, family):
     from verify.synth.search import synthesize
 
     problem = _problem(name)
-    solved = synthesize(problem, family, 60.0, "solver")
-    listed = synthesize(problem, family, 60.0, "list")
+    solved = synthesize(problem, family, WORK, "solver")
+    listed = synthesize(problem, family, WORK, "list")
     assert solved.method == "solver" and listed.method == "list"
     assert solved.optimal and listed.optimal
     assert solved.objective is not None and listed.objective is not None
@@ -245,10 +245,10 @@ def test_family_all_agrees_with_every_family_searched_alone(name):
     from verify.synth.search import ALL, synthesize
 
     problem = _problem(name)
-    union = synthesize(problem, "all", 120.0)
+    union = synthesize(problem, "all", WORK)
     assert union.optimal and union.objective is not None
     for family in ALL:
-        alone = synthesize(problem, family, 120.0)
+        alone = synthesize(problem, family, WORK)
         assert alone.optimal and alone.objective is not None
         assert union.objective.key() <= alone.objective.key(), family
 
@@ -430,8 +430,8 @@ def test_padded_swizzles_by_the_solver_match_the_listing(name):
     from verify.synth.search import synthesize
 
     problem = _problem(name)
-    solved = synthesize(problem, "pad+sw", 60.0, "solver")
-    listed = synthesize(problem, "pad+sw", 60.0, "list")
+    solved = synthesize(problem, "pad+sw", WORK, "solver")
+    listed = synthesize(problem, "pad+sw", WORK, "list")
     assert solved.method == "solver" and solved.optimal and listed.optimal
     assert solved.objective is not None and listed.objective is not None
     assert solved.objective.key() == listed.objective.key()
@@ -468,6 +468,6 @@ def test_padded_search_encodes_the_pitches_its_bounds_do_not_reach(monkeypatch):
     from verify.synth.search import synthesize
 
     monkeypatch.setattr(gf2, "view_lower_bounds", lambda *args: (0, 0))
-    answer = synthesize(_problem("ldmatrix_x1_8x64"), "pad+sw", 120.0, "solver")
+    answer = synthesize(_problem("ldmatrix_x1_8x64"), "pad+sw", WORK, "solver")
     assert answer.optimal and answer.notation == "Sw<3,3,3> o (8,64):(64,1)"
     assert not any(s.query.startswith("footprint <= 512 at a pitch") for s in answer.steps)

@@ -56,6 +56,13 @@ class Budget:
             return self.rlimit_reason()
         return ""
 
+    def limit_reason(self) -> str:
+        """Why a search that stopped short of its answer stopped: the limit spent,
+        else the limit it runs under."""
+        if self.spent():
+            return self.spent()
+        return self.timeout_reason() if self.seconds is not None else self.rlimit_reason()
+
     def timeout_reason(self) -> str:
         return f"timeout after {self.seconds:g} s"
 

@@ -211,7 +211,7 @@ def minimise(
         if status == "unsat":
             return XorResult(None, True, steps, core=_core(enc, budget))
         if best is None:
-            return XorResult(None, False, steps, reason=f"timeout after {budget.seconds:g} s")
+            return XorResult(None, False, steps, reason=budget.limit_reason())
     phases = sum(a.weight * a.instruction.ideal_wavefronts for a in problem.accesses)
     ways_low, waves_low = _proved_lows(enc, family, phases, budget, steps)
     stages = [
@@ -251,9 +251,7 @@ def minimise(
         if not proved:
             break
         fixed += constraint(figure(best))
-    return XorResult(
-        best, optimal, steps, reason="" if optimal else f"timeout after {budget.seconds:g} s"
-    )
+    return XorResult(best, optimal, steps, reason="" if optimal else budget.limit_reason())
 
 
 def _better(enc: Encoding, family, bar: Objective) -> z3.BoolRef:
@@ -354,6 +352,7 @@ def _core(enc: Encoding, budget: Budget) -> list[str]:
     names = list(enc.tracked)
     solver = z3.SolverFor("QF_FD", ctx=enc.ctx)
     solver.set("timeout", max(1, budget.remaining_ms()))
+    solver.set("rlimit", max(1, budget.remaining_units()))
     solver.add(enc.hard)
     flags = {z3.Bool(f"track_{i}", enc.ctx): name for i, name in enumerate(names)}
     for flag, name in flags.items():

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from verify.engines.options import RunOptions
 from verify.errors import SpecError
 from verify.smt.budget import Budget
 from verify.synth import families, gf2, params
@@ -73,10 +74,14 @@ class Answer:
     dominated: bool = False  # "all": proved that no member beats an earlier family's best
 
 
-def synthesize(problem: Problem, family: str, timeout: float, method: str = "solver") -> Answer:
+def synthesize(
+    problem: Problem, family: str, timeout: float | RunOptions, method: str = "solver"
+) -> Answer:
     """The best member of `family` ("all": of every family), by the solver where
-    the family's members are GF(2)-linear (power-of-two tiles), else by listing."""
-    budget = Budget(timeout)
+    the family's members are GF(2)-linear (power-of-two tiles), else by listing.
+    `timeout`: seconds for the whole search, or RunOptions (their seconds and z3
+    units; its engine is not used: `method` chooses)."""
+    budget = RunOptions.of(timeout).budget()
     core = unmeetable(problem)
     if core:
         return Answer(family, None, None, None, {}, True, core=core, method=method)
