@@ -1,0 +1,125 @@
+"""What `check_ptx` decides for every PTX sample, and the CPU seconds it takes.
+
+Each case is a sample under tests/data/{ptx,ttgir_ptx,hopper} with the options its
+tests use (bare, and the launch values where a test gives them). Every result is
+recorded as (PTX line, property, status, figures), so a speed change can be shown
+to leave every verdict and figure as it was:
+
+    python -m benchmarks.speed.kernel_check --record before.json
+    python -m benchmarks.speed.kernel_check --compare before.json
+
+Results: benchmarks/results/kernel_check.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from verify.ptx.check import Options, check_ptx
+
+P, T, H = "tests/data/ptx/", "tests/data/ttgir_ptx/", "tests/data/hopper/"
+# The launches the tests give (tests/test_ptx.py, tests/test_ptx_hopper.py).
+SOFTMAX = ("param_2=1024", "param_3=1024", "param_4=4096", "param_5=1024")
+CUTE = ("param_0=4096", "param_0+4=4096", "param_0+8=4096", "param_3=4096", "param_8=4096")
+CUTE_WGMMA = ("param_0=4096", "param_0+4=4096", "param_0+8=4096", "param_3=4096", "param_7=4096")
+TRITON_512 = tuple(f"param_{n}=512" for n in range(3, 9))
+
+CASES: list[tuple[str, dict]] = [
+    (P + "cute_sgemm_sm80.ptx", {}),
+    (
+        P + "cute_sgemm_sm80.ptx",
+        dict(assume=CUTE, grid=(32, 32, 1), global_align=256, dynamic_shared=98304),
+    ),
+    (
+        P + "cute_wgmma_sm90a.ptx",
+        dict(block=(128,), grid=(32, 32), shared_align=1024, assume=CUTE_WGMMA),
+    ),
+    (P + "ldmatrix_swizzle_sm80.ptx", {}),
+    (P + "ldmatrix_swizzle_sm90a.ptx", {}),
+    (P + "pipeline_sm80.ptx", dict(kernel="pipeline3")),
+    (P + "pipeline_sm80.ptx", dict(kernel="tail_dynamic", dynamic_shared=1024)),
+    (P + "pipeline_sm90a.ptx", dict(kernel="pipeline3")),
+    (P + "transpose_sm80.ptx", dict(block=(32, 8))),
+    (P + "transpose_sm90a.ptx", dict(block=(32, 8))),
+    (P + "triton_attention_sm80.ptx", {}),
+    (P + "triton_attention_sm90.ptx", {}),
+    (P + "triton_matmul_sm80.ptx", {}),
+    (P + "triton_matmul_sm90.ptx", {}),
+    (P + "triton_softmax_sm80.ptx", {}),
+    (
+        P + "triton_softmax_sm80.ptx",
+        dict(assume=SOFTMAX, grid=(64, 1, 1), global_align=256, dynamic_shared=16384),
+    ),
+    (P + "triton_softmax_sm90.ptx", {}),
+    (P + "triton_transpose_sm80.ptx", {}),
+    (P + "triton_transpose_sm90.ptx", {}),
+    (T + "matmul_64x64x32.sm80.ptx", {}),
+    (
+        T + "matmul_64x64x32.sm80.ptx",
+        dict(assume=TRITON_512, grid=(64,), global_align=256, shared_align=128),
+    ),
+    (T + "permuted_store.sm80.ptx", {}),
+    (H + "matmul.sm90.ptx", dict(shared_align=1024, assume=TRITON_512, grid=(16,))),
+    (H + "tma_matmul.sm90.ptx", {}),
+]
+
+
+def _key(path: str, options: dict) -> str:
+    return f"{path} {json.dumps(options, sort_keys=True)}"
+
+
+def _record(result) -> list:
+    return [
+        result.facts.get("ptx_line"),
+        result.property,
+        result.status.name,
+        result.wavefronts,
+        result.ideal_wavefronts,
+        result.max_ways,
+        result.reason,
+        str(result.counterexample) if result.counterexample is not None else None,
+    ]
+
+
+def run() -> tuple[dict, dict]:
+    found, seconds = {}, {}
+    for path, options in CASES:
+        start = time.process_time()
+        try:
+            results = check_ptx(path, Options(timeout=30, **options))
+            rows = [_record(r) for r in results]
+        except Exception as e:  # a case that errors is recorded as its error
+            rows = [["error", type(e).__name__, str(e)]]
+        seconds[_key(path, options)] = time.process_time() - start
+        found[_key(path, options)] = rows
+    return found, seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--record", help="write every case's results here (JSON)")
+    parser.add_argument("--compare", help="compare with results written by --record")
+    args = parser.parse_args()
+    found, seconds = run()
+    for key, s in seconds.items():
+        print(f"{s:8.3f}  {len(found[key]):4d}  {key}")
+    print(f"{sum(seconds.values()):8.3f}  total CPU seconds")
+    if args.record:
+        with open(args.record, "w") as f:
+            json.dump(found, f, indent=0)
+    if args.compare:
+        with open(args.compare) as f:
+            before = json.load(f)
+        differ = [k for k in before if before[k] != found.get(k)]
+        for k in differ:
+            print(f"DIFFERS: {k}")
+        print(f"{len(differ)} of {len(before)} cases differ")
+        return 1 if differ else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
