@@ -19,6 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from verify.errors import Pos, SpecError
 from verify.ptx import ir
+from verify.spec.grammar import cache_file
 
 MAX_PTX_BYTES = 32 << 20
 MAX_NESTING = 64
@@ -44,9 +45,21 @@ _READABLE = {
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    """The PTX parser, `_Build` applied as each rule is reduced: no parse tree is
+    built and walked again (a third of parsing's CPU time on the matmul samples,
+    benchmarks/results/kernel_check.md). Its analysis is cached on disk as the
+    spec grammar's is (`verify.spec.grammar`)."""
     path = os.path.join(os.path.dirname(__file__), "ptx.lark")
     with open(path, encoding="utf-8") as f:
-        return Lark(f.read(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+        grammar = f.read()
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        maybe_placeholders=False,
+        transformer=_Build(),
+        cache=cache_file(grammar, "ptx") or False,
+    )
 
 
 class _Loc:
@@ -322,10 +335,9 @@ def parse_ptx(text: str, name: str = "<ptx>") -> ir.Module:
     """The module of PTX `text`; a located `SpecError` if it is not PTX this reads."""
     _bounded(text, name)
     try:
-        tree = _parser().parse(text)
+        items = _parser().parse(text).children
     except UnexpectedInput as e:
         raise _error(e, name, text).with_source(text) from None
-    items = _Build().transform(tree).children
     module = ir.Module(name)
     for item in items:
         if isinstance(item, ir.Function):

@@ -63,10 +63,10 @@ def _lark(start: str, **options) -> lark.Lark:
     reading and analyses afresh when a file is stale, torn or unreadable."""
     grammar = resources.files("verify.spec").joinpath("grammar.lark").read_text()
     options.update(parser="lalr", start=start, propagate_positions=True, maybe_placeholders=False)
-    return lark.Lark(grammar, cache=_cache_file(grammar, start) or False, **options)
+    return lark.Lark(grammar, cache=cache_file(grammar, start) or False, **options)
 
 
-def _cache_file(grammar: str, start: str) -> str | None:
+def cache_file(grammar: str, start: str) -> str | None:
     """Where the analysis of `grammar` from `start` is kept; None when the cache
     directory cannot be made (a read-only home): then it is analysed every time."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
