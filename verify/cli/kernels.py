@@ -68,7 +68,12 @@ def triton_cmd(
         )  # fmt: skip
     except SpecError as e:
         fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
-    click.echo(
-        json_report(results) if as_json else f"{instructions_line(results)}\n{text_report(results)}"
-    )
+    header = f"{instructions_line(results)}\n{specialisation_line(results)}"
+    click.echo(json_report(results) if as_json else f"{header}\n{text_report(results)}")
     sys.exit(exit_code(results, []))
+
+
+def specialisation_line(results) -> str:
+    """The launcher specialisation `verify triton` compiled, in one header line."""
+    what = next((r.facts["specialisation"] for r in results if "specialisation" in r.facts), None)
+    return f"specialised as Triton's launcher would: {what}" if what else "not specialised"

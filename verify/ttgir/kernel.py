@@ -11,7 +11,9 @@ The signature: each parameter's type is the one given (``a_ptr:*fp16``), else
 float -> fp32, bool -> i1); a parameter none of these decides is an error naming
 it. Pointers get ``tt.divisibility = 16``, as Triton's launcher gives 16-byte
 aligned pointers (every torch allocation), so loads vectorise as they do at run
-time; integers get no hint (their values are not known here).
+time. An integer parameter is specialised as the launcher specialises it
+(`launcher_specialisation`) only where ``--assume`` gives its value or residue:
+otherwise its value is not known here and it gets no hint.
 """
 
 from __future__ import annotations
@@ -63,10 +65,36 @@ def parse_defines(pairs) -> dict:
     return out
 
 
+def split_top_level(text: str, what: str = "--signature") -> list[str]:
+    """`text` split on the commas outside ``<>`` and ``[]`` (``d:tensordesc<fp16[128,
+    64]>,M:i32`` is two items); an unbalanced bracket is an error at its column."""
+    closing = {">": "<", "]": "["}
+    items, start, open_at = [], 0, []
+    for col, ch in enumerate(text):
+        if ch in "<[":
+            open_at.append((ch, col))
+        elif ch in closing:
+            if not open_at or open_at[-1][0] != closing[ch]:
+                raise SpecError(
+                    f"expected a type, found an unmatched {ch!r}", Pos(1, col + 1), what
+                )
+            open_at.pop()
+        elif ch == "," and not open_at:
+            items.append(text[start:col])
+            start = col + 1
+    if open_at:
+        ch, col = open_at[-1]
+        raise SpecError(
+            f"expected a closing bracket for {ch!r}, found the end", Pos(1, col + 1), what
+        )
+    return [*items, text[start:]]
+
+
 def parse_signature(text: str | None) -> dict[str, str]:
-    """``a_ptr:*fp16,M:i32`` -> {"a_ptr": "*fp16", "M": "i32"}."""
+    """``a_ptr:*fp16,M:i32`` -> {"a_ptr": "*fp16", "M": "i32"}; commas inside a
+    type's brackets (``tensordesc<fp16[128,64]>``) do not split it."""
     out = {}
-    for item in filter(None, (s.strip() for s in (text or "").split(","))):
+    for item in filter(None, (s.strip() for s in split_top_level(text or ""))):
         name, sep, ty = item.partition(":")
         if not sep or not name.strip().isidentifier() or not ty.strip():
             raise SpecError(f"--signature item {item!r}: expected NAME:TYPE, e.g. a_ptr:*fp16")
@@ -74,16 +102,79 @@ def parse_signature(text: str | None) -> dict[str, str]:
     return out
 
 
-def _param_type(param, given: dict[str, str], constexprs: dict) -> str | None:
-    """One parameter's signature entry (the rules of the module doc), or None."""
+def _param_type(
+    param, given: dict[str, str], constexprs: dict, assumed: dict[str, int] | None = None
+) -> str | None:
+    """One parameter's signature entry (the rules of the module doc; an assumed
+    integer value types a parameter as the launcher types it), or None."""
     if param.name in given:
         return given[param.name]
     if param.name in constexprs or param.is_constexpr:
         return "constexpr"
     if param.annotation_type:
         return param.annotation_type
+    if param.name in (assumed or {}):
+        return _launcher_int_type((assumed or {})[param.name])
     default = param._param.default
     return _DEFAULT_TYPES.get(type(default))
+
+
+# -- Triton's launcher specialisation of integer arguments --------------------------
+#
+# triton/runtime/jit.py `create_function_from_signature` calls the native
+# `specialize_impl` on each argument; for an int it gives ("constexpr", 1) when the
+# value is 1 and the parameter has no annotation, else (i32 | i64 | u64, "D") when
+# `BaseBackend.get_int_specialization` (triton/backends/compiler.py) finds it a
+# multiple of 16, and `BaseBackend.parse_attr` turns "D" into tt.divisibility = 16.
+# `do_not_specialize` turns both off, `do_not_specialize_on_alignment` the "D".
+_INT_TYPES = {f"{s}{w}" for s in "iu" for w in (8, 16, 32, 64)}
+_ASSUME_VALUE = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))\s*$")
+_ASSUME_RESIDUE = re.compile(r"^\s*([A-Za-z_]\w*)\s*%\s*(\d+)\s*==\s*(\d+)\s*$")
+
+
+def _launcher_int_type(value: int) -> str:
+    """The type `specialize_impl` gives a Python int argument."""
+    if -(2**31) <= value < 2**31:
+        return "i32"
+    return "u64" if value >= 2**63 else "i64"
+
+
+def assumed_integers(assume) -> tuple[dict[str, int], set[str]]:
+    """From ``--assume`` texts: {name: value} of ``NAME=V``, and the names a
+    ``NAME%M==R`` puts in a class of multiples of 16 (M and R multiples of 16)."""
+    values, multiples = {}, set()
+    for text in assume:
+        if m := _ASSUME_VALUE.match(text):
+            values[m[1]] = int(m[2], 0)
+        elif (m := _ASSUME_RESIDUE.match(text)) and int(m[2]) % 16 == 0 and int(m[3]) % 16 == 0:
+            multiples.add(m[1])
+    return values, multiples
+
+
+def launcher_specialisation(
+    param, ty: str, values: dict[str, int], multiples: set[str]
+) -> str | None:
+    """How the launcher specialises integer parameter `param` of type `ty` at the
+    assumed value: ``"1"`` (a constexpr), ``"D"`` (tt.divisibility = 16) or None."""
+    if ty not in _INT_TYPES or param.do_not_specialize:
+        return None
+    value = values.get(param.name)
+    if value == 1 and not param.annotation_type:
+        return "1"
+    divisible = param.name in multiples or (value is not None and value % 16 == 0)
+    return "D" if divisible and not param.do_not_specialize_on_alignment else None
+
+
+def describe_specialisation(signature: dict[str, str], attrs: dict, ones: list[str]) -> str:
+    """The specialisation compiled, in words: which parameters are multiples of 16
+    and which were made the constant 1."""
+    names = list(signature)
+    divisible = [names[i] for (i,) in attrs if not signature[names[i]].startswith("*")]
+    parts = ["pointers tt.divisibility=16"]
+    parts.append(f"{', '.join(divisible)} tt.divisibility=16" if divisible else "no integer hints")
+    if ones:
+        parts.append(f"{', '.join(ones)} constexpr 1")
+    return "; ".join(parts)
 
 
 # Calls that take an address, and which argument it is: a parameter that is a
@@ -215,23 +306,30 @@ def _untyped_error(fn, untyped: list[str], at: Pos) -> SpecError:
     )
 
 
-def build_signature(fn, given: dict[str, str], constexprs: dict) -> tuple[dict, dict, dict]:
-    """(signature, constexpr values, attrs) for ``ASTSource``; a located error
-    naming every parameter whose type cannot be decided, or the first constexpr
-    without a value."""
+def build_signature(
+    fn, given: dict[str, str], constexprs: dict, assume=()
+) -> tuple[dict, dict, dict]:
+    """(signature, constexpr values, attrs) for ``ASTSource``, integer parameters
+    specialised as the launcher would at the `assume`d values
+    (`launcher_specialisation`); a located error naming every parameter whose
+    type cannot be decided, or the first constexpr without a value."""
+    assumed, multiples = assumed_integers(assume)
     at = Pos(fn.def_file_line_number, 1)
     unknown = set(given) - {p.name for p in fn.params}
     if unknown:
         raise SpecError(
             f"--signature names {sorted(unknown)[0]!r}, which {fn.__name__} does not take", at
         )
-    untyped = [p.name for p in fn.params if _param_type(p, given, constexprs) is None]
+    untyped = [p.name for p in fn.params if _param_type(p, given, constexprs, assumed) is None]
     if untyped:
         raise _untyped_error(fn, untyped, at)
     signature, values, attrs = {}, dict(constexprs), {}
     for param in fn.params:
-        ty = _param_type(param, given, constexprs)
+        ty = _param_type(param, given, constexprs, assumed)
         assert ty is not None, "every parameter's type was decided above"
+        special = launcher_specialisation(param, ty, assumed, multiples)
+        if special == "1":
+            ty, values[param.name] = "constexpr", 1
         if ty == "constexpr" and param.name not in values:
             default = param._param.default
             if default is param._param.empty:
@@ -242,7 +340,7 @@ def build_signature(fn, given: dict[str, str], constexprs: dict) -> tuple[dict, 
                 )
             values[param.name] = default
         signature[param.name] = ty
-        if ty.startswith("*"):
+        if ty.startswith("*") or special == "D":
             attrs[(param.num,)] = [["tt.divisibility", 16]]
     return signature, values, attrs
 
@@ -260,8 +358,10 @@ def compile_kernel(
     signature: dict[str, str] | None = None,
     num_warps: int = 4,
     num_stages: int = 3,
+    assume=(),
 ):
-    """Triton's compiled kernel for `target`, on this machine's CPU."""
+    """Triton's compiled kernel for `target`, on this machine's CPU, its integer
+    arguments specialised as the launcher would at the `assume`d values."""
     require_triton()
     import triton
     from triton.backends.compiler import GPUTarget
@@ -270,7 +370,7 @@ def compile_kernel(
     capability = parse_target(target)
     # Triton 3.9 warns unless this is set; "1" is its default (fused multiply-adds).
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    sig, values, attrs = build_signature(fn, signature or {}, constexprs or {})
+    sig, values, attrs = build_signature(fn, signature or {}, constexprs or {}, assume)
     source = (GluonASTSource if _is_gluon(fn) else triton.compiler.ASTSource)(
         fn, sig, values, attrs
     )
@@ -309,13 +409,37 @@ def check_kernel(
     ptx: PtxOptions | None = None,
 ) -> list[CheckResult]:
     """Compile `fn` (a @triton.jit or @gluon.jit function) for `target` and check
-    every shared-memory op of the result."""
-    return check_compiled(
-        compile_kernel(fn, target, constexprs, signature, num_warps, num_stages),
-        timeout,
-        engine,
-        ptx,
-    )
+    every shared-memory op of the result; ``ptx.assume``'s integer values and
+    residues specialise it as Triton's launcher would (`launcher_specialisation`),
+    and every result's ``specialisation`` fact says how."""
+    ptx = ptx or PtxOptions()
+    compiled = compile_kernel(fn, target, constexprs, signature, num_warps, num_stages, ptx.assume)
+    return check_specialised(fn, compiled, signature or {}, constexprs or {}, timeout, engine, ptx)
+
+
+def check_specialised(
+    fn, compiled, given: dict, constexprs: dict, timeout: float, engine: str, ptx: PtxOptions
+) -> list[CheckResult]:
+    """`check_compiled` of `fn` compiled with `ptx.assume`'s specialisation; the
+    assumptions about parameters compiled as the constant 1 are dropped (the PTX
+    has no such parameter), and every result's ``specialisation`` fact says
+    which specialisation was checked."""
+    sig, _, attrs = build_signature(fn, given, constexprs, ptx.assume)
+    assumed = assumed_integers(ptx.assume)[0]
+    ones = [
+        n for n, ty in sig.items() if ty == "constexpr" and n in assumed and n not in constexprs
+    ]
+    kept = tuple(a for a in ptx.assume if not _names_one_of(a, ones))
+    results = check_compiled(compiled, timeout, engine, replace(ptx, assume=kept))
+    what = describe_specialisation(sig, attrs, ones)
+    for r in results:
+        r.facts["specialisation"] = what
+    return results
+
+
+def _names_one_of(assumption: str, names: list[str]) -> bool:
+    m = _ASSUME_VALUE.match(assumption)
+    return m is not None and m[1] in names
 
 
 # -- the CLI's kernel reference: path/kernel.py:name ------------------------------------
@@ -405,10 +529,11 @@ def check_reference(
     constexprs, given = parse_defines(defines), parse_signature(signature)
     fn = load_kernel(reference)
     path = reference.rpartition(":")[0]
+    ptx = ptx or PtxOptions()
     try:
-        compiled = compile_kernel(fn, target, constexprs, given, num_warps, num_stages)
+        compiled = compile_kernel(fn, target, constexprs, given, num_warps, num_stages, ptx.assume)
     except SpecError:
         raise
     except (Exception, SystemExit) as e:  # noqa: BLE001 -- Triton's or the user's, located
         raise located(e, path, f"compiling {fn.__name__} for {target} failed", fn) from None
-    return check_compiled(compiled, timeout, engine, ptx)
+    return check_specialised(fn, compiled, given, constexprs, timeout, engine, ptx)
