@@ -667,3 +667,52 @@ def test_launch_all_drives_each_cubin_as_its_metadata_says(monkeypatch, tmp_path
         assert opted == (meta["shared"] if meta["shared"] > 48 * 1024 else 0)
     # Nothing ran, so every poisoned output is NaN: a launch that writes nothing fails.
     assert (tmp_path / "check.txt").read_text().count("relative error nan") == len(kernels)
+
+
+# -- verify ttgir --target: a module without ttg.target, as Triton's lit tests are -------
+
+PLAIN_SM80 = f"{KERNELS}/gluon_transpose_plain.sm80.ttgir"
+
+
+def without_target(tmp_path) -> str:
+    """The plain transpose's sm_80 TTGIR with its ttg.target removed (its blocked
+    encodings name no architecture, so nothing infers one)."""
+    with open(PLAIN_SM80) as f:
+        text = f.read()
+    assert 'ttg.target = "cuda:80", ' in text
+    path = tmp_path / "plain.ttgir"
+    path.write_text(text.replace('ttg.target = "cuda:80", ', ""))
+    return str(path)
+
+
+def test_target_option_stands_for_a_missing_ttg_target(tmp_path):
+    path = without_target(tmp_path)
+    out = run_cli(path)
+    assert out.returncode == 2 and 'expected a module with a "ttg.target"' in out.stderr
+    given = run_cli(path, "--target", "sm_80", "--json")
+    own = run_cli(
+        PLAIN_SM80, "--json"
+    )  # run_cli reads by TTGIR's rules, as lowering needs ttg.target
+    assert given.returncode == own.returncode == 1, given.stderr
+
+    def verdicts(doc):
+        return sorted((c["line"], c["property"], c["status"]) for c in json.loads(doc)["checks"])
+
+    assert verdicts(given.stdout) == verdicts(own.stdout)
+
+
+def test_a_target_option_that_differs_from_the_modules_own_is_an_error_naming_both():
+    out = run_cli(PLAIN_SM80, "--target", "sm_90")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"{PLAIN_SM80}:8:73: error: ")
+    assert '"cuda:90" as --target gives it, found "cuda:80"' in out.stderr
+    assert run_cli(PLAIN_SM80, "--target", "sm_80").returncode == 1
+
+
+def test_target_option_overrides_the_target_encodings_imply():
+    from verify.ttgir.module import module_target
+
+    mma_v2 = "#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0}>\nmodule {}"
+    assert module_target(None, None, mma_v2, "m") == "cuda:80"
+    assert module_target(None, "cuda:90", mma_v2, "m") == "cuda:90"
+    assert module_target("cuda:80", "cuda:80", mma_v2, "m") == "cuda:80"

@@ -16,16 +16,26 @@ from verify.cli.ptx import instructions_line, triton_ptx, triton_ptx_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @timeout_option()
 @engine_option("How each check is decided, as for a spec.")
+@click.option(
+    "--target",
+    default=None,
+    help="sm_80, sm_90, ... for a module without ttg.target (default: what its "
+    "encodings imply); a module whose own target differs is an error.",
+)
 @triton_ptx_options
-def ttgir_cmd(path, as_json, timeout, engine, **ptx):
+def ttgir_cmd(path, as_json, timeout, engine, target, **ptx):
     """Check every shared-memory op of a compiled Triton kernel's TTGIR (needs the
     triton extra), reported at the kernel's Python source lines."""
+    from dataclasses import replace
+
     from verify.errors import SpecError
     from verify.report.text import json_report, text_report
     from verify.ttgir import check as check_ttgir
+    from verify.ttgir.kernel import parse_target
 
     try:
-        results = check_ttgir(path, timeout, engine, triton_ptx(ptx))
+        cuda = f"cuda:{parse_target(target)}" if target else None
+        results = check_ttgir(path, timeout, engine, replace(triton_ptx(ptx), target=cuda))
     except SpecError as e:
         fail(str(e.located(path)))
     click.echo(

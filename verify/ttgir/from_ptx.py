@@ -81,6 +81,7 @@ class PtxOptions:
     global_align: int | None = None
     shared_align: int | None = None
     assume: tuple[str, ...] = field(default_factory=tuple)
+    target: str | None = None  # ``cuda:NN`` for a module without ttg.target (--target)
 
 
 def check(
@@ -94,9 +95,10 @@ def check(
     name, text = read_source(path_or_text)
     if not options.use:
         return mark_ttgir(
-            run_kernel(path_or_text, timeout, engine).results, "TTGIR's lowering rules (--no-ptx)"
+            run_kernel(path_or_text, timeout, engine, options.target).results,
+            "TTGIR's lowering rules (--no-ptx)",
         )
-    checker = prepare_kernel(path_or_text, timeout, engine)
+    checker = prepare_kernel(path_or_text, timeout, engine, options.target)
     try:
         ptx, ptx_name, shared = _ptx(text, name, options)
     except lower.NotLowered as e:

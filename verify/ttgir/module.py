@@ -598,8 +598,29 @@ def prepare_kernel(
 ) -> KernelChecker:
     """`run_kernel`'s checker before it runs (read, its target found)."""
     name, found = read_module(path_or_text)
-    found["target"] = found.get("target") or target or infer_target(read_source(path_or_text)[1])
+    found["target"] = module_target(found.get("target"), target, read_source(path_or_text)[1], name)
     return KernelChecker(name, found, timeout, engine)
+
+
+_OWN_TARGET = re.compile(r'"?ttg\.target"?\s*=')
+
+
+def module_target(own: str | None, given: str | None, text: str, name: str) -> str | None:
+    """The target a module is checked for: its own ``ttg.target``; else `given`
+    (``--target``, ``cuda:NN``), which overrides what its encodings imply; else
+    `infer_target`'s. A module whose own target differs from `given` is an error
+    naming both, at its ``ttg.target``."""
+    if own is not None and given is not None and own != given:
+        m = _OWN_TARGET.search(text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 1
+        col = m.start() - text.rfind("\n", 0, m.start()) if m else 1
+        raise SpecError(
+            f'expected the module\'s ttg.target to be "{given}" as --target gives it, '
+            f'found "{own}"',
+            Pos(line, col),
+            name,
+        )
+    return own or given or infer_target(text)
 
 
 def ran(checker: KernelChecker) -> KernelChecker:
