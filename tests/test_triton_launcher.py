@@ -79,6 +79,15 @@ def test_do_not_specialize_annotations_and_residues_are_the_launchers(kernel):
     assert sig["unaligned"] == "constexpr" and values["unaligned"] == 1
 
 
+def test_the_report_names_only_the_launchers_constants(kernel):
+    from verify.ttgir.kernel import assumed_integers, build_signature, launcher_constants
+
+    # B is a tl.constexpr and quiet is do_not_specialize: neither 1 is the launcher's.
+    assume = ("n=1", "B=1", "quiet=1")
+    sig, _, _ = build_signature(kernel, TYPED, {}, assume)
+    assert launcher_constants(kernel, sig, {}, assumed_integers(assume)[0]) == ["n"]
+
+
 def test_without_assumed_values_integers_get_no_hint(kernel):
     from verify.ttgir.kernel import build_signature
 

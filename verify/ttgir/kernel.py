@@ -426,15 +426,26 @@ def check_specialised(
     which specialisation was checked."""
     sig, _, attrs = build_signature(fn, given, constexprs, ptx.assume)
     assumed = assumed_integers(ptx.assume)[0]
-    ones = [
-        n for n, ty in sig.items() if ty == "constexpr" and n in assumed and n not in constexprs
-    ]
+    ones = launcher_constants(fn, sig, constexprs, assumed)
     kept = tuple(a for a in ptx.assume if not _names_one_of(a, ones))
     results = check_compiled(compiled, timeout, engine, replace(ptx, assume=kept))
     what = describe_specialisation(sig, attrs, ones)
     for r in results:
         r.facts["specialisation"] = what
     return results
+
+
+def launcher_constants(fn, sig: dict, constexprs: dict, assumed: dict) -> list[str]:
+    """The arguments (not tl.constexpr, nor given by -D) compiled as constexprs
+    because their assumed value is 1."""
+    return [
+        p.name
+        for p in fn.params
+        if sig[p.name] == "constexpr"
+        and not p.is_constexpr
+        and p.name not in constexprs
+        and p.name in assumed
+    ]
 
 
 def _names_one_of(assumption: str, names: list[str]) -> bool:
