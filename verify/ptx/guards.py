@@ -14,8 +14,11 @@ condition (a 0/1 expression, `verify.ptx.trace.Event.condition`) holds. So:
   not fix are searched over a few values of their ranges (a parameter bound,
   say); if no value makes it hold, the result is UNKNOWN, never a guess.
 * A counterexample over loop counters whose relation to each other the trace
-  could not keep (a cycling stage counter beside the iteration) may be
-  unreachable: UNKNOWN.
+  could not keep (a cycling stage counter beside the iteration of a loop whose
+  trip count is unknown) may be unreachable: UNKNOWN. Where the trip count is
+  known the stage is a function of the iteration (`verify.ptx.trace`), so a
+  counterexample names one iteration that runs, and the iterations where the
+  guard is off for every lane are stated beside it.
 """
 
 from __future__ import annotations
@@ -172,8 +175,41 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
         env = dict(fixed) if lane is None else {**fixed, "lane": lane}
         if not _holds_somewhere(cond, env, kernel.ctx.ranges):
             return _unknown(result, "its guard may mask off the lanes of the counterexample")
-    result.facts["condition"] = "the guard holds at the counterexample"
+    result.facts["condition"] = "the guard holds at the counterexample" + _tail(
+        cond, fixed, trace, kernel.ctx.ranges
+    )
     return result
+
+
+def _tail(cond: Expr, fixed: dict[str, int], trace, ranges: dict[str, Range]) -> str:
+    """The iterations of a loop around the access, at the counterexample's other
+    values, where the guard is off for every lane (Triton's last prefetches,
+    predicated off), each shown by enumerating every lane and other value; ''
+    where there are none or the cases are too many."""
+    parts = []
+    for name in sorted(free_vars(cond) & set(trace.loops)):
+        trip = trace.loops[name].trip
+        rest = sorted(free_vars(cond) - set(fixed) - {name})
+        spans = [ranges.get(v) for v in rest]
+        if trip is None or any(r is None for r in spans):
+            continue
+        cases = [range(r.lo, r.hi) for r in spans if r is not None]
+        if trip * math.prod(len(c) for c in cases) > MAX_UNIFORM_CASES:
+            continue
+        off = [k for k in range(trip) if _off_everywhere(cond, {**fixed, name: k}, rest, cases)]
+        if off:
+            parts.append(f"{name} = {', '.join(map(str, off))} of {trip}")
+    return f"; at its other values, off for every lane at {'; '.join(parts)}" if parts else ""
+
+
+def _off_everywhere(cond: Expr, fixed: dict[str, int], names: list[str], cases) -> bool:
+    try:
+        return all(
+            evaluate(cond, {**fixed, **dict(zip(names, values))}) == 0
+            for values in itertools.product(*cases)
+        )
+    except SpecError:
+        return False
 
 
 def _both(a, b, kernel):

@@ -14,7 +14,9 @@ loop writes a placeholder; at the latch each placeholder is classified:
 * invariant (the latch value is the placeholder): its value on entry;
 * affine ``r += c``: ``r0 + c * it``, ``it`` the loop's iteration variable;
 * a counter that cycles through a few values (``s = s + 1 == 3 ? 0 : s + 1``,
-  found by running its update from its constant start): a variable over them,
+  found by running its update from its constant start): where the trip count
+  is known, the value of each iteration, picked by the iteration variable (so
+  a stage and the iteration stay tied); otherwise a variable over them,
   ``a + d * s``, when they form a progression;
 * anything else: `Unknown`, with the reason.
 
@@ -308,7 +310,7 @@ class Tracer:
                 f"{reg} in the loop at line {info.header_line} is not an induction variable "
                 "this reader follows"
             )
-        return self._counter(values, info)
+        return self._counter(values, latch, holder, info)
 
     def _joint(self, holders, after, info: LoopInfo) -> dict[str, Expr]:
         """Counters that step together (CuTe's read and write stages: the write stage
@@ -342,10 +344,14 @@ class Tracer:
         states = loops.joint_states(start, update, self.ctx.ranges)
         if states is None:
             return {}
-        name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
-        self.ctx.ranges[name] = Range(0, len(states))
-        info.counters.append(name)
-        out = {h: self._lookup(name, [Const(s[h]) for s in states]) for h in start}
+        repeat = loops.repeat_position(states, start, update)
+        picks = self._iteration_picks(info, len(states), repeat)
+        if picks is None:
+            name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
+            self.ctx.ranges[name] = Range(0, len(states))
+            info.counters.append(name)
+            picks = [self._is(Var(name), k) for k in range(len(states))]
+        out = {h: self._lookup(picks, [Const(s[h]) for s in states]) for h in start}
         for reg, (holder, init) in holders.items():
             latch = after.get(reg)
             if holder.name in start or not isinstance(latch, Expr) or not isinstance(init, Expr):
@@ -359,11 +365,42 @@ class Tracer:
             ]
             closing = self.ctx.rebuild(substitute(latch, {h: Const(states[-1][h]) for h in start}))
             if closing == values[loops.repeat_position(states, start, update)]:
-                out[holder.name] = self._lookup(name, values)
+                out[holder.name] = self._lookup(picks, values)
         return out
 
-    def _lookup(self, name: str, values: list[Expr]) -> Expr:
-        """The k-th of `values` where variable `name` is k; terms every value shares
+    def _iteration_picks(self, info: LoopInfo, count: int, repeat: int) -> list[Expr] | None:
+        """For states s_0..s_{count-1} met in the iterations 0, 1, ... with s_{count-1}
+        followed by s_repeat again, the 0/1 condition on the iteration variable for
+        each state: it == k before the cycle, (it - repeat) % period == k - repeat in
+        it. So a result combining a stage with the iteration names only iterations
+        that run (Triton's pipeline: its stage pair starts at (-1, 1), then cycles
+        (0, 0), (1, 1)). Only where the trip count is known: otherwise an address
+        reading the iteration is not decided (`verify.ptx.check`), and a bare stage
+        variable keeps a stage-only address decidable; and only where the trip
+        count is one for every block (`LoopInfo.bounded`): the value after the loop
+        is taken at the last iteration."""
+        if info.trip is None or info.bounded:
+            return None
+        it, period = Var(info.name), count - repeat
+        in_cycle = self.ctx.less(Const(repeat - 1), it) if repeat else Const(1)
+        phase = self.ctx.op("%", self.ctx.op("+", it, Const(-repeat % period)), Const(period))
+        picks = [self.ctx.equal(it, Const(k)) for k in range(repeat)]
+        for k in range(period):
+            at = self.ctx.equal(phase, Const(k))
+            picks.append(at if isinstance(at, Unknown) else self._both(in_cycle, at))
+        known = [p for p in picks if isinstance(p, Expr)]
+        return known if len(known) == len(picks) else None
+
+    def _both(self, a: Value, b: Expr) -> Value:
+        return a if isinstance(a, Unknown) else self.ctx.op("*", a, b)
+
+    def _is(self, v: Var, k: int) -> Expr:
+        pick = self.ctx.equal(v, Const(k))
+        assert isinstance(pick, Expr), "a small variable compares with a constant"
+        return pick
+
+    def _lookup(self, picks: list[Expr], values: list[Expr]) -> Expr:
+        """The k-th of `values` where the k-th of `picks` holds; terms every value shares
         stay outside (a base address stays a bare term)."""
         split = [loops.terms(v) for v in values]
         common = [t for t in split[0] if all(t in s for s in split[1:])]
@@ -377,9 +414,7 @@ class Tracer:
             part: Expr = Const(0)
             for t in rest:
                 part = self.ctx.op("+", part, t)
-            pick = self.ctx.equal(Var(name), Const(k))
-            assert isinstance(pick, Expr), "a small variable compares with a constant"
-            out = self.ctx.op("+", out, self.ctx.op("*", pick, part))
+            out = self.ctx.op("+", out, self.ctx.op("*", picks[k], part))
         return out
 
     def _stays(self, value: Expr, holder: Var, width: int, reg: str, info: LoopInfo) -> Value:
@@ -414,10 +449,14 @@ class Tracer:
         info.counters.append(name)
         return Var(name)
 
-    def _counter(self, values: list[int], info: LoopInfo) -> Value:
+    def _counter(self, values: list[int], latch: Expr, holder: Var, info: LoopInfo) -> Value:
         ordered = sorted(values)
         if len(ordered) == 1:
             return Const(ordered[0])
+        repeat = values.index(evaluate(latch, {holder.name: values[-1]}))
+        picks = self._iteration_picks(info, len(values), repeat)
+        if picks is not None:
+            return self._lookup(picks, [Const(v) for v in values])
         name = f"s{len(self.loose) + len(info.counters)}_{info.name}"
         self.ctx.ranges[name] = Range(0, len(ordered))
         info.counters.append(name)
