@@ -331,10 +331,18 @@ def _decided(kernel, spec, name: str) -> list[CheckResult]:
 
 
 def _as_twin(result: CheckResult, line: int, spec) -> CheckResult:
-    """`result` of the first twin as the twin's at spec line `line`."""
+    """`result` of the first twin as the twin's at spec line `line`; it took no
+    time of its own."""
     of = spec.origin[result.line][1]
     words = [spec.origin[line][1] if w == of else w for w in result.property.split()]
-    return replace(result, line=line, property=" ".join(words), facts=dict(result.facts))
+    return replace(
+        result,
+        line=line,
+        property=" ".join(words),
+        facts=dict(result.facts),
+        seconds=0.0,
+        solver_seconds=0.0,
+    )
 
 
 def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) -> CheckResult:
