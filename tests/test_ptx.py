@@ -661,3 +661,20 @@ def test_a_pipeline_stage_is_tied_to_the_iteration():
         assert r.counterexample.instance["it0"] in range(14)
         assert r.facts["condition"].endswith("off for every lane at it0 = 14, 15 of 16")
     assert all(r.status != Status.UNKNOWN for r in found)
+
+
+def test_a_stage_picked_by_the_iteration_stays_small():
+    """Triton attention's K/V stage, picked by the iteration (32 at N_CTX = 1024),
+    repeats every 2: tabulated as ``it0 % 2``, its shifted address stays below
+    2^32 and keeps the shared base a bare term, so launch (B) of docs/ptx.md
+    decides every check."""
+    options = Options(
+        assume=("param_5=1024",),
+        grid=(16, 8),
+        global_align=256,
+        shared_align=128,
+        dynamic_shared=65536,
+        timeout=30,
+    )
+    results = check_ptx(sample("triton_attention_sm80.ptx"), options)
+    assert len(results) == 144 and all(r.status == Status.PROVED for r in results)

@@ -234,6 +234,14 @@ class Context:
         d = values[1] - values[0]
         if d > 0 and all(y - x == d for x, y in zip(values, values[1:])):
             return self.op("+", Const(values[0]), self.op("*", v, Const(d)))
+        period = _period(values)
+        if period < len(values):
+            # a stage picked by the iteration (`verify.ptx.trace`) repeats: its
+            # first period, looked up by the variable modulo the period
+            v, values = self.op("%", v, Const(period)), values[:period]
+            d = values[1] - values[0]
+            if d > 0 and all(y - x == d for x, y in zip(values, values[1:])):
+                return self.op("+", Const(values[0]), self.op("*", v, Const(d)))
         out: Expr = Const(0)
         for k, value in enumerate(values):
             if value:
@@ -324,6 +332,12 @@ class Context:
         if a == b:
             return a
         return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
+
+
+def _period(values: list[int]) -> int:
+    """The least p with values[k] == values[k + p] for every k (len(values) if none)."""
+    n = len(values)
+    return next(p for p in range(1, n + 1) if all(values[k] == values[k + p] for k in range(n - p)))
 
 
 def _evaluated_bounds(e: Expr, names: list[str], ranges) -> tuple[int, int] | None:
