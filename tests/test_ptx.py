@@ -678,3 +678,45 @@ def test_a_stage_picked_by_the_iteration_stays_small():
     )
     results = check_ptx(sample("triton_attention_sm80.ptx"), options)
     assert len(results) == 144 and all(r.status == Status.PROVED for r in results)
+
+
+BIG_TILE = """.version 8.0
+.target {target}
+.address_size 64
+
+.visible .entry big()
+.reqntid 32, 1, 1
+{{
+	.reg .b32 %r<4>;
+	.shared .align 16 .b32 tile[{words}];
+	mov.u32 %r1, %tid.x;
+	shl.b32 %r2, %r1, 2;
+	mov.u32 %r3, tile;
+	add.s32 %r3, %r3, %r2;
+	st.shared.u32 [%r3], %r1;
+	ret;
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "target, words, dynamic, warned",
+    [
+        ("sm_80", 50_000, None, True),  # 200,000 bytes > 163 KB
+        ("sm_90a", 50_000, None, False),  # <= 227 KB
+        ("sm_90a", 50_000, 40_000, True),  # 240,000 bytes with the dynamic part
+        ("sm_80", 1_000, None, False),
+    ],
+)
+def test_a_footprint_over_the_targets_block_limit_warns(target, words, dynamic, warned):
+    """Issue 27: static arrays plus --dynamic-shared against the CUDA guide's
+    per-block limit of the PTX's own .target; verdicts are unchanged."""
+    text = BIG_TILE.format(target=target, words=words)
+    found = check_ptx_text(text, "big.ptx", Options(dynamic_shared=dynamic))
+    warnings = [w for r in found for w in r.facts.get("warnings", [])]
+    assert bool(warnings) == warned, warnings
+    assert {r.status for r in found} == {Status.PROVED}
+    if warned:
+        footprint = 4 * words + (dynamic or 0)
+        assert warnings == [next(w for w in warnings if f"({footprint} bytes)" in w)]
+        assert "cannot launch" in warnings[0]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from verify.engines.decide import AUTO
 from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
+from verify.model import shared_memory
 from verify.model.expr import Const, Expr, Range, Var, bounds, free_vars
 from verify.ptx import assume, guards, hopper, ir, memory, specgen
 from verify.ptx.assume import Assumptions
@@ -252,7 +253,32 @@ def _kernel_results(kernel: Kernel) -> list[CheckResult]:
     for allocation, accesses in placed.items():
         results += _allocation_results(kernel, trace, allocation, accesses)
     results += hopper.check(kernel, trace, placed)
-    return sorted(results, key=lambda r: (r.facts.get("ptx_line", 0), r.property))
+    results.sort(key=lambda r: (r.facts.get("ptx_line", 0), r.property))
+    _warn_footprint(kernel, results)
+    return results
+
+
+def _capability(module: ir.Module) -> int | None:
+    """The compute capability of `.target sm_90a` (90), None when none is named."""
+    for name in module.target:
+        found = re.fullmatch(r"sm_(\d+)[a-z]?", name)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _warn_footprint(kernel: Kernel, results: list[CheckResult]):
+    """The kernel's static shared arrays plus --dynamic-shared, on its first check:
+    a warning there when its target cannot give one block that much (issue 27).
+    Padding between the arrays is not counted: the sum is a least footprint, so a
+    warning is never wrong."""
+    capability = _capability(kernel.module)
+    sizes = [v.size for _, v in kernel.shared.values() if v.size is not None]
+    footprint = sum(sizes) + (kernel.options.dynamic_shared or 0)
+    warning = shared_memory.over_limit(footprint, capability) if capability else None
+    if warning and results:
+        results[0].facts["footprint_bytes"] = footprint
+        results[0].facts.setdefault("warnings", []).append(warning)
 
 
 def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult]:
