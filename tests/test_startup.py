@@ -47,7 +47,16 @@ def test_a_quick_question_loads_no_formula_kernel_or_drawing_library(command):
         "from click.testing import CliRunner\nfrom verify.cli import main\n"
         f"assert CliRunner().invoke(main, {command!r}).exit_code == 0"
     )
-    assert not {"sympy", "triton", "matplotlib"} & set(loaded_after(statement))
+    assert not {"sympy", "triton", "matplotlib", "z3"} & set(loaded_after(statement))
+
+
+def test_the_solver_loads_only_for_a_check_it_decides():
+    """The seed spec is decided by enumeration (above: no z3); asked of z3, it is."""
+    statement = (
+        "from click.testing import CliRunner\nfrom verify.cli import main\n"
+        f"assert CliRunner().invoke(main, {[SEED, '--engine', 'z3']!r}).exit_code == 0"
+    )
+    assert "z3" in loaded_after(statement)
 
 
 def test_the_probe_sees_a_module_that_is_loaded():

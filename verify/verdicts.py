@@ -56,3 +56,14 @@ class Maximum:
     exact: bool  # the solver proved that nothing exceeds `value`
     reason: str = ""
     queries: int = field(default=0)
+
+
+def bound_status(best: Maximum, bound: int, equal: bool) -> Status:
+    """Verdict for "metric <= bound" (or "== bound") given the ascent's result."""
+    if best.value > bound:
+        return Status.REFUTED  # a replayed instance exceeds the bound
+    if not best.exact:
+        return Status.UNKNOWN
+    if equal and best.value != bound:
+        return Status.REFUTED
+    return Status.PROVED

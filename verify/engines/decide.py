@@ -26,7 +26,6 @@ from math import prod
 from typing import Protocol
 
 from verify.engines import enumeration as enumeration_engine
-from verify.engines import solver as z3_engine
 from verify.engines.cp_async import CopyFigures
 from verify.engines.options import AUTO, ENGINE_NAMES, ENUMERATION, Z3
 from verify.model.expr import Expr, Range
@@ -60,7 +59,16 @@ class Engine(Protocol):
     def equivalent(self, lhs: Expr, rhs: Expr, loops, budget: Budget) -> Verdict: ...
 
 
-MODULES: dict[str, Engine] = {Z3: z3_engine, ENUMERATION: enumeration_engine}
+def engine_module(name: str) -> Engine:
+    """The engine called `name` (Z3 or ENUMERATION). The solver's module, and z3
+    with it, is imported on first use: a spec decided by enumeration, such as the
+    seed's, never loads the solver (benchmarks/results/startup.md)."""
+    if name == Z3:
+        from verify.engines import solver
+
+        return solver
+    return enumeration_engine
+
 
 # Domain points (lane evaluations for an access, coordinate x stage x base
 # evaluations for a layout) up to which `auto` enumerates. From

@@ -74,8 +74,8 @@ from verify.model.instructions import WARP, Instruction
 from verify.model.layout import coordinate_vars
 from verify.model.program import BASE, GBASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
-from verify.smt import bv
 from verify.smt.budget import Budget
+from verify.smt.width import width_for
 from verify.spec.ast import LayoutDef
 from verify.verdicts import Maximum, Status
 
@@ -163,7 +163,7 @@ class Vectorised:
     def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
         for e in exprs:
             bounds(e, ranges)  # the located SpecErrors the solver path raises
-        bv.width_for(exprs, ranges)
+        width_for(exprs, ranges)
         self.exact_ints = any(max_intermediate(e, ranges) >= INT64_SAFE for e in exprs)
 
     def __call__(self, e: Expr, env: dict, shape: tuple[int, ...]) -> np.ndarray:

@@ -24,8 +24,8 @@ from verify.model.expr import Range, Var, evaluate
 from verify.model.instructions import ptx_opcode
 from verify.model.program import BASE, STAGE, Access, Program
 from verify.results import BankFigures, CheckResult, Counterexample, Verdict
-from verify.smt.solve import Status, bound_status
 from verify.spec.ast import AccessDef, CheckDef, LayoutDef, Spec
+from verify.verdicts import Status, bound_status
 
 
 class Runner:
@@ -61,7 +61,7 @@ class Runner:
         """ask(engine module, budget) under a fresh budget, by the engine for `points`."""
         engine = decide.engine_for(self.options.engine, points, limit)
         budget = self.options.budget()
-        answer = ask(decide.MODULES[engine], budget)
+        answer = ask(decide.engine_module(engine), budget)
         return Decided(answer, engine, budget.solver_seconds)
 
     # -- implicit checks -----------------------------------------------------

@@ -23,16 +23,15 @@ its bit widths from there.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import z3
 
-from verify.errors import InternalError, SpecError
+from verify.errors import InternalError
 from verify.model.bank import BANKS, WORD_BYTES
-from verify.model.expr import Const, Expr, Range, Var, max_intermediate
-
-# Widths above this mean a spec with absurd magnitudes; reject rather than crawl.
-MAX_WIDTH = 192
+from verify.model.expr import Const, Expr, Range, Var
+from verify.smt.width import MAX_WIDTH as MAX_WIDTH
+from verify.smt.width import width_for as width_for
 
 # A bank is the low BANK_BITS of a word index; a word is a byte address >> WORD_BITS.
 BANK_BITS = BANKS.bit_length() - 1
@@ -153,23 +152,6 @@ _BINOPS = {
     "<<": lambda a, b: a << b,
     ">>": z3.LShR,
 }
-
-
-def width_for(exprs: Iterable[Expr], ranges: Mapping[str, Range], extra: int = 0) -> int:
-    """Bits so that every subexpression, every range bound (queries constrain each
-    variable to its range) and values up to `extra` fit, with margin.
-
-    The margin of two bits leaves room for sums of two terms built by the
-    property encodings (``addr + size``) without wrap-around.
-    Raises SpecError past MAX_WIDTH, whichever engine then evaluates the values.
-    """
-    top = max(
-        [extra, *(r.hi for r in ranges.values()), *(max_intermediate(e, ranges) for e in exprs)]
-    )
-    width = max(8, top.bit_length() + 2)
-    if width > MAX_WIDTH:
-        raise SpecError(f"values need {width} bits: expected magnitudes below 2^{MAX_WIDTH - 2}")
-    return width
 
 
 def low_bits_zero(term: z3.BitVecRef, bits: int) -> z3.BoolRef:
