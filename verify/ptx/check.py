@@ -300,7 +300,9 @@ def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult
     results = [_unknown(kernel, a, "unknown", why) for a, why in refused]
     name = f"{kernel.module.file}#{kernel.fn.name}#{label}"
     try:
-        checked = _decided(kernel, spec, name)
+        checked = run_spec(
+            parse_text(spec.text, name), kernel.options.timeout, kernel.options.engine
+        )
     except SpecError as e:
         return results + [
             _unknown(kernel, a, "unknown", f"verify refused its spec: {e.message}")
@@ -322,53 +324,6 @@ def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult
             failed[key] = results[-1]
     assume.state_proved_under(kernel, spec, accesses, align, failed, settled)
     return results
-
-
-def _decided(kernel, spec, name: str) -> list[CheckResult]:
-    """The spec's results, as deciding its whole text gives them, in its line order.
-    A twin's conflict_free (`specgen._twin_key`: the same bank figures and verdict as
-    its first twin's) is not decided again where the first's is PROVED: it takes
-    that result under its own name. The others are decided in a second pass, for
-    their counterexamples show their own addresses."""
-    options = kernel.options
-
-    def run(text: str) -> list[CheckResult]:
-        return run_spec(parse_text(text, name), options.timeout, options.engine)
-
-    if not spec.twins:
-        return run(spec.text)
-    first = run(spec.text_keeping(lambda line: line not in spec.twins))
-    proved = {
-        r.line: r
-        for r in first
-        if r.property.startswith("conflict_free") and r.status == Status.PROVED
-    }
-    copied, again = [], set()
-    for line, of in spec.twins.items():
-        if of in proved:
-            copied.append(_as_twin(proved[of], line, spec))
-        else:
-            again.add(line)
-    if again:
-        origins = {id(spec.origin[line][0]) for line in again}
-        text = spec.text_keeping(lambda line: id(spec.origin[line][0]) in origins)
-        copied += [r for r in run(text) if r.line in again]
-    return sorted(first + copied, key=lambda r: r.line)
-
-
-def _as_twin(result: CheckResult, line: int, spec) -> CheckResult:
-    """`result` of the first twin as the twin's at spec line `line`; it took no
-    time of its own."""
-    of = spec.origin[result.line][1]
-    words = [spec.origin[line][1] if w == of else w for w in result.property.split()]
-    return replace(
-        result,
-        line=line,
-        property=" ".join(words),
-        facts=dict(result.facts),
-        seconds=0.0,
-        solver_seconds=0.0,
-    )
 
 
 def _relabel(kernel, trace, result: CheckResult, access, spec, unsized: bool) -> CheckResult:

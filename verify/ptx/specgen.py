@@ -38,8 +38,6 @@ class SharedSpec:
     lines: list[str] = field(default_factory=list)
     origin: dict[int, tuple[Access, str]] = field(default_factory=dict)  # line -> access, name
     names: dict[str, Access] = field(default_factory=dict)
-    # a twin's check line -> its first twin's (`_twin_key`): one bank decision serves both
-    twins: dict[int, int] = field(default_factory=dict)
 
     def add(self, text: str, access: Access | None = None, name: str = "") -> None:
         self.lines.append(text)
@@ -49,37 +47,6 @@ class SharedSpec:
     @property
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
-
-    def text_keeping(self, keep) -> str:
-        """The text with each line `origin` ties to an access blanked to a comment
-        unless `keep(line)`; every line keeps its number."""
-        return (
-            "\n".join(
-                "#" if i in self.origin and not keep(i) else t
-                for i, t in enumerate(self.lines, start=1)
-            )
-            + "\n"
-        )
-
-
-def _twin_key(access: Access, offset: Expr, extent: int, ranges) -> tuple | None:
-    """Accesses with one key have the same bank figures and the same verdict of
-    conflict_free: the same instruction (kind, width) and the same spec text but for
-    the offset's constant terms, whose sums differ by a multiple of 128 bytes. Every
-    lane's address moves by that multiple, so every bank ((address / 4) mod 32) and
-    every 128-byte line's grouping of the lanes stays, under every base `buffer align`
-    allows. Only copies from registers (a cp.async's source is its own) and offsets
-    that stay inside the layout's domain (`bounds`, an over-approximation), so the
-    domain cannot cut one twin's lanes and not the other's. None: no twin."""
-    if access.source is not None:
-        return None
-    low, high = bounds(offset, ranges)
-    if low < 0 or high + access.bytes > extent:
-        return None
-    terms = _terms(offset)
-    shift = sum(t.value for t in terms if isinstance(t, Const))
-    rest = sorted(render(t) for t in terms if not isinstance(t, Const))
-    return (access.instruction, access.bytes, tuple(rest), shift % RESIDUES)
 
 
 def _terms(e: Expr) -> list[Expr]:
@@ -169,7 +136,6 @@ def build(
         spec.add(f"global align {global_align}")
     refused: list[tuple[Access, str]] = []
     widths: dict[int, str] = {}
-    first_twin: dict[tuple, int] = {}  # `_twin_key` -> the first such access's check line
     extent = size
     if extent is None:  # dynamic memory of unstated size: as far as any access reaches
         extent = max(bounds(a.offset, ranges)[1] + a.bytes for a in accesses)  # type: ignore[arg-type]
@@ -205,9 +171,4 @@ def build(
         spec.names[name] = access
         spec.add(line, access, name)
         spec.add(f"check conflict_free {name}", access, name)
-        key = _twin_key(access, offset, extent, ranges)
-        if key is not None:
-            first = first_twin.setdefault(key, len(spec.lines))
-            if first != len(spec.lines):
-                spec.twins[len(spec.lines)] = first
     return spec, refused
