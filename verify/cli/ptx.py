@@ -21,6 +21,32 @@ if TYPE_CHECKING:  # the checker is imported when a command runs, not for --help
 EXIT_OK, EXIT_REFUTED, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
+GRID_OPTION = click.option(
+    "--grid",
+    default=None,
+    metavar="X[,Y[,Z]]",
+    help="Blocks per grid (default: every grid CUDA allows).",
+)
+
+
+def _alignment_options(global_default: str, shared_default: str) -> list:
+    """--global-align and --shared-align, with the default each reader assumes."""
+    return [
+        click.option(
+            "--global-align",
+            type=click.IntRange(min=1),
+            default=None,
+            help=f"Bytes every global pointer is aligned to (default: {global_default}).",
+        ),
+        click.option(
+            "--shared-align",
+            type=click.IntRange(min=1),
+            default=None,
+            help=f"Bytes the dynamic shared memory is aligned to (default: {shared_default}).",
+        ),
+    ]
+
+
 def _options(f):
     for option in reversed(
         [
@@ -30,26 +56,10 @@ def _options(f):
                 metavar="X[,Y[,Z]]",
                 help="Threads per block (default: the kernel's .reqntid/.maxntid).",
             ),
-            click.option(
-                "--grid",
-                default=None,
-                metavar="X[,Y[,Z]]",
-                help="Blocks per grid (default: every grid CUDA allows).",
-            ),
+            GRID_OPTION,
             click.option("--kernel", default=None, help="The .entry to check (default: all)."),
-            click.option(
-                "--global-align",
-                type=click.IntRange(min=1),
-                default=None,
-                help="Bytes every global pointer is aligned to (default: what "
-                "cp.async needs, or the pointer's declared .align).",
-            ),
-            click.option(
-                "--shared-align",
-                type=click.IntRange(min=1),
-                default=None,
-                help="Bytes the dynamic shared memory is aligned to (default: its "
-                "declared .align).",
+            *_alignment_options(
+                "what cp.async needs, or the pointer's declared .align", "its declared .align"
             ),
             click.option(
                 "--dynamic-shared",
@@ -204,25 +214,9 @@ def triton_ptx_options(f):
                 is_flag=True,
                 help="Decide each op by TTGIR's lowering rules instead of the PTX.",
             ),
-            click.option(
-                "--grid",
-                default=None,
-                metavar="X[,Y[,Z]]",
-                help="Blocks per grid (default: every grid CUDA allows).",
-            ),
-            click.option(
-                "--global-align",
-                type=click.IntRange(min=1),
-                default=None,
-                help="Bytes every global pointer is aligned to (default: what cp.async "
-                "needs, or tt.divisibility).",
-            ),
-            click.option(
-                "--shared-align",
-                type=click.IntRange(min=1),
-                default=None,
-                help="Bytes the dynamic shared memory is aligned to (default: 128, "
-                "where a Triton kernel's starts).",
+            GRID_OPTION,
+            *_alignment_options(
+                "what cp.async needs, or tt.divisibility", "128, where a Triton kernel's starts"
             ),
             click.option(
                 "--assume",
