@@ -44,7 +44,7 @@ split colexicographically over the flattened modes, the last flat mode taking
 the remainder, so indices past the size extrapolate along it. `offsets`
 evaluates that on numpy arrays; tests compare it with pycute's ``Layout.__call__``.
 
-pycute gaps, each pinned by a test in tests/test_oracle.py:
+pycute gaps, each pinned by a test in tests/oracle/test_oracle.py:
 
 * ``Swizzle(0, M, 0)`` recurses forever (``shiftr`` and ``shiftl`` call each
   other for a zero shift); `swizzle` treats a zero-bit swizzle as the identity.

@@ -7,7 +7,7 @@ A memdesc type names a shared-memory buffer the way Triton prints it:
 The oracle reads it as the layout ``ENCODING shape (SHAPE)`` of elements TYPE.
 ENCODING and MEMORY SPACE are attributes written out or ``#aliases`` defined by
 an alias line above (MLIR's attribute aliases). Read the way Triton's own parser
-reads these types (tests/test_oracle_ttgir.py hands the same text to Triton's
+reads these types (tests/ttgir/test_oracle_ttgir.py hands the same text to Triton's
 MLIR parser and compares what it builds); what the oracle does not model is
 refused: a memory space other than shared memory, an allocation shape other than
 the type's own (a view into a larger buffer).

@@ -81,7 +81,7 @@ class Spec:
     accesses: dict[str, Access] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)
     # Accesses written 'by' a thread map (a Triton distributed encoding or a CuTe
-    # TV layout): Triton and pycute define those maps, and tests/test_thread_maps.py
+    # TV layout): Triton and pycute define those maps, and tests/spec/test_thread_maps.py
     # compares verify's reading with them on whole tiles. The oracle does not read
     # them, so it answers no check of these accesses.
     unread_accesses: set[str] = field(default_factory=set)

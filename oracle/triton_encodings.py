@@ -16,7 +16,7 @@ Triton 3.9's ``to_linear_layout`` aborts on it, so its linear component -- the
 ``offset`` bases, or Gluon's ``PaddedSharedLayout.with_identity_for`` for the
 ``{order = [...], shape = [...]}`` form -- goes through ``to_linear_layout`` as a
 ``SharedLinearLayout``, and the padding is added by Triton's lowering rule
-(`_padded`). tests/test_oracle_ttgir.py compares the result with the shared
+(`_padded`). tests/ttgir/test_oracle_ttgir.py compares the result with the shared
 addresses Triton's own sm_90 lowering computes (PTX of a compiled Gluon kernel).
 
 Worked example

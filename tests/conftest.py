@@ -9,6 +9,7 @@ from verify.integrations.triton_exit import hide_leak_report_at_exit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = os.path.join(ROOT, "specs")
+DATA = os.path.join(ROOT, "tests", "data")
 
 # A test's solver budget counts z3 resource units, never seconds, so no verdict in
 # the suite changes with the machine's load. 400 M units is about twice the most

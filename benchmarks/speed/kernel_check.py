@@ -21,7 +21,7 @@ import time
 from verify.ptx.check import Options, check_ptx
 
 P, T, H = "tests/data/ptx/", "tests/data/ttgir_ptx/", "tests/data/hopper/"
-# The launches the tests give (tests/test_ptx.py, tests/test_ptx_hopper.py).
+# The launches the tests give (tests/ptx/test_ptx.py, tests/ptx/test_ptx_hopper.py).
 SOFTMAX = ("param_2=1024", "param_3=1024", "param_4=4096", "param_5=1024")
 CUTE = ("param_0=4096", "param_0+4=4096", "param_0+8=4096", "param_3=4096", "param_8=4096")
 CUTE_WGMMA = ("param_0=4096", "param_0+4=4096", "param_0+8=4096", "param_3=4096", "param_7=4096")

@@ -5,9 +5,9 @@
 Every bundled spec is run with the z3 engine and no limit at all; each check's
 budget (`verify.smt.budget.Budget`: one per decision, shared by its queries) is
 recorded, and a spec's figure is its largest budget's units. The tests' resource
-limits (tests/test_engines.py) are read off this table with headroom: units count
+limits (tests/engines/test_engines.py) are read off this table with headroom: units count
 work, so they are the same on any machine and under any load
-(tests/test_solve.py checks that a query spends the same units every time).
+(tests/engines/test_solve.py checks that a query spends the same units every time).
 """
 
 from __future__ import annotations

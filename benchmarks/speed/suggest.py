@@ -40,7 +40,7 @@ _ALONG = (
     "dtype f16\nbuffer align 1024\nlayout A = {}\n"
     "access rd = ld.shared.v4.b32 A(k, 8 * (lane % 8)) for k in 0..64\ncheck max_ways <= 2 rd\n"
 )
-# One refuted spec per family (the shapes tests/test_suggest.py checks).
+# One refuted spec per family (the shapes tests/synth/test_suggest.py checks).
 FAMILY_SPECS = {
     "family/cute_plain": _ROWS.format("(8,64):(64,1)"),
     "family/cute_padded": _ROWS.format("(8,64):(80,1)"),

@@ -2,7 +2,7 @@
 
 Both engines answer every property over the same domain (every lane, loop value,
 stage, aligned base of one period, coordinate) with the same verdicts and the
-same exact figures; `tests/test_engines.py` compares them. They differ in cost:
+same exact figures; `tests/engines/test_engines.py` compares them. They differ in cost:
 enumeration grows with the domain and is predictable, the solver's cost barely
 grows with the domain but varies with the formula (a 4-phase wavefront maximum
 took 49 s before its encoding was reworked; it takes 0.07 s now, and the next
@@ -39,7 +39,7 @@ from verify.spec.ast import LayoutDef
 class Engine(Protocol):
     """What each engine module answers, over one domain and with one budget per
     decision: `verify.engines.solver` (z3) and `verify.engines.enumeration`. The
-    runner asks through this and nothing else; tests/test_engines.py holds them to
+    runner asks through this and nothing else; tests/engines/test_engines.py holds them to
     the same answers."""
 
     def in_bounds(self, program: Program, access: Access, budget: Budget) -> Verdict: ...

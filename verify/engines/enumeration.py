@@ -29,11 +29,11 @@ by the domain, so a budget of units alone (the tests') never stops it.
 
 What this engine is not: an oracle for what the notations mean. It evaluates the
 expression trees `verify.model.layout` and `verify.notation` build, the same trees the
-solver encodes, so its agreement with z3 (tests/test_differential.py) checks the
+solver encodes, so its agreement with z3 (tests/engines/test_differential.py) checks the
 bit-vector encoding against plain evaluation, nothing more. A misreading of CuTe,
 Triton or a formula would be shared by both engines; the meaning is checked by
 `oracle`, which reads the spec text with pycute, Triton's linear layouts and
-its own interpreter and shares none of this code (tests/test_oracle_independence.py,
+its own interpreter and shares none of this code (tests/oracle/test_oracle_independence.py,
 the campaign in benchmarks/campaigns/differential.py).
 """
 

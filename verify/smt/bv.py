@@ -14,7 +14,7 @@ Nothing outside this module applies Python operators to Z3 terms: z3 overloads
 ``+``, ``==``, ``<`` on them, and a signed ``<`` or a ``>>`` that is arithmetic
 would silently change a query's meaning, so every operation the encodings need is
 a function here (`eq`, `ne`, `add`, `ult`, ...). Only this module and the two
-Boolean synthesis encodings build Z3 terms; `tests/test_z3_confined.py` checks the
+Boolean synthesis encodings build Z3 terms; `tests/house/test_z3_confined.py` checks the
 rest of `verify` names no z3 constructor and those two name no bit-vector one.
 
 The bank geometry (bank count, word size) is `verify.model.bank`'s: the encoding takes

@@ -7,7 +7,7 @@ Every member's offset table is built with numpy and scored
 none does better. ``pad`` and ``nvmma`` are searched this way (they are tiny);
 the others are searched by the solver (`verify.synth.params`) on power-of-two
 tiles, and listed here only on other tiles and as the cross-check of the
-solver (`tests/test_synth.py`: the same optimum both ways on every catalog
+solver (`tests/synth/test_synth.py`: the same optimum both ways on every catalog
 problem, and on two for ``pad+sw``).
 
 * ``sw``: CuTe ``Sw<B,M,S> o (R,C):(C,1)`` (row-major) and ``o (R,C):(1,R)``
@@ -31,7 +31,7 @@ Worked example
 The math
 --------
 Every notation written here is spec text (``layout A = <notation>``), and the
-tables equal what verify computes from that text: `tests/test_synth.py` compares
+tables equal what verify computes from that text: `tests/synth/test_synth.py` compares
 them with `verify.offsets` member by member.
 """
 

@@ -93,7 +93,7 @@ from verify.synth.repair_families import (
 from verify.verdicts import Status
 
 # Members of a family tried per spec, over all its failing checks: enough for
-# every search of the catalog and tests/test_suggest.py to end on its own (the
+# every search of the catalog and tests/synth/test_suggest.py to end on its own (the
 # largest, a 128-column tile's, tries under 400), about 0.5 s of scoring here.
 SEARCH_MEMBERS = 4096
 # Fixes re-checked on the whole spec, nearest first, before giving up.

@@ -432,7 +432,7 @@ class AxisLower:
     has divisibility 1, which every rule above carries into the result's
     divisibility, and the two places where a larger contiguity lowers a
     divisibility (expand_dims, muli) then see divisibility 1 either way.
-    tests/test_ttgir_copies.py compares the widths it gives with the PTX."""
+    tests/ttgir/test_ttgir_copies.py compares the widths it gives with the PTX."""
 
     def __init__(self, tracer: Tracer):
         self.tracer = tracer

@@ -9,7 +9,7 @@
 // here as the offset from a 1024-byte-aligned host array standing in for
 // shared memory, so descriptors carry real start addresses.
 //
-// Build and run (regenerates gmma_desc_oracle.txt; see tests/test_wgmma.py):
+// Build and run (regenerates gmma_desc_oracle.txt; see tests/model/test_wgmma.py):
 //   nvcc -x c++ -std=c++17 -O1 -I CUTLASS/include gmma_desc_oracle.cpp -o oracle
 //   ./oracle > gmma_desc_oracle.txt
 #include <cstddef>

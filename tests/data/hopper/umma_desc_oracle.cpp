@@ -6,7 +6,7 @@
 // LBO and SBO in bytes) and the 64-bit value the bitfields pack. Host code only; no
 // sm_100 machine is involved, so this checks the bit layout, not the hardware.
 //
-// Build and run (regenerates umma_desc_oracle.txt; see tests/test_wgmma.py):
+// Build and run (regenerates umma_desc_oracle.txt; see tests/model/test_wgmma.py):
 //   nvcc -x c++ -std=c++17 -O1 -I CUTLASS/include umma_desc_oracle.cpp -o oracle
 //   ./oracle > umma_desc_oracle.txt
 #include <cstdint>

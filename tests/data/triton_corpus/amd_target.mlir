@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): an AMD target: a located refusal, not a traceback
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): an AMD target: a located refusal, not a traceback
 // Reduced from Triton's lit module test/TritonGPU/loop-pipeline-hip.mlir #0 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

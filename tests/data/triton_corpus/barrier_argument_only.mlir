@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): a buffer reached only through barrier bookkeeping: nothing to check, a located error
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): a buffer reached only through barrier bookkeeping: nothing to check, a located error
 // Reduced from Triton's lit module test/Conversion/tritonnvidiagpu_to_llvm.mlir #13 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>

@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): CGALayout that splits the tensor over two CTAs: that buffer not modelled, not the module
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): CGALayout that splits the tensor over two CTAs: that buffer not modelled, not the module
 // Reduced from Triton's lit module test/TritonNvidiaGPU/membar-cluster.mlir #1 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0], CGALayout = [[1, 0]]}>

@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): CGALayout that splits nothing (all-zero bases): one CTA's layout, checked
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): CGALayout that splits nothing (all-zero bases): one CTA's layout, checked
 // Reduced from Triton's lit module test/TritonNvidiaGPU/membar-cluster.mlir #13 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0], CGALayout = [[0, 0]]}>

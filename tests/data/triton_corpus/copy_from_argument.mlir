@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): cp.async whose pointer tensor is a function argument (pointers.py raised IndexError)
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): cp.async whose pointer tensor is a function argument (pointers.py raised IndexError)
 // Reduced from Triton's lit module test/TritonGPU/consan.mlir #11 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

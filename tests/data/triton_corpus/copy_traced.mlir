@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): a cp.async whose source is traced from a 16-byte aligned pointer argument: decided
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): a cp.async whose source is traced from a 16-byte aligned pointer argument: decided
 // Reduced from Triton's lit module test/Conversion/tritongpu_to_llvm.mlir #29 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): an mbarrier (a one-element i64 buffer): listed as one, not 'offset_bases must not be empty'
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): an mbarrier (a one-element i64 buffer): listed as one, not 'offset_bases must not be empty'
 // Reduced from Triton's lit module test/Conversion/tritonnvidiagpu_to_llvm.mlir #1 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): an MMA v3 accumulator stored to a swizzled buffer on sm_90: stmatrix
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): an MMA v3 accumulator stored to a swizzled buffer on sm_90: stmatrix
 // Reduced from Triton's lit module test/Conversion/tritongpu_to_llvm_hopper.mlir #20 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>

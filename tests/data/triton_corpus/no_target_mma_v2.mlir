@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): a module with no ttg.target and an MMA v2 dot operand: sm_80 inferred, ldmatrix
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): a module with no ttg.target and an MMA v2 dot operand: sm_80 inferred, ldmatrix
 // Reduced from Triton's lit module test/Conversion/tritongpu_to_llvm.mlir #40 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>

@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): a plain (unswizzled) f32 tile read by columns: a real 32-way conflict, REFUTED
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): a plain (unswizzled) f32 tile read by columns: a real 32-way conflict, REFUTED
 // Reduced from Triton's lit module test/TritonGPU/prefetch.mlir #1 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #rows = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>

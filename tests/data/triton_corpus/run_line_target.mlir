@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): no target anywhere but the RUN line (compute-capability=90); no ttg.threads-per-warp (Triton takes 32)
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): no target anywhere but the RUN line (compute-capability=90); no ttg.threads-per-warp (Triton takes 32)
 // Reduced from Triton's lit module test/TritonGPU/canonicalize.mlir #5 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 // RUN: triton-opt %s -split-input-file --convert-triton-gpu-to-llvm=compute-capability=90

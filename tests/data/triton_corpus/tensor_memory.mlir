@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): tensor-memory ops on sm_100 (inferred from #ttng.tensor_memory): said to be tensor memory
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): tensor-memory ops on sm_100 (inferred from #ttng.tensor_memory): said to be tensor memory
 // Reduced from Triton's lit module test/TritonNvidiaGPU/tmem_layouts.mlir #0 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #linear = #ttg.blocked<{sizePerThread = [1, 128], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>

@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): a module Triton's verifier rejects: its diagnostic at its line and column
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): a module Triton's verifier rejects: its diagnostic at its line and column
 // Reduced from Triton's lit module test/TritonGPU/invalid.mlir #12 (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>

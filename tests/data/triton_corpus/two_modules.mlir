@@ -1,4 +1,4 @@
-// verify corpus sample (tests/test_triton_corpus.py): a file that is two top-level modules, neither with a target (module.py read ttg.target of None)
+// verify corpus sample (tests/ttgir/test_triton_corpus.py): a file that is two top-level modules, neither with a target (module.py read ttg.target of None)
 // Reduced from Triton's lit module test/TritonGPU/ops.mlir (triton-lang/triton bceeb9ed7c0a,
 // split on "// -----"); written for verify, not copied.
 // RUN: triton-opt %s --convert-triton-gpu-to-llvm=compute-capability=80

@@ -1,4 +1,4 @@
-"""Compile the samples of tests/test_ttgir_ptx.py on the CPU (no GPU needed):
+"""Compile the samples of tests/ttgir/test_ttgir_ptx.py on the CPU (no GPU needed):
 ``PYTHONPATH=. python tests/data/ttgir_ptx/make_samples.py`` from the repository root writes
 each kernel's TTGIR and PTX (``NAME.smNN.ttgir``, ``NAME.smNN.ptx``) here."""
 

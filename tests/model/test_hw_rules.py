@@ -8,9 +8,9 @@ after rule S's rounds were fixed), read by benchmarks/hardware/hw_rules.py; the 
 reproduce each one exactly, and bound G must never fall below one.
 """
 
-import os
 import random
 
+import conftest
 import numpy as np
 import pytest
 
@@ -19,7 +19,7 @@ from oracle import hardware as oracle_hardware
 from verify.model.bank import bank_cost, copy_cost, cp_async_cost, hardware_wavefronts
 from verify.model.instructions import parse_instruction
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = conftest.ROOT
 
 
 DATA = hw_rules.load()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 
+import conftest
 import pytest
 
 from oracle.ptx_interpreter import run_block
@@ -25,7 +26,7 @@ from verify.ptx.check import Kernel, Options, check_ptx
 from verify.ptx.parse import read_ptx
 from verify.smt.solve import Status
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = conftest.ROOT
 PTX = os.path.join(ROOT, "benchmarks", "hardware", "ptx", "ptx", "kernels_sm90.ptx")
 MAX_POINTS = 1 << 14
 

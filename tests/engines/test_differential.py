@@ -8,7 +8,7 @@ engines: symbolically (`verify.engines.solver`) and by `verify.engines.enumerati
 evaluates the whole domain. Both engines read the notations with verify's own
 code, so this tests the encoding, not the notations' meaning; that is the job of
 the independent oracle, `oracle`, compared in benchmarks/campaigns/differential.py,
-tests/test_campaign.py and tests/test_oracle.py.
+tests/engines/test_campaign.py and tests/oracle/test_oracle.py.
 """
 
 import itertools

@@ -7,14 +7,15 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+import conftest
 import pytest
 
 from oracle.ptx_interpreter import PtxRunError, run_block
 from oracle.ptx_kernels import IN, LAUNCHES, SHARED_BASE, load_records, paired, run_kernel
 from oracle.ptx_syntax import PtxSyntaxError
 
-DATA = Path(__file__).parent / "data" / "ptx_oracle"
-ROOT = Path(__file__).parent.parent
+DATA = Path(conftest.DATA) / "ptx_oracle"
+ROOT = Path(__file__).parents[2]
 
 
 def lines_of(run, opcode_prefix):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("specs", "tests", "verify", "benchmarks", "docs", "shared")
 
 # A path: one of FOLDERS, then path characters; not part of a longer path or name

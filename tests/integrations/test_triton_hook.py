@@ -10,6 +10,7 @@ import runpy
 import subprocess
 import sys
 
+import conftest
 import pytest
 
 pytest.importorskip("triton")
@@ -19,7 +20,7 @@ from triton import knobs  # noqa: E402
 from verify.integrations.triton_hook import checking  # noqa: E402
 from verify.smt.solve import Status  # noqa: E402
 
-PROGRAM = os.path.join(os.path.dirname(__file__), "data", "programs", "two_transposes.py")
+PROGRAM = os.path.join(conftest.DATA, "programs", "two_transposes.py")
 pytest_plugins = ["pytester"]
 
 LOAD_LINE = 27  # columns = smem.load(reader)
@@ -269,7 +270,7 @@ def test_pytest_option_fails_the_test_that_compiled_a_refuted_kernel(pytester, f
 
 
 def test_the_worked_example_of_docs_run_md_runs(fresh_caches, tmp_path_factory, monkeypatch):
-    """docs/run.md's sessions and Python block, run as tests/test_docs.py runs
+    """docs/run.md's sessions and Python block, run as tests/house/test_docs.py runs
     the guide's examples (each session's printed lines matched)."""
     import test_docs
 

@@ -17,7 +17,7 @@ from verify.model.program import Program
 from verify.smt.solve import Budget
 from verify.spec.parser import parse_text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("stride", [0, 1, 2, 4, 8, 16, 32, 33, 3, 6])

@@ -20,7 +20,7 @@ from verify.ptx.check import Options, check_ptx, check_ptx_text
 from verify.ptx.hopper import parse_tma_map
 from verify.smt.solve import Status
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SPECS = ROOT / "specs/hopper"
 DATA = ROOT / "tests/data/hopper"
 MAP_128B = "dataType=FLOAT16,boxDim={64,64},swizzle=128B"

@@ -481,7 +481,7 @@ def test_rule_c_and_bound_g_match_verifys_cp_async_cost(cache, size):
     """The oracle's rule C / bound G (written from docs/hardware.md) against the
     figure verify's engines use, `verify.model.bank.copy_cost`, on random destinations and
     sources, drawn from few lines so that banks collide. (.cg's rule S, which
-    `cp_async_cost` gives, is compared in tests/test_hw_rules.py.)"""
+    `cp_async_cost` gives, is compared in tests/model/test_hw_rules.py.)"""
     from verify.model.bank import copy_cost
     from verify.model.instructions import parse_instruction
 
@@ -680,7 +680,7 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 def thread_mapped_accesses(path: str) -> set[str]:
-    """Accesses of a spec written 'by' a thread map (tests/test_thread_maps.py
+    """Accesses of a spec written 'by' a thread map (tests/spec/test_thread_maps.py
     checks those maps against Triton and pycute; the oracle leaves them out)."""
     with open(path) as f:
         return {

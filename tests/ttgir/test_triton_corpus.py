@@ -11,11 +11,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import conftest
 import pytest
 
 from benchmarks.campaigns import triton_corpus as corpus
 
-DATA = Path(__file__).parent / "data" / "triton_corpus"
+DATA = Path(conftest.DATA) / "triton_corpus"
 
 # module -> (outcome, target and where it came from, {op kind: (proved, refuted,
 # not modelled)}): ops counted once each, as the benchmark's table counts them.

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+import conftest
 import pycute
 import pytest
 from click.testing import CliRunner
@@ -533,7 +534,7 @@ def test_quiet_text_lists_what_fails_and_not_what_the_baseline_accepts(tmp_path)
 
 
 def test_a_malformed_list_in_a_triton_encoding_is_a_located_error(tmp_path):
-    # found by tests/test_fuzz_commands.py at VERIFY_FUZZ_SCALE=16
+    # found by tests/cli/test_fuzz_commands.py at VERIFY_FUZZ_SCALE=16
     path = tmp_path / "t.spec"
     path.write_text(
         "dtype f16\nlayout B = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, "
@@ -612,7 +613,7 @@ def test_one_check_one_spec_error_and_one_wavefront_are_singular(tmp_path):
 
 # -- the distribution's name ------------------------------------------------------
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = conftest.ROOT
 
 
 def test_the_distribution_is_verify_smem_and_the_command_and_package_stay_verify():

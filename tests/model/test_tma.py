@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import conftest
 import pytest
 
 from verify.api import offsets
@@ -30,7 +31,7 @@ from verify.model.wgmma import (
 from verify.spec.layout_text import parse_layout
 
 F16 = "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
-DATA = Path(__file__).parents[1] / "tests/data/hopper"
+DATA = Path(conftest.DATA) / "hopper"
 
 
 def tmap(box, swizzle="128B", dtype=F16):

@@ -1,7 +1,7 @@
 """Golden-file tests of the CLI on the bundled specs, exit codes and JSON fields.
 
 Regenerate the golden files after an intended output change with
-``VERIFY_UPDATE_GOLDEN=1 pytest tests/test_cli.py``.
+``VERIFY_UPDATE_GOLDEN=1 pytest tests/cli/test_cli.py``.
 """
 
 import glob

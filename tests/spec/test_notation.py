@@ -1,6 +1,6 @@
 """Library notations on whole tiles against their defining formulas, and their errors.
 
-(The same layouts are compared with pycute and Triton in tests/test_oracles.py.)
+(The same layouts are compared with pycute and Triton in tests/oracle/test_oracles.py.)
 """
 
 import itertools

@@ -33,7 +33,7 @@ from verify.model.wgmma import (
     read_wavefronts,
 )
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests/data/hopper"
 PROBE = ROOT / "benchmarks/hardware/wgmma/probe.cu"
 CONFIG = re.compile(r'\{"(\w+)", (\d+), (\d+), (\d+), (\d+), (\d+), (\d+), (\d+)\}')

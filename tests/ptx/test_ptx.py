@@ -11,6 +11,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import conftest
 import pytest
 
 from verify.errors import SpecError
@@ -21,7 +22,7 @@ from verify.ptx.ir import Instr
 from verify.ptx.parse import parse_ptx, read_ptx
 from verify.smt.solve import Status
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "ptx")
+DATA = os.path.join(conftest.DATA, "ptx")
 SAMPLES = sorted(glob.glob(os.path.join(DATA, "*.ptx")))
 
 
@@ -232,7 +233,7 @@ def test_unknown_is_never_a_guess():
 
 def test_wgmma_goes_to_the_hopper_reader():
     """wgmma is no longer listed as not modelled: verify.ptx.hopper checks it
-    (tests/test_ptx_hopper.py)."""
+    (tests/ptx/test_ptx_hopper.py)."""
     results = check_ptx(sample("triton_matmul_sm90.ptx"), Options(timeout=20))
     wgmma = [r for r in results if r.facts["instruction"].startswith("wgmma")]
     assert wgmma and not any(r.property.startswith("not modelled") for r in wgmma)
@@ -319,7 +320,7 @@ def _reads_as(shown: list[str], printed: list[str]) -> bool:
 
 
 def test_the_worked_example_in_the_docs_runs():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = conftest.ROOT
     with open(os.path.join(root, "docs", "ptx.md"), encoding="utf-8") as f:
         found = _doc_sessions(f.read())
     assert len(found) == 2

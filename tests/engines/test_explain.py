@@ -1,6 +1,6 @@
 """Counterexamples that explain (verify.engines.explain): each sentence is computed from
 the colliding lanes' addresses and the layout's swizzle (suggestions:
-tests/test_suggest.py)."""
+tests/synth/test_suggest.py)."""
 
 import verify
 from verify.report.text import result_json

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "oracle"
 ALLOWED_THIRD_PARTY = {"lark", "pycute", "triton", "numpy"}
 ALLOWED_STRINGS = {"verify.spec"}  # importlib.resources package holding grammar.lark

@@ -22,7 +22,7 @@ KERNELS = "specs/triton_kernels"
 
 def check(path: str, timeout: float = 60.0):
     """TTGIR's own lowering rules (``--no-ptx``): the verdicts pinned here are
-    theirs; tests/test_ttgir_ptx.py checks the instructions read from the PTX."""
+    theirs; tests/ttgir/test_ttgir_ptx.py checks the instructions read from the PTX."""
     return check_with_ptx(path, timeout, ptx=PtxOptions(use=False))
 
 

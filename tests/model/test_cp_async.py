@@ -1,6 +1,6 @@
 """Issue 18, wired in: cp.async (rule C, bound G) and 64/128-bit loads (rule L) in
 `verify wavefronts` / `verify.wavefronts`; the measured rules themselves are tested
-against every H200 measurement in tests/test_hw_rules.py."""
+against every H200 measurement in tests/model/test_hw_rules.py."""
 
 import json
 

@@ -5,7 +5,7 @@ from the API -- never an internal error (exit 4) or another exception.
 
 The inputs are built from pieces of valid specs (layouts, accesses, checks of
 every kind) recombined and mutated, so most of them reach the engines, the
-synthesiser and the reports rather than stopping at the parser (tests/test_fuzz.py
+synthesiser and the reports rather than stopping at the parser (tests/spec/test_fuzz.py
 covers token soup). Hypothesis runs derandomized on a fixed number of cases;
 ``VERIFY_FUZZ_SCALE=N`` multiplies every count (the long runs of issue 27 used
 ``VERIFY_FUZZ_SCALE=16``, over 13,000 inputs: benchmarks/results/fuzz_commands.md).
@@ -16,6 +16,7 @@ import json
 import os
 import re
 
+import conftest
 import pycute
 import pytest
 from click.testing import CliRunner
@@ -414,7 +415,7 @@ def test_ttgir_command_on_damaged_kernels(tmp_path, text, as_json):
 # -- PTX -------------------------------------------------------------------------
 
 PTX = [
-    os.path.join(os.path.dirname(__file__), "data", "ptx", name)
+    os.path.join(conftest.DATA, "ptx", name)
     for name in ("transpose_sm80.ptx", "pipeline_sm80.ptx", "ldmatrix_swizzle_sm90a.ptx")
 ]
 

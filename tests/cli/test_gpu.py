@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 
+import conftest
 import pytest
 from click.testing import CliRunner
 from conftest import SPECS
@@ -101,7 +102,7 @@ def test_missing_nvcc_or_gpu_is_a_clear_error_not_a_crash(monkeypatch):
 
 
 CP_ASYNC_SPECS = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    conftest.ROOT,
     "benchmarks",
     "hardware",
     "gpu_cp_async_specs",

@@ -1,7 +1,7 @@
 """The decision portfolio: the enumeration engine against the plain evaluator and
 bank model, both engines against each other on the catalog, and the routing.
 
-(Random specs through both engines: tests/test_differential.py.)
+(Random specs through both engines: tests/engines/test_differential.py.)
 """
 
 import csv
