@@ -318,32 +318,22 @@ def _check_lit(item: dict, timeout: float, ptx: bool) -> dict:
 
 
 def _with_ptx(checker, text: str, name: str, target: str, timeout: float):
-    """The checks `verify ttgir` gives: each op's from the PTX Triton lowers the
-    module to (`verify.ttgir.from_ptx`), for the target found (written into the
-    module when it has none), else TTGIR's rules, with why."""
+    """The checks `verify ttgir --target` gives: each op's from the PTX Triton
+    lowers the module to (`verify.ttgir.from_ptx`), for the target found (written
+    into the module when it has none, `verify.ttgir.lower.with_target`), else
+    TTGIR's rules, with why."""
     from verify.engines.decide import AUTO
     from verify.ttgir import from_ptx, lower
 
-    if not _MODULE_TARGET.search(text) and target.startswith("cuda:"):
-        text = _with_target(text, target)
     try:
-        lowered = lower.lower(text, name)
+        lowered = lower.lower(text, name, target)
     except lower.NotLowered as e:
         return checker.results, f"ttgir (not lowered: {str(e)[:160]})"
-    options = from_ptx.PtxOptions()
+    options = from_ptx.PtxOptions(target=target)
     merged = from_ptx.merge(
         checker, text, lowered.ptx, lowered.name, lowered.shared, options, timeout, AUTO
     )
     return merged, "ptx"
-
-
-def _with_target(text: str, target: str) -> str:
-    attribute = f'ttg.target = "{target}"'
-    if re.search(r"^module attributes \{", text, re.MULTILINE):
-        opening, replacement = r"^module attributes \{", f"module attributes {{{attribute}, "
-    else:
-        opening, replacement = r"^module \{", f"module attributes {{{attribute}}} {{"
-    return re.sub(opening, replacement, text, count=1, flags=re.MULTILINE)
 
 
 _READER: list = []

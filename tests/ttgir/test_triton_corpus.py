@@ -33,6 +33,15 @@ EXPECTED = {
         "cuda:90 (module)",
         {"local_alloc": (1, 0, 0), "local_load": (1, 0, 0)},
     ),
+    "convert_scratch.mlir": (
+        "checked",
+        "cuda:90 (default)",
+        {
+            "async_copy_global_to_local": (0, 0, 0),
+            "convert_layout": (0, 0, 1),
+            "local_alloc": (1, 0, 0),
+        },
+    ),
     "copy_from_argument.mlir": (
         "checked",
         "cuda:90 (module)",

@@ -690,9 +690,7 @@ def test_target_option_stands_for_a_missing_ttg_target(tmp_path):
     out = run_cli(path)
     assert out.returncode == 2 and 'expected a module with a "ttg.target"' in out.stderr
     given = run_cli(path, "--target", "sm_80", "--json")
-    own = run_cli(
-        PLAIN_SM80, "--json"
-    )  # run_cli reads by TTGIR's rules, as lowering needs ttg.target
+    own = run_cli(PLAIN_SM80, "--json")  # run_cli reads by TTGIR's rules (--no-ptx)
     assert given.returncode == own.returncode == 1, given.stderr
 
     def verdicts(doc):
@@ -716,3 +714,58 @@ def test_target_option_overrides_the_target_encodings_imply():
     assert module_target(None, None, mma_v2, "m") == "cuda:80"
     assert module_target(None, "cuda:90", mma_v2, "m") == "cuda:90"
     assert module_target("cuda:80", "cuda:80", mma_v2, "m") == "cuda:80"
+
+
+# A lit module without ttg.target lowered for --target's (issue 26): reduced from
+# test/Conversion/tritongpu_to_llvm.mlir #28, whose convert_layout scratch Triton lays out.
+CONVERT_SCRATCH = "tests/data/triton_corpus/convert_scratch.mlir"
+
+
+def lowered_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "verify.cli", "ttgir", "--json", *args],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_target_option_lowers_a_module_without_ttg_target_from_its_ptx():
+    """--target sm_90 is written into the module lowered, so the convert_layout's
+    checks are its instructions in Triton's PTX: its scratch reads
+    (ld.shared.b32) are 4-way; sm_80's lowering of the same op is conflict-free."""
+    sm90 = lowered_cli("--target", "sm_90", CONVERT_SCRATCH)
+    assert sm90.returncode == 1, sm90.stderr
+    checks = json.loads(sm90.stdout)["checks"]
+    converts = [c for c in checks if "convert_layout" in c["property"]]
+    assert converts and all(c["facts"]["instructions"] == "ptx" for c in converts)
+    assert {c["spec"] for c in checks} == {CONVERT_SCRATCH}
+    refuted = [c for c in checks if c["status"] == "refuted"]
+    assert refuted and all(
+        c["property"].startswith("conflict_free convert_layout: ld.shared.b32 [")
+        and c["max_ways"] == 4
+        for c in refuted
+    )
+    sm80 = lowered_cli("--target", "sm_80", CONVERT_SCRATCH)
+    found = json.loads(sm80.stdout)
+    assert found["summary"]["refuted"] == 0 and found["summary"]["proved"] > 0
+    assert any("ld.shared.b32" in c["property"] for c in found["checks"])
+    assert all(
+        c["facts"]["instructions"] == "ptx"
+        for c in found["checks"]
+        if "convert_layout" in c["property"]
+    )
+
+
+def test_with_target_writes_the_attribute_as_triton_prints_it():
+    from verify.ttgir.lower import with_target
+
+    assert with_target('module attributes {"ttg.num-warps" = 4 : i32} {\n}', "cuda:90") == (
+        'module attributes {ttg.target = "cuda:90", "ttg.num-warps" = 4 : i32} {\n}'
+    )
+    assert with_target("#a = 1\nmodule {\n}", "cuda:80") == (
+        '#a = 1\nmodule attributes {ttg.target = "cuda:80"} {\n}'
+    )
+    assert with_target("module @m {\n}", "cuda:80") == (
+        'module @m attributes {ttg.target = "cuda:80"} {\n}'
+    )
+    assert with_target("tt.func @f() {\n}", "cuda:80") == "tt.func @f() {\n}"

@@ -123,7 +123,7 @@ def _ptx(text: str, name: str, options: PtxOptions) -> tuple[str, str, int | Non
         # Triton's PTX declares no size for ``global_smem``: without one, in_bounds
         # of it is UNKNOWN, as for `verify ptx`.
         return given, options.ptx, options.shared_bytes
-    lowered = lower.lower(text, name)
+    lowered = lower.lower(text, name, options.target)
     return lowered.ptx, lowered.name, lowered.shared
 
 

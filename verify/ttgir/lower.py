@@ -13,6 +13,12 @@ The lowering runs in a child process, as `verify.ttgir.extract` does: Triton's
 native code may abort on a module it cannot lower, and the child's death is then
 a reason (`NotLowered`), never the verifier's. The child (`main`) prints
 ``{"ptx": TEXT, "shared": BYTES}`` or ``{"error": TEXT}``.
+
+The target: the module's own ``ttg.target``; a module without one (most of
+Triton's lit tests: their RUN lines give it) is lowered for the target given
+(``verify ttgir --target``), written into the copy lowered as Triton's own
+TTGIR writes it (`with_target`: ``ttg.target`` among the module's attributes),
+so that its instructions come from the PTX like any other module's.
 """
 
 from __future__ import annotations
@@ -45,8 +51,11 @@ class NotLowered(Exception):
     """Why Triton gave no PTX for the module (the first line of its diagnostic)."""
 
 
-def lower(text: str, name: str) -> Lowered:
-    """`text` (a TTGIR module) lowered to PTX for its own ``ttg.target``."""
+def lower(text: str, name: str, target: str | None = None) -> Lowered:
+    """`text` (a TTGIR module) lowered to PTX for its own ``ttg.target``, else for
+    `target` (``cuda:90``, ``--target``) written into it (`with_target`)."""
+    if not _TARGET.search(text) and target is not None and target.startswith("cuda:"):
+        text = with_target(text, target)
     if not _TARGET.search(text):
         raise NotLowered('the module names no NVIDIA target (ttg.target = "cuda:NN")')
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,6 +88,27 @@ def lower(text: str, name: str) -> Lowered:
     # kernel: its PTX is reused for the same module): results name the module given.
     ptx = _COPY.sub(lambda _: json.dumps(name), found["ptx"])
     return Lowered(ptx, found.get("shared"), os.path.basename(name) + ".ptx")
+
+
+_ATTRIBUTES = re.compile(r"^module(?:\s+@[\w$.-]+)?\s+attributes\s*\{", re.MULTILINE)
+_BARE = re.compile(r"^module(?:\s+@[\w$.-]+)?\s*\{", re.MULTILINE)
+
+
+def with_target(text: str, target: str) -> str:
+    """`text` with ``ttg.target = "<target>"`` first among its top-level module's
+    attributes (a ``module {`` gets an attribute dictionary), as Triton writes the
+    attribute; the text itself is unchanged when it has no such module line."""
+    attribute = f'ttg.target = "{target}"'
+    found = _ATTRIBUTES.search(text)
+    if found:
+        return f"{text[: found.end()]}{attribute}, {text[found.end() :]}"
+    found = _BARE.search(text)
+    if found:
+        opening = found.group(0)[:-1].rstrip()
+        return (
+            f"{text[: found.start()]}{opening} attributes {{{attribute}}} {{{text[found.end() :]}"
+        )
+    return text
 
 
 def _package_root() -> str:
