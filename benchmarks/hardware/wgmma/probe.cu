@@ -16,21 +16,9 @@
 //
 // Build: nvcc -arch=sm_90a -O2 -o probe probe.cu
 // Run:   ./probe map > maps.txt; ./probe count launches.txt (under ncu, run.sh)
-#include <cuda_fp16.h>
-
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
-#define CHECK(x)                                                                        \
-  do {                                                                                  \
-    cudaError_t e = (x);                                                                \
-    if (e != cudaSuccess) {                                                             \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      exit(1);                                                                          \
-    }                                                                                   \
-  } while (0)
+#include "wgmma_probe.cuh"
 
 constexpr int N = 64;
 constexpr int REGION = 64 * 1024;          // bytes filled, from the aligned base
@@ -93,26 +81,6 @@ static const Config CONFIGS[] = {
 };
 constexpr int NCONFIGS = sizeof(CONFIGS) / sizeof(CONFIGS[0]);
 
-#define D_OUT                                                                               \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
-      "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),           \
-      "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),        \
-      "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),        \
-      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define D_REGS                                                                             \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, " \
-  "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-
-template <int TRANS>
-__device__ void wgmma_rs(float* d, const uint32_t* a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " D_REGS
-      ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-      : D_OUT
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1), "n"(TRANS));
-}
-
 template <int TRANS>
 __device__ void wgmma_ss(float* d, uint64_t desc_a, uint64_t desc_b) {
   asm volatile(
@@ -137,47 +105,28 @@ __global__ void __launch_bounds__(128)
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
 
-  uint32_t start = base + start_off;
-  uint64_t desc = uint64_t((start >> 4) & 0x3FFF) | uint64_t((lbo >> 4) & 0x3FFF) << 16 |
-                  uint64_t((sbo >> 4) & 0x3FFF) << 32 | uint64_t(bo & 7) << 49 |
-                  uint64_t(mode & 3) << 62;
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  // A's register fragment (m64k16, per warp 16 rows): register r holds row
-  // g + 8*(r&1), columns 2t + 8*(r>>1) and +1. Selector: 1 where k == m % 16.
+  uint64_t desc = matrix_descriptor(base + start_off, lbo, sbo, bo, mode);
+  Fragment f;
   uint32_t a[4];
-  for (int r = 0; r < 4; ++r) {
-    int row = g + 8 * (r & 1), col = 2 * t + 8 * (r >> 1);
-    uint32_t lo = __half_as_ushort(__float2half(col == row ? 1.f : 0.f));
-    uint32_t hi = __half_as_ushort(__float2half(col + 1 == row ? 1.f : 0.f));
-    a[r] = lo | hi << 16;
-  }
+  f.selector(a);
   float d[32];
   for (int i = 0; i < 32; ++i) d[i] = 0.f;
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  wgmma_fence();
   for (int r = 0; r < reps; ++r) {
     if (A_SMEM)
       wgmma_ss<TRANS>(d, desc, desc);
     else
-      wgmma_rs<TRANS>(d, a, desc);
+      wgmma_rs<TRANS>(d, a, desc, 1);
   }
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  // D fragment: d[i] at row 16*warp + g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1).
-  for (int i = 0; i < 32; ++i) {
-    int row = 16 * warp + g + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * t + (i & 1);
-    out[row * N + col] = d[i];
-  }
+  wgmma_commit_and_wait();
+  for (int i = 0; i < 32; ++i) out[f.row(i) * N + f.col(i)] = d[i];
   if (threadIdx.x == 0) *base_out = base;
 }
 
 template <int TRANS, bool A_SMEM>
 void launch(const Config& c, int fill, int reps, float* out, uint32_t* base) {
-  CHECK(cudaFuncSetAttribute(probe<TRANS, A_SMEM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             SMEM_BYTES));
-  probe<TRANS, A_SMEM><<<1, 128, SMEM_BYTES>>>(c.mode, c.start, c.lbo, c.sbo, c.base_offset, fill,
-                                               reps, out, base);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
+  CHECK(launch_one_cta(probe<TRANS, A_SMEM>, SMEM_BYTES, c.mode, c.start, c.lbo, c.sbo,
+                       c.base_offset, fill, reps, out, base));
 }
 
 void run(const Config& c, bool a_smem, int fill, int reps, float* out, uint32_t* base) {
@@ -193,10 +142,10 @@ void print_map(const Config& c, float* out, uint32_t* base) {
   static float lo[64 * N], hi[64 * N];
   uint32_t b = 0;
   run(c, false, 0, 1, out, base);
-  CHECK(cudaMemcpy(lo, out, sizeof lo, cudaMemcpyDeviceToHost));
+  read_back(lo, out, sizeof lo);
   run(c, false, 1, 1, out, base);
-  CHECK(cudaMemcpy(hi, out, sizeof hi, cudaMemcpyDeviceToHost));
-  CHECK(cudaMemcpy(&b, base, sizeof b, cudaMemcpyDeviceToHost));
+  read_back(hi, out, sizeof hi);
+  read_back(&b, base, sizeof b);
   printf("map %s base=%u", c.name, b);
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < 16; ++k) {
