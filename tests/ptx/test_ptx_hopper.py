@@ -17,7 +17,7 @@ import pytest
 from verify.errors import SpecError
 from verify.model.wgmma import MatrixDescriptor
 from verify.ptx.check import Options, check_ptx, check_ptx_text
-from verify.ptx.hopper import parse_tma_map
+from verify.ptx.hopper_tma import parse_tma_map
 from verify.smt.solve import Status
 
 ROOT = Path(__file__).parents[2]

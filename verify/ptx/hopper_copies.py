@@ -1,0 +1,318 @@
+"""writer = reader for wgmma operands written by cp.async (and by 16-byte st.shared
+of one ld.global's registers): the chunks wgmma reads hold one block of one matrix
+in order, from the copies' global sources (`verify.ptx.hopper` calls it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from verify.engines.enumeration import Vectorised
+from verify.errors import SpecError
+from verify.model.expr import Const, Expr, Range, add, free_vars
+from verify.model.wgmma import Operand
+from verify.ptx import ir, memory
+from verify.ptx.hopper_common import (
+    Read,
+    check_result,
+    chunk_reader,
+    operand_chunks,
+    unknown_result,
+)
+from verify.ptx.hopper_kblocks import Block
+from verify.ptx.trace import Trace
+from verify.ptx.values import Unknown, Value
+from verify.results import CheckResult, Counterexample
+from verify.smt.solve import Status
+
+# -- writer = reader for cp.async writers ---------------------------------------------
+#
+# A cp.async copies 16 bytes of global memory: which elements it puts where is its
+# global source, an offset from a pointer parameter (`verify.ptx.memory`). The tile
+# wgmma reads is right when the chunks it reads hold one block of one matrix in
+# order: along the chunk, consecutive elements (K-major: k; MN-major: rows), and
+# from one chunk row to the next a constant pitch, the matrix's row stride. That is
+# decided at base 0 (placement carries it to every base) for every lane, warp and
+# loop value, the parameters at their --assume values, CTA 0 (a source that moves
+# with the CTA by one constant per copy, checked at CTA 1, reads the same block
+# shifted there). A 16-byte st.shared of an ld.global's registers, in order, is such
+# a copy (`_loaded_source`); other st.shared and stmatrix write registers whose
+# elements the PTX reader does not follow: UNKNOWN.
+
+MAX_WRITER_POINTS = 1 << 16  # lane x warp x loop values enumerated per copy
+
+
+@dataclass(frozen=True)
+class Source:
+    """What one 16-byte shared chunk holds: global bytes of a parameter's matrix."""
+
+    param: str
+    offset: int
+    line: int  # the copy's PTX line
+    writer: str = "cp.async"  # or st.shared (of an ld.global's registers)
+
+
+# Per generation (the values of the loop variables around the copies), the chunk
+# at each shared byte offset (None where two copies of one generation disagree).
+Generations = dict[tuple, dict[int, Source | None]]
+
+
+def copied(kernel, trace: Trace, writers: list[memory.Access]) -> Generations | str:
+    """The chunks the allocation's cp.async copies (and 16-byte stores of registers
+    loaded straight from global memory) write, or why they cannot be read."""
+    generations: Generations = {}
+    for access in writers:
+        if access.instruction.startswith("st.shared"):
+            loaded = _loaded_source(kernel, access)
+            if isinstance(loaded, str):
+                return loaded
+            access = replace(access, source_param=loaded[0], source=loaded[1])
+        why = _copy_problem(access)
+        if why:
+            return why
+        assert isinstance(access.offset, Expr) and isinstance(access.source, Expr)
+        names = free_vars(access.offset) | free_vars(access.source)
+        unassumed = sorted(n for n in names if n.startswith(memory.POINTER))
+        if unassumed:
+            return (
+                f"the global source of cp.async at PTX line {access.event.instr.line} depends "
+                f"on {', '.join(unassumed)}: --assume gives it a value"
+            )
+        ctas = sorted(n for n in names if n.startswith("ctaid_"))
+        rest = sorted(names - set(ctas))
+        if math.prod(trace.ranges[n].size for n in rest) > MAX_WRITER_POINTS:
+            return f"cp.async at PTX line {access.event.instr.line} has too many instances"
+        why = _fill(generations, access, rest, ctas, trace)
+        if why:
+            return why
+    return generations
+
+
+def _copy_problem(access: memory.Access) -> str:
+    line = access.event.instr.line
+    if access.source is None:
+        return (
+            f"{access.instruction} at PTX line {line} writes registers whose elements the PTX "
+            "reader does not follow (only cp.async's global sources and 16-byte stores of "
+            "an ld.global's registers name them)"
+        )
+    if access.bytes != 16:
+        return f"cp.async at PTX line {line} copies {access.bytes} bytes, not a 16-byte chunk"
+    if isinstance(access.source, Unknown):
+        return f"the global source of cp.async at PTX line {line}: {access.source.reason}"
+    if access.source_param is None or access.source is None:
+        return f"the global source of cp.async at PTX line {line} is not a pointer parameter's"
+    return ""
+
+
+_BRANCHES = ("bra", "ret", "exit", "call", "brx")
+
+
+def _loaded_source(kernel, access: memory.Access) -> tuple[str, Value] | str:
+    """(pointer parameter, global offset) of the 16 bytes an st.shared writes when its
+    registers are, in order, those of one unpredicated ld.global of the same width
+    earlier in its straight-line run, the load's address register unchanged since
+    (so the store's registers hold the load's value of it); else why not (UNKNOWN)."""
+    instr = access.event.instr
+    line = instr.line
+    if access.bytes != 16:
+        return f"{access.instruction} at PTX line {line} writes {access.bytes} bytes, not 16"
+    data = instr.operands[1] if len(instr.operands) > 1 else None
+    regs = data.items if isinstance(data, ir.Vec) else (data,)
+    body = kernel.fn.body
+    at = next(i for i, item in enumerate(body) if item is instr)
+    for i in range(at - 1, -1, -1):
+        item = body[i]
+        if isinstance(item, ir.Label) or item.parts[0] in _BRANCHES:
+            break
+        if not set(_written(item)) & set(regs):
+            continue
+        if not (item.parts[:2] == ["ld", "global"] and _written(item) == tuple(regs)):
+            break
+        if item.guard is not None:
+            return (
+                f"the ld.global at PTX line {item.line} that st.shared at PTX line {line} "
+                "stores is predicated: the lanes it masks keep other values"
+            )
+        address = item.operands[1]
+        if not isinstance(address, ir.Addr) or not isinstance(address.base, ir.Reg):
+            break
+        if any(address.base in _written(x) for x in body[i + 1 : at] if isinstance(x, ir.Instr)):
+            break
+        base = access.event.state.get(address.base.name, Unknown("unset"))
+        if isinstance(base, Unknown):
+            return f"the address of the ld.global at PTX line {item.line}: {base.reason}"
+        value = kernel.ctx.rebuild(add(base, Const(address.offset)))
+        placed = memory.split_base(value, memory.POINTER)
+        if isinstance(placed, Unknown):
+            return f"the ld.global at PTX line {item.line} does not read a pointer parameter"
+        return placed
+    return (
+        f"{access.instruction} at PTX line {line} writes registers not loaded, in order, by "
+        "one ld.global just before it: which elements they hold is not followed"
+    )
+
+
+def _written(item: ir.Instr | ir.Label) -> tuple[ir.Operand, ...]:
+    """The registers an instruction writes: its first operand's (stores write none)."""
+    if isinstance(item, ir.Label) or item.parts[0] in ("st", "red", "cp") or not item.operands:
+        return ()
+    first = item.operands[0]
+    items = first.items if isinstance(first, ir.Vec) else (first,)
+    return tuple(x for x in items if isinstance(x, ir.Reg))
+
+
+def _fill(generations: Generations, access, rest, ctas, trace) -> str:
+    """Every instance's chunk into `generations`, evaluated over all of them at once."""
+    line = access.event.instr.line
+    cond = access.event.condition
+    known = isinstance(cond, Expr) and free_vars(cond) <= set(rest) | set(ctas)
+    exprs = [access.offset, access.source, *([cond] if known else [])]
+    values = _evaluate_all(exprs, rest, {c: 0 for c in ctas}, trace.ranges)
+    shifted = _evaluate_all([access.source], rest, {c: 1 for c in ctas}, trace.ranges)
+    if values is None or shifted is None:
+        return f"the addresses of cp.async at PTX line {line} cannot be evaluated"
+    at, src = values[0], values[1]
+    runs = values[2] != 0 if known else np.ones(at.shape, dtype=bool)
+    if ctas and len(set((shifted[0] - src)[runs].tolist())) > 1:
+        return (
+            f"the global source of cp.async at PTX line {line} does not move with the CTA "
+            "by one constant"
+        )
+    loops = [k for k, n in enumerate(rest) if n not in ("lane", "warp")]
+    grid = _grid(rest, trace.ranges)
+    writer = ".".join(access.instruction.split(".")[:2])
+    for i in np.flatnonzero(runs).tolist():
+        key = tuple((rest[k], int(grid[k][i])) for k in loops)
+        chunks = generations.setdefault(key, {})
+        here = Source(access.source_param, int(src[i]), line, writer)
+        offset = int(at[i])
+        chunks[offset] = here if chunks.get(offset, here) == here else None
+    return ""
+
+
+def _grid(names: list[str], ranges) -> list[np.ndarray]:
+    """Every combination of the variables' values, one flat array per variable."""
+    axes = [np.arange(ranges[n].lo, ranges[n].hi, dtype=np.int64) for n in names]
+    return [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+
+
+def _evaluate_all(exprs, names, fixed, ranges) -> list[np.ndarray] | None:
+    """`exprs` at every combination of `names` with `fixed` set, as `evaluate` would
+    give them (verify's vectorised enumeration), or None where they may not be
+    evaluable (a subtraction that may be negative, a divisor that may be 0)."""
+    grid = _grid(names, ranges)
+    size = grid[0].size if grid else 1
+    env = {n: g for n, g in zip(names, grid)}
+    env.update({n: np.full(size, v, dtype=np.int64) for n, v in fixed.items()})
+    bound = {**ranges, **{n: Range(v, v + 1) for n, v in fixed.items()}}
+    try:
+        vectorised = Vectorised(exprs, bound)
+    except SpecError:
+        return None
+    return [np.asarray(vectorised(e, env, (size,))) for e in exprs]
+
+
+def copied_reader(
+    kernel, event, read: Read, what: str, cases, written, facts, blocks
+) -> CheckResult:
+    name = f"writer_reader {what}"
+    if isinstance(written, str):
+        return unknown_result(kernel, event, name, written)
+    checked = 0
+    for point, base, at0, _ in cases:
+        if base:
+            continue
+        chunks = chunk_reader(
+            at0.leading_byte_offset, at0.stride_byte_offset, at0.swizzle, read.op
+        )(at0.start_address, at0.base_offset)
+        for key, gen in written.items():
+            if any(point.get(n, v) != v for n, v in key):
+                continue  # another value of a variable the read shares
+            held = [gen.get(c) for c in chunks]
+            if None in held:
+                continue  # this generation does not write all of it
+            wrong = _not_a_block(read.op, held)
+            checked += 1
+            if wrong is not None:
+                return _refuted_block(
+                    kernel, event, read, name, point, key, gen, chunks, wrong, facts
+                )
+            pitch = held[operand_chunks(read.op).index((1, 0) if read.op.major == "K" else (0, 1))]
+            where = (tuple(sorted(point.items())), key)
+            blocks.setdefault((id(event), read.which), (event, read.op, {}))[2][where] = Block(
+                held[0].param, held[0].offset, pitch.offset - held[0].offset
+            )
+    if not checked:
+        return unknown_result(
+            kernel, event, name, "no iteration's cp.async copies write every chunk wgmma reads"
+        )
+    return check_result(
+        kernel,
+        event,
+        name,
+        Status.PROVED,
+        engine="enumeration",
+        facts={**facts, "generations": checked},
+    )
+
+
+def _not_a_block(op: Operand, held: list[Source]) -> tuple[int, int | None] | None:
+    """The first chunk that breaks the block (its index, and the global offset it
+    should hold, None where the rows would overlap): one parameter, chunks 16 bytes
+    apart along the chunk (k for K-major, rows for MN-major), a constant pitch from
+    one chunk line to the next, wide enough for the block."""
+    coords = operand_chunks(op)
+    t = op.per_chunk
+    if op.major == "K":
+        lines, extent, next_line = [(r, k // t) for r, k in coords], op.k // t, (1, 0)
+    else:
+        lines, extent, next_line = [(k, r // t) for r, k in coords], op.rows // t, (0, 1)
+    first = held[0]
+    second = coords.index(next_line)
+    pitch = held[second].offset - first.offset
+    if pitch < 16 * extent:
+        return second, None
+    for i, (src, (line, step)) in enumerate(zip(held, lines)):
+        expected = first.offset + line * pitch + step * 16
+        if src.param != first.param or src.offset != expected:
+            return i, expected
+    return None
+
+
+def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, facts):
+    index, expected = wrong
+    row, k = operand_chunks(read.op)[index]
+    src = gen[chunks[index]]
+    first = gen[chunks[0]]
+    holder = next(
+        (
+            at
+            for at, s in gen.items()
+            if s is not None and (s.param, s.offset) == (first.param, expected)
+        ),
+        None,
+    )
+    where = f"was written at byte {holder}" if holder is not None else "was not copied there"
+    if expected is None:
+        where, expected = "overlaps the chunk line before", src.offset
+    summary = (
+        f"element (row {row}, k {k}) of operand {read.which}: wgmma reads byte {chunks[index]}, "
+        f"which holds global byte {src.offset} of {src.param} "
+        f"({src.writer} at PTX line {src.line}); "
+        f"the block it reads starts at global byte {first.offset}, so the element is global "
+        f"byte {expected}, which {where}"
+    )
+    cex = Counterexample(summary, {**point, **dict(key), "base": 0, "row": row, "k": k})
+    return check_result(
+        kernel,
+        event,
+        name,
+        Status.REFUTED,
+        counterexample=cex,
+        engine="enumeration",
+        facts=facts,
+    )

@@ -1,0 +1,102 @@
+"""The k-blocks of one accumulation: the wgmma adding into one accumulator multiply
+A's K columns by the same K rows of B, each K slice once, from the blocks
+`verify.ptx.hopper_copies` proved each operand to be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verify.model.wgmma import Operand
+from verify.ptx.hopper_common import check_result, unknown_result
+from verify.ptx.trace import Event, Trace
+from verify.results import CheckResult, Counterexample
+from verify.smt.solve import Status
+
+# -- the k-blocks of one accumulation --------------------------------------------------
+#
+# The wgmma of one accumulator (the same D registers, in one loop body) add A_i x B_i:
+# right when A_i's K columns are B_i's K rows and no K slice is added twice. With
+# each operand proved a block of its matrix (writer = reader above), that is: every
+# A_i reads the same rows of A and every B_i the same columns of B, and the K offset
+# of A_i from the group's first K column equals B_i's, distinct over the group
+# (tile-ai/tilelang#2965: a K-panel stride that does not match the layout written).
+
+
+@dataclass(frozen=True)
+class Block:
+    """The block of a matrix an operand reads: its parameter, the global byte of its
+    element (0, 0) and the bytes from one chunk line to the next."""
+
+    param: str
+    origin: int
+    pitch: int
+
+
+# (event id, "A"/"B") -> (event, operand, {(point, generation): Block})
+Blocks = dict[tuple[int, str], tuple[Event, Operand, dict[tuple, Block]]]
+
+
+def k_blocks(kernel, trace: Trace, blocks: Blocks) -> list[CheckResult]:
+    groups: dict[tuple, list[Event]] = {}
+    for event in trace.events:
+        if (id(event), "A") in blocks and (id(event), "B") in blocks:
+            accumulator = event.instr.operands[0]
+            groups.setdefault((repr(accumulator), tuple(event.loops)), []).append(event)
+    return [_k_group(kernel, events, blocks) for events in groups.values() if len(events) > 1]
+
+
+def _k_offset(op: Operand, block: Block, origin: int) -> tuple[int, int] | None:
+    """(K offset, offset across K) in elements of `block` from a block at `origin`
+    of the same matrix and pitch, or None where it is not on the element grid."""
+    delta = block.origin - origin
+    along, across = divmod(delta, block.pitch)  # chunk lines, then bytes within one
+    if across % op.elem_bytes:
+        return None
+    within = across // op.elem_bytes
+    # K-major: lines are rows (M or N), K runs within a line; MN-major the reverse.
+    return (within, along) if op.major == "K" else (along, within)
+
+
+def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
+    first = events[0]
+    name = f"k_blocks of {len(events)} wgmma into one accumulator, first"
+    keys = set.intersection(*(set(blocks[(id(e), w)][2]) for e in events for w in ("A", "B")))
+    if not keys:
+        return unknown_result(
+            kernel, first, name, "no stage is proved a block of its matrix for all of them"
+        )
+    for key in sorted(keys):
+        wrong = _k_mismatch(events, blocks, key)
+        if wrong:
+            cex = Counterexample(wrong, dict(key[0]) | dict(key[1]))
+            return check_result(
+                kernel, first, name, Status.REFUTED, counterexample=cex, engine="enumeration"
+            )
+    return check_result(
+        kernel, first, name, Status.PROVED, engine="enumeration", facts={"stages": len(keys)}
+    )
+
+
+def _k_mismatch(events: list[Event], blocks: Blocks, key) -> str:
+    """Why the group's operands at `key` do not add up to one product, or ''."""
+    offsets: dict[str, list[tuple[int, int] | None]] = {}
+    for which in ("A", "B"):
+        found = [(blocks[(id(e), which)][1], blocks[(id(e), which)][2][key]) for e in events]
+        if len({(b.param, b.pitch) for _, b in found}) > 1:
+            return f"the {which} operands read blocks of different matrices or pitches"
+        origin = min(b.origin for _, b in found)
+        offsets[which] = [_k_offset(op, b, origin) for op, b in found]
+    for i, (a, b) in enumerate(zip(offsets["A"], offsets["B"])):
+        line = events[i].instr.line
+        if a is None or b is None or a[1] or b[1]:
+            return f"the wgmma at PTX line {line} reads other rows of A or columns of B"
+        if a[0] != b[0]:
+            return (
+                f"the wgmma at PTX line {line} multiplies A's K columns from {a[0]} by B's "
+                f"K rows from {b[0]}"
+            )
+    ks = [a[0] for a in offsets["A"] if a is not None]
+    if len(set(ks)) != len(ks):
+        return f"a K slice is added twice: the group's K offsets are {ks}"
+    return ""

@@ -1,0 +1,407 @@
+"""TMA copies (``cp.async.bulk.tensor``) in a traced kernel: the tensor map the user
+states (``--tma-map``), ``aligned 128``, the box's placement against thread
+instructions on the same allocation, and writer = reader for a wgmma operand that
+a TMA box feeds (`verify.model.tma.wgmma_reads_box`, verify's runner). The module
+doc of `verify.ptx.hopper` says what each check proves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from verify.errors import SpecError
+from verify.model import tma as tma_model
+from verify.model.expr import BinOp, Const, Expr, bounds, compiled
+from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand
+from verify.ptx import ir, memory
+from verify.ptx.hopper_common import (
+    Read,
+    base_residues,
+    check_result,
+    executes,
+    points,
+    unknown_result,
+)
+from verify.ptx.trace import Event, Trace
+from verify.ptx.values import Unknown, Value
+from verify.results import CheckResult, Counterexample
+from verify.smt.solve import Status
+
+# -- the tensor map, stated by the user -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapOption:
+    """One ``--tma-map``: the tensor map a copy reads (`param`, or every copy)."""
+
+    param: str | None
+    tmap: tma_model.TensorMap
+
+
+def parse_tma_map(text: str) -> MapOption:
+    """``dataType=FLOAT16,boxDim={64,128},swizzle=128B[,param=NAME]``: the
+    ``cuTensorMapEncodeTiled`` arguments that fix the shared layout (the
+    ``CU_TENSOR_MAP_`` prefixes may be left out)."""
+    fields: dict[str, str] = {}
+    for m in re.finditer(r"(\w+)\s*=\s*(\{[^}]*\}|[^,]+)", text):
+        fields[m[1]] = m[2].strip()
+    unknown = set(fields) - {"dataType", "boxDim", "swizzle", "param"}
+    if unknown or not {"dataType", "boxDim"} <= set(fields):
+        raise SpecError(
+            "--tma-map: expected dataType=TYPE,boxDim={INNER,OUTER},swizzle=MODE[,param=NAME], "
+            f"found {text!r}"
+        )
+    try:
+        box = tuple(int(x) for x in fields["boxDim"].strip("{}").split(","))
+    except ValueError:
+        raise SpecError(
+            f"--tma-map boxDim: expected {{INNER,OUTER}}, found {fields['boxDim']}"
+        ) from None
+    tmap = tma_model.TensorMap.encode_tiled(
+        _prefixed(fields["dataType"], "CU_TENSOR_MAP_DATA_TYPE_"),
+        box,
+        swizzle=_prefixed(fields.get("swizzle", "NONE"), "CU_TENSOR_MAP_SWIZZLE_"),
+    )
+    return MapOption(fields.get("param"), tmap)
+
+
+def _prefixed(value: str, prefix: str) -> str:
+    return value if value.startswith(prefix) else prefix + value
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One ``cp.async.bulk.tensor``: a load (global -> shared) or a store."""
+
+    event: Event
+    load: bool
+    shared: Value  # the shared address
+    map_name: str | None  # the parameter holding the tensor map, where visible
+
+
+def tma_copy(event: Event, fn: ir.Function, symbol) -> Copy | Unknown:
+    """``cp.async.bulk.tensor.Nd.dst.src... [dst], [map, {c...}], ...``: the shared
+    side is operand 0 for a load, operand 1 for a store (PTX ISA "cp.async.bulk.tensor")."""
+    parts = event.instr.parts
+    for what in ("im2col", "multicast::cluster"):
+        if any(p.startswith(what) for p in parts):
+            return Unknown(f"a TMA copy with .{what}: not modelled")
+    load = parts[5].startswith("shared")
+    ops = event.instr.operands
+    shared_op, tensor = (ops[0], ops[1]) if load else (ops[1], ops[0])
+    if not isinstance(shared_op, ir.Addr) or not isinstance(tensor, ir.TensorAddr):
+        return Unknown("a TMA copy whose operands this reader does not read")
+    return Copy(event, load, _shared_address(event, shared_op, symbol), _map_name(fn, tensor))
+
+
+def _shared_address(event: Event, addr: ir.Addr, symbol) -> Value:
+    if isinstance(addr.base, ir.Reg):
+        base = event.state.get(addr.base.name, Unknown(f"{addr.base.name} is unset"))
+    elif isinstance(addr.base, ir.Sym):
+        base = symbol(addr.base.name)
+    else:
+        return Unknown("an absolute shared address")
+    if isinstance(base, Unknown) or not addr.offset:
+        return base
+    return BinOp("+", base, Const(addr.offset))
+
+
+def _map_name(fn: ir.Function, tensor: ir.TensorAddr) -> str | None:
+    """The parameter the tensor map operand names: itself, or the symbol its register
+    was moved or converted from (Triton: ``mov.b32 %r17, k_param_0``, ``cvt.u64.u32``,
+    ``cvta.param.u64``)."""
+    operand: ir.Operand = tensor.tensor_map
+    for _ in range(8):  # a chain of movs and conversions, never a loop
+        if isinstance(operand, ir.Sym):
+            return operand.name
+        defining = [
+            i
+            for i in fn.body
+            if isinstance(i, ir.Instr)
+            and i.operands[:1] == (operand,)
+            and i.parts[0] in ("mov", "cvt", "cvta")
+            and len(i.operands) == 2
+        ]
+        if len(defining) != 1:
+            return None
+        operand = defining[0].operands[1]
+    return None
+
+
+# -- TMA copies ----------------------------------------------------------------------
+
+
+def _map_for(copy: Copy, maps: list[MapOption]) -> tma_model.TensorMap | None:
+    """The --tma-map naming the copy's parameter, else the one naming none."""
+    named = [m.tmap for m in maps if m.param is not None and m.param == copy.map_name]
+    anonymous = [m.tmap for m in maps if m.param is None]
+    found = named or anonymous
+    return found[0] if found else None
+
+
+def _no_map(kernel, event, what: str) -> CheckResult:
+    return unknown_result(
+        kernel,
+        event,
+        what,
+        "the tensor map is a host object the PTX does not hold: state it with --tma-map "
+        "dataType=FLOAT16,boxDim={64,128},swizzle=128B[,param=NAME] (cuTensorMapEncodeTiled's "
+        "arguments)",
+    )
+
+
+def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult]:
+    copy = tma_copy(event, kernel.fn, kernel.symbol)
+    if isinstance(copy, Unknown):
+        return [unknown_result(kernel, event, "not modelled", copy.reason)]
+    where = points(copy.shared, trace.ranges)
+    if isinstance(where, Unknown):
+        return [unknown_result(kernel, event, "aligned 128", f"its shared address: {where.reason}")]
+    copies.append((copy, where))
+    assert isinstance(copy.shared, Expr), "points() refuses an Unknown"
+    at = compiled(copy.shared)
+    cases = [
+        (point, base, at({**point, where.allocation: base}))
+        for point in where.others
+        for base in base_residues(kernel, where.allocation)
+        if executes(event, {**point, where.allocation: base})
+    ]
+    facts = {"allocation": kernel.shared_label(where.allocation), "tensor_map": copy.map_name}
+    results = [_aligned(kernel, event, cases, facts)]
+    tmap = _map_for(copy, maps)
+    heads = ("ld", "ldmatrix") if copy.load else ("st", "stmatrix", "cp")
+    peers = [a for a in placed.get(where.allocation, []) if a.event.instr.parts[0] in heads]
+    if tmap is not None:
+        box = (min(d for _, b, d in cases if b == 0), max(d for _, b, d in cases if b == 0))
+        peers = [a for a in peers if _may_touch(a, box[0], box[1] + tmap.bytes, trace)]
+    if peers and tmap is None:
+        results.append(_no_map(kernel, event, "placement"))
+    elif peers and tmap is not None:
+        results.append(_box_placement(kernel, event, cases, tmap, peers, copy.load, facts))
+    return results
+
+
+def _may_touch(access: memory.Access, lo: int, hi: int, trace: Trace) -> bool:
+    """Whether the access's bytes at base 0 may fall in [lo, hi) (True where its
+    offset cannot be bounded)."""
+    if not isinstance(access.offset, Expr):
+        return True
+    try:
+        first, last = bounds(access.offset, trace.ranges)
+    except SpecError:
+        return True
+    return first < hi and last + access.bytes > lo
+
+
+def _aligned(kernel, event, cases, facts) -> CheckResult:
+    for point, base, dest in cases:
+        if dest % tma_model.DESTINATION_ALIGN:
+            cex = Counterexample(
+                f"with the buffer at byte {base}: the box's shared address is byte {dest}, "
+                f"not a multiple of {tma_model.DESTINATION_ALIGN}",
+                {"base": base, **point},
+            )
+            return check_result(
+                kernel,
+                event,
+                "aligned 128",
+                Status.REFUTED,
+                counterexample=cex,
+                engine="enumeration",
+                facts=facts,
+            )
+    return check_result(
+        kernel, event, "aligned 128", Status.PROVED, engine="enumeration", facts=facts
+    )
+
+
+def tma_swizzle(address: int, span: int) -> int:
+    """The byte a TMA box's byte lands at under a `span`-byte swizzle: CuTe's
+    Swizzle<B,4,3> on the absolute shared address (`verify.model.tma`)."""
+    if not span:
+        return address
+    bits = {32: 1, 64: 2, 128: 3}[span]
+    return address ^ (((address >> 7) & ((1 << bits) - 1)) << 4)
+
+
+def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> CheckResult:
+    """The box moves with the base byte for byte, as the thread peers' addresses do."""
+    inner = tmap.inner_bytes
+    chunks = [(r, c) for r in range(tmap.rows) for c in range(0, inner, 16)]
+    by_point = {tuple(sorted(p.items())): d for p, b, d in cases if b == 0}
+    peer = peers[0]
+    role = "reads" if load else "writes"
+    for point, base, dest in cases:
+        dest0 = by_point.get(tuple(sorted(point.items())))
+        if dest0 is None or not tmap.swizzle:
+            continue
+        for r, c in chunks:
+            there = tma_swizzle(dest + r * inner + c, tmap.swizzle)
+            here = tma_swizzle(dest0 + r * inner + c, tmap.swizzle) + base
+            if there != here:
+                summary = (
+                    f"with the buffer at byte {base} the box starts at byte {dest}, "
+                    f"{dest % tma_model.PATTERN_BYTES[tmap.swizzle]} bytes past its "
+                    f"{tma_model.PATTERN_BYTES[tmap.swizzle]}-byte {tmap.swizzle}B pattern: "
+                    f"element (inner {c // tmap.elem_bytes}, row {r}) is at byte "
+                    f"{there}, but {peer.instruction} at PTX line {peer.event.instr.line} "
+                    f"{role} it at byte {here} (its address moves with the buffer; "
+                    "TMA swizzles absolute addresses: tilelang#2379)"
+                )
+                cex = Counterexample(summary, {"base": base, **point, "row": r})
+                return check_result(
+                    kernel,
+                    event,
+                    "placement",
+                    Status.REFUTED,
+                    counterexample=cex,
+                    engine="enumeration",
+                    facts=facts,
+                )
+    return check_result(
+        kernel, event, "placement", Status.PROVED, engine="enumeration", facts=facts
+    )
+
+
+def _box_coords(tmap, boxes: int, op: Operand, delta: int) -> tuple[str, str] | str:
+    """The box coordinates (inner, row) of the operand's element (row, k), as spec
+    expressions, where the operand starts `delta` bytes into a run of `boxes` boxes
+    of `tmap` laid end to end; or why it does not fit there. The run is one box of
+    `boxes` times the rows (`TensorMap.rows`); an MN-major operand wider than a
+    box's inner extent continues in the next box (Triton splits a 128-wide B so)."""
+    elem, inner, rows = tmap.elem_bytes, tmap.box[0], tmap.rows
+    if elem * 8 != op.elem_bits:
+        return f"the box holds {elem * 8}-bit elements, wgmma reads {op.elem_bits}-bit ones"
+    if delta % elem:
+        return f"the descriptor starts {delta} bytes into the box, inside an element"
+    if op.major == "K":
+        row0, k0 = divmod(delta // elem, inner)
+        if k0 + op.k > inner or row0 + op.rows > rows * boxes:
+            return "the operand reads past the boxes written"
+        return f"k + {k0}", f"row + {row0}"
+    box, within = divmod(delta, tmap.bytes)
+    k0, n_in = divmod(within // elem, inner)
+    n0 = box * inner + n_in
+    if n0 + op.rows > inner * boxes or k0 + op.k > rows:
+        return "the operand reads past the boxes written"
+    return f"(row + {n0}) % {inner}", f"k + {k0} + {rows} * ((row + {n0}) / {inner})"
+
+
+def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts) -> CheckResult:
+    """writer = reader: the operand is the box the TMA copy wrote, at every base. The
+    descriptor at base 0, counted from the box, is decided at every base at once; a
+    base where it differs (a base offset computed from the address) at that base."""
+    groups: dict = {}
+    for point, base, at0, atb in cases:
+        found = _containing(kernel, copies, at0.start_address, maps)
+        if isinstance(found, str):
+            return unknown_result(kernel, event, f"writer_reader {what}", found)
+        copy, tmap, boxes, dest0, align = found
+        coords = _box_coords(tmap, boxes, read.op, at0.start_address - dest0)
+        if isinstance(coords, str):
+            return unknown_result(kernel, event, f"writer_reader {what}", coords)
+        run = tma_model.TensorMap(tmap.dtype, (tmap.box[0], tmap.rows * boxes), tmap.swizzle)
+        desc = _from_box(at0, dest0)
+        moved_desc = _from_box(atb, dest0 + base)
+        at_base = None if moved_desc == desc else base
+        groups.setdefault((run, moved_desc, coords, align, at_base), (copy, point))
+    for (tmap, desc, coords, align, at_base), (copy, point) in groups.items():
+        status, mismatch = _box_verdict(tmap, desc, read.op, align, coords, at_base)
+        if status is Status.PROVED:
+            continue
+        if mismatch is None:
+            return unknown_result(
+                kernel, event, f"writer_reader {what}", "verify's runner decided nothing"
+            )
+        summary = (
+            f"{mismatch}: the box of the TMA copy at PTX line {copy.event.instr.line} "
+            f"(its boxes, end to end: {tmap.layout_text()}) read through {desc} as "
+            f"operand {read.which}"
+        )
+        cex = Counterexample(
+            summary, {**point, "base": mismatch.base, "row": mismatch.row, "k": mismatch.k}
+        )
+        return check_result(
+            kernel,
+            event,
+            f"writer_reader {what}",
+            Status.REFUTED,
+            counterexample=cex,
+            engine="verify runner",
+            facts=facts,
+        )
+    return check_result(
+        kernel,
+        event,
+        f"writer_reader {what}",
+        Status.PROVED,
+        engine="verify runner",
+        facts={**facts, "boxes": len(groups)},
+    )
+
+
+def _from_box(desc: MatrixDescriptor, destination: int) -> MatrixDescriptor:
+    """The descriptor with its start counted from the box's destination."""
+    return MatrixDescriptor(
+        desc.start_address - destination,
+        desc.leading_byte_offset,
+        desc.stride_byte_offset,
+        desc.swizzle,
+        desc.base_offset,
+    )
+
+
+def _containing(kernel, copies, start: int, maps):
+    """(copy, map, boxes, destination at base 0, destination alignment) of the TMA
+    box that holds byte `start` at base 0 and the boxes of the same map laid end to
+    end after it (at most MAX_BOX rows in all), or why there is none."""
+    placed: list[tuple[int, Copy, tma_model.TensorMap, str]] = []
+    for copy, where in copies:
+        tmap = _map_for(copy, maps)
+        if tmap is None:
+            return "the tensor map of a copy into it is not stated (--tma-map)"
+        at = compiled(copy.shared)
+        placed += [
+            (at({**p, where.allocation: 0}), copy, tmap, where.allocation) for p in where.others
+        ]
+    # one box per destination (a prologue's and a loop's copies write the same stages)
+    placed = sorted(
+        {(d, id(m)): (d, c, m, a) for d, c, m, a in placed}.values(), key=lambda x: x[0]
+    )
+    for i, (dest0, copy, tmap, allocation) in enumerate(placed):
+        if not dest0 <= start < dest0 + tmap.bytes:
+            continue
+        last = i  # the boxes after it, end to end, that the operand may run into
+        while (
+            last + 1 < len(placed)
+            and last - i + 1 < tma_model.MAX_BOX // tmap.rows
+            and placed[last + 1][2] == tmap
+            and placed[last + 1][0] == placed[last][0] + tmap.bytes
+        ):
+            last += 1
+        boxes = last - i + 1
+        step = base_residues(kernel, allocation)[1:2] or [BASE_PERIOD]
+        return copy, tmap, boxes, dest0, _alignment(dest0, step[0])
+    return "no TMA box written in the kernel holds the descriptor's start"
+
+
+def _alignment(dest0: int, step: int) -> int:
+    """The alignment every destination has: the base's (`step`) and its offset's.
+    (Below the PTX's 128 bytes `aligned 128` refutes the copy.)"""
+    return min(step, dest0 & -dest0 if dest0 else BASE_PERIOD)
+
+
+@lru_cache(maxsize=256)
+def _box_verdict(tmap, desc: MatrixDescriptor, op: Operand, align: int, coords, at_base=None):
+    report, mismatch = tma_model.wgmma_reads_box(
+        tmap,
+        desc,
+        op,
+        align=max(align, tma_model.DESTINATION_ALIGN),
+        coords=coords,
+        at_base=at_base,
+    )
+    verdict = next(r for r in report if r.property.startswith("equivalent"))
+    return verdict.status, mismatch
