@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from verify.engines.decide import AUTO
 from verify.errors import SpecError
 from verify.ptx import check as ptx_check
+from verify.ptx import tensormaps
 from verify.ptx.parse import parse_ptx
 from verify.results import CheckResult
 from verify.smt.solve import Status
-from verify.ttgir import lower
+from verify.ttgir import lower, tensordesc
 from verify.ttgir.module import (
     KernelChecker,
     nothing_to_verify,
@@ -82,6 +83,8 @@ class PtxOptions:
     shared_align: int | None = None
     assume: tuple[str, ...] = field(default_factory=tuple)
     target: str | None = None  # ``cuda:NN`` for a module without ttg.target (--target)
+    # metadata["tensordesc_meta"]; None: asked of Triton (verify.ttgir.tensordesc)
+    tensordesc_meta: list | None = None
 
 
 def check(
@@ -200,6 +203,9 @@ def _ptx_checks(
 ) -> tuple[list[CheckResult], dict[str, set[Status]]]:
     """The PTX's checks, attached to their TTGIR ops, and each op label's statuses."""
     params = parameters(text)
+    module = parse_ptx(ptx, ptx_name)  # its tensor maps: verify.ptx.tensormaps
+    meta = options.tensordesc_meta
+    maps = tensormaps.read(module, tensordesc.metadata(text) if meta is None else meta)
     ptx_options = ptx_check.Options(
         grid=options.grid,
         global_align=options.global_align,
@@ -208,8 +214,8 @@ def _ptx_checks(
         assume=_assumptions(params, options.assume),
         timeout=timeout,
         engine=engine,
+        tma_maps=tensormaps.tma_maps(module, maps),
     )
-    module = parse_ptx(ptx, ptx_name)
     try:
         from_ptx = ptx_check.check_module(module, ptx_options)
     except SpecError as e:  # no thread shared-memory instruction: TTGIR's checks stand
@@ -223,6 +229,7 @@ def _ptx_checks(
             decided.setdefault(label, set()).add(r.status)
         r.facts["instructions"] = "ptx"
         r.facts["ptx"] = ptx_name
+    tensormaps.annotate(from_ptx, module, maps)
     return from_ptx, decided
 
 

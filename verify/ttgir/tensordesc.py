@@ -1,0 +1,75 @@
+"""Triton's ``tensordesc_meta`` of a TTGIR module that was given without it.
+
+The compiler fills ``metadata["tensordesc_meta"]`` with ``mod.get_tensordesc_metadata()``
+on the TTGIR module (``triton/backends/nvidia/compiler.py``, ``make_ttgir`` and
+``gluon_to_ttgir``): one entry per ``!tt.tensordesc`` argument, which the launcher
+encodes as the tensor map (`verify.ptx.tensormaps`). A compiled kernel carries it
+(`verify run`, Triton's cache); for a TTGIR file (`verify ttgir`) this module asks
+Triton's same function, in a child process as `verify.ttgir.extract` does (the
+native parser may abort on hostile input), and only for a module that has such an
+argument.
+
+Run as ``python -m verify.ttgir.tensordesc FILE``: prints the list as JSON, or
+``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CHILD_TIMEOUT = 120.0
+
+
+def needed(text: str) -> bool:
+    """Whether the module has a tensor-descriptor argument (its map is the host's)."""
+    return "!tt.tensordesc<" in text
+
+
+def metadata(text: str) -> list[dict] | str:
+    """The module's tensordesc_meta, or why it cannot be had (a sentence)."""
+    if not needed(text):
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.ttgir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        try:
+            child = subprocess.run(
+                [sys.executable, "-m", "verify.ttgir.tensordesc", path],
+                capture_output=True,
+                text=True,
+                timeout=CHILD_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            return "Triton's get_tensordesc_metadata did not finish"
+    try:
+        out = json.loads(child.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return f"Triton's get_tensordesc_metadata failed (exit status {child.returncode})"
+    if isinstance(out, dict):
+        return f"Triton's get_tensordesc_metadata failed: {out.get('error')}"
+    return out
+
+
+def main(path: str) -> int:
+    try:
+        from triton._C.libtriton import ir
+    except ImportError as e:
+        print(json.dumps({"error": f"triton is not installed ({e})"}))
+        return 0
+    context = ir.context()
+    ir.load_dialects(context)
+    try:
+        module = ir.parse_mlir_module(path, context)
+        print(json.dumps(module.get_tensordesc_metadata()))
+    except (RuntimeError, TypeError) as e:
+        print(json.dumps({"error": str(e)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
