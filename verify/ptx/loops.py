@@ -7,10 +7,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars, substitute
-from verify.ptx.values import Unknown, Value
+from verify.model.expr import (
+    BinOp,
+    Const,
+    Expr,
+    Range,
+    Var,
+    bounds,
+    evaluate,
+    free_vars,
+    substitute,
+)
+from verify.ptx.values import Context, Unknown, Value
 
 MAX_CYCLE = 64  # values a cycling counter may take
+MAX_LOOKUP = 64  # changes (or values) of a trip count not affine in its variable
 
 
 def named(names: set[str]) -> set[str]:
@@ -83,6 +94,80 @@ def joint_states(
 def repeat_position(states: list[dict[str, int]], start, update) -> int:
     """The position the last state leads back to."""
     return states.index(next_state(states[-1], {h: update[h] for h in start}))
+
+
+def trip_expression(
+    names: list[str], values: Mapping[tuple[int, ...], int], ctx: Context
+) -> Expr | None:
+    """An expression over the variables `names` that is `values[point]` at every
+    point of their ranges (a loop's last iteration where its trip count varies with
+    ``%ctaid.x``): affine ``a + sum c_v * v`` where that fits every point, else, for
+    one variable, a step function (`_steps`); None otherwise."""
+    ranges = ctx.ranges
+    base = tuple(ranges[n].lo for n in names)
+    if base not in values:
+        return None
+    steps = []
+    for i in range(len(names)):
+        nxt = base[:i] + (base[i] + 1,) + base[i + 1 :]
+        steps.append(values[nxt] - values[base] if nxt in values else 0)
+    intercept = values[base] - sum(c * lo for c, lo in zip(steps, base))
+    fits = all(v == intercept + sum(c * x for c, x in zip(steps, p)) for p, v in values.items())
+    if fits:
+        plus: Expr = Const(max(0, intercept))
+        minus: Expr = Const(max(0, -intercept))
+        for n, c in zip(names, steps):
+            if c > 0:
+                plus = ctx.op("+", plus, ctx.op("*", Var(n), Const(c)))
+            elif c < 0:
+                minus = ctx.op("+", minus, ctx.op("*", Var(n), Const(-c)))
+        out = plus if minus == Const(0) else ctx.op("-", plus, minus)
+        try:
+            if bounds(out, ranges)[0] >= 0:
+                return out
+        except SpecError:
+            pass  # an interval that may dip below 0: looked up instead
+    if len(names) != 1:
+        return None
+    return _steps(names[0], values, ctx)
+
+
+def _steps(name: str, values: Mapping[tuple[int, ...], int], ctx: Context) -> Expr | None:
+    """values[x] over one variable x as its first value plus each change: a rise of d
+    at k is ``d * [x >= k]``, a fall of d is ``d * [x < k]`` less d (every term
+    non-negative), for at most MAX_LOOKUP changes; else each value looked up."""
+    seq = [v for _, v in sorted(values.items())]
+    lo = min(values)[0]
+    rises: list[tuple[int, int]] = []
+    falls: list[tuple[int, int]] = []
+    for k in range(1, len(seq)):
+        d = seq[k] - seq[k - 1]
+        if d:
+            (rises if d > 0 else falls).append((lo + k, abs(d)))
+    start = seq[0] - sum(d for _, d in falls)
+    x = Var(name)
+    if start >= 0 and len(rises) + len(falls) <= MAX_LOOKUP:
+        out: Expr = Const(start)
+        for k, d in rises:
+            pick = ctx.less(Const(k - 1), x)
+            if isinstance(pick, Unknown):
+                return None
+            out = ctx.op("+", out, ctx.op("*", pick, Const(d)))
+        for k, d in falls:
+            pick = ctx.less(x, Const(k))
+            if isinstance(pick, Unknown):
+                return None
+            out = ctx.op("+", out, ctx.op("*", pick, Const(d)))
+        return out
+    if len(seq) > MAX_LOOKUP:
+        return None
+    lookup: Expr = Const(0)
+    for k, v in enumerate(seq):
+        pick = ctx.equal(x, Const(lo + k))
+        if isinstance(pick, Unknown):
+            return None
+        lookup = ctx.op("+", lookup, ctx.op("*", pick, Const(v)))
+    return lookup
 
 
 def cycle(latch: Expr, holder: Var, init: Expr, ranges: Mapping[str, Range]) -> list[int] | None:

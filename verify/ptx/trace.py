@@ -53,6 +53,8 @@ class LoopInfo:
     counters: list[str] = field(default_factory=list)  # cycling-counter variables
     # variables the trip count varies with (then `trip` is its largest value)
     bounded: set[str] = field(default_factory=set)
+    # where `bounded`: the trip count at every point of those variables, in order
+    trips: dict[tuple[int, ...], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -272,16 +274,36 @@ class Tracer:
         self.open.pop()
         exit_subst: dict[str, Value] = {}
         if info.trip is not None:
-            exit_subst[info.name] = Const(info.trip - 1)
+            exit_subst[info.name] = self._last_iteration(info)
         for blk in loop.body:
             self.out[blk] = {r: self._after(v, exit_subst, info) for r, v in self.out[blk].items()}
             self.cond[blk] = self._after(self.cond[blk], exit_subst, info)
         self.loose.update(info.counters)
 
+    def _last_iteration(self, info: LoopInfo) -> Value:
+        """The iteration the loop leaves at: trip - 1, or, where the trip count varies
+        with `LoopInfo.bounded` (``%ctaid.x`` in its bound), that count's exact
+        expression in them (`loops.trip_expression`); never the largest count, which a
+        counter read after the loop would take for every block."""
+        assert info.trip is not None
+        if not info.bounded:
+            return Const(info.trip - 1)
+        outer = sorted(info.bounded)
+        last = loops.trip_expression(outer, {p: n - 1 for p, n in info.trips.items()}, self.ctx)
+        if last is None:
+            return Unknown(
+                f"a value after the loop at line {info.header_line}, whose trip count "
+                f"varies with {', '.join(sorted(loops.named(info.bounded)))} "
+                "in a way this reader does not write"
+            )
+        return last
+
     def _after(self, v: Value, subst: Mapping[str, Value], info: LoopInfo) -> Value:
         v = loops.apply(v, subst)
         if not isinstance(v, Unknown) and info.name in free_vars(v):
             return Unknown(f"a value after the loop at line {info.header_line}")
+        if isinstance(v, Expr) and info.bounded:
+            v = self.ctx.rebuild(v)
         return v
 
     def _classify(
@@ -506,7 +528,7 @@ class Tracer:
             points *= self.ctx.ranges[v].size
         if "lane" in outer or points > MAX_OUTER:
             return None, f"the trip count depends on {', '.join(sorted(loops.named(set(outer))))}"
-        counts = []
+        counts: dict[tuple[int, ...], int] = {}
         for values in itertools.product(
             *(range(self.ctx.ranges[v].lo, self.ctx.ranges[v].hi) for v in outer)
         ):
@@ -514,9 +536,11 @@ class Tracer:
             count, why = self._run_counters(cond, negated, starts, updates, fixed, needed)
             if count is None:
                 return None, why
-            counts.append(count)
-        info.bounded = set(outer) if len(set(counts)) > 1 else set()
-        return max(counts), ""
+            counts[values] = count
+        varies = len(set(counts.values())) > 1
+        info.bounded = set(outer) if varies else set()
+        info.trips = counts if varies else {}
+        return max(counts.values()), ""
 
     def _run_counters(self, cond, negated, starts, updates, fixed, needed):
         try:

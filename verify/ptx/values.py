@@ -149,6 +149,9 @@ class Context:
             return self._divmod(op, a, b.value)
         if op == ">>" and isinstance(b, Const) and self.below(a, 1 << b.value):
             return Const(0)
+        if op == ">>" and isinstance(b, Const) and 0 < b.value <= 64:
+            # x >> s is x / 2^s: ``(warp * 32 + lane) >> 5`` is the warp
+            return self._divmod("/", a, 1 << b.value)
         if op == "<<" and isinstance(b, Const) and _shifted(a):
             assert isinstance(a, BinOp) and isinstance(a.b, Const)
             return self.op("<<", a.a, Const(a.b.value + b.value))
