@@ -133,7 +133,7 @@ PHASES = (
     ("parse PTX", "verify.ttgir.from_ptx", "", "parse_ptx"),
     ("PTX checks", "verify.ptx.check", "", "check_module"),
     ("spec parse", "verify.ttgir.module", "", "parse_text"),
-    ("spec parse", "verify.ptx.check", "", "parse_text"),
+    ("spec parse", "verify.ptx.specgen", "SharedSpec", "read"),
     ("decide", "verify.ttgir.module", "", "run_spec"),
     ("decide", "verify.ptx.check", "", "run_spec"),
 )

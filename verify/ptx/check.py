@@ -31,7 +31,6 @@ from verify.ptx.trace import Trace, Tracer
 from verify.ptx.values import Context, Unknown, Value
 from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
-from verify.spec.parser import parse_text
 
 WARP = 32
 _GENERATED_SOURCE = re.compile(r"\bG\d+\b")  # a copy's global layout in its spec (specgen)
@@ -300,9 +299,7 @@ def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult
     results = [_unknown(kernel, a, "unknown", why) for a, why in refused]
     name = f"{kernel.module.file}#{kernel.fn.name}#{label}"
     try:
-        checked = run_spec(
-            parse_text(spec.text, name), kernel.options.timeout, kernel.options.engine
-        )
+        checked = run_spec(spec.read(name), kernel.options.timeout, kernel.options.engine)
     except SpecError as e:
         return results + [
             _unknown(kernel, a, "unknown", f"verify refused its spec: {e.message}")

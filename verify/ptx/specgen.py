@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from verify.model.expr import BinOp, Const, Expr, Range, Var, bounds, free_vars, render, substitute
+from verify.model.expr import BinOp, Const, Expr, Range, Var, bounds, free_vars, substitute
 from verify.ptx.memory import Access
 from verify.ptx.values import Unknown
+from verify.spec import direct
+from verify.spec.ast import Spec
 from verify.spec.parser import MAX_TOKENS_PER_STATEMENT
 
 _TOKEN = re.compile(r"\w+|[^\s\w]")  # counts at least the spec lexer's tokens
@@ -38,15 +40,30 @@ class SharedSpec:
     lines: list[str] = field(default_factory=list)
     origin: dict[int, tuple[Access, str]] = field(default_factory=dict)  # line -> access, name
     names: dict[str, Access] = field(default_factory=dict)
+    # line -> (its text, how `verify.spec.direct` reads it without the parser)
+    readers: dict[int, tuple[str, direct.Reader]] = field(default_factory=dict)
 
-    def add(self, text: str, access: Access | None = None, name: str = "") -> None:
+    def add(
+        self,
+        text: str,
+        access: Access | None = None,
+        name: str = "",
+        reader: direct.Reader | None = None,
+    ) -> None:
         self.lines.append(text)
         if access is not None:
             self.origin[len(self.lines)] = (access, name)
+        if reader is not None:
+            self.readers[len(self.lines)] = (text, reader)
 
     @property
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+    def read(self, file: str, lines: list[str] | None = None) -> Spec:
+        """The spec as `verify.spec.parser.parse_text` reads its text (or `lines`,
+        this spec's lines edited: a line changed since is read by the parser)."""
+        return direct.read(self.lines if lines is None else lines, self.readers, file)
 
 
 def _terms(e: Expr) -> list[Expr]:
@@ -130,10 +147,10 @@ def build(
     """The spec of one allocation, and the accesses it could not write (with why)."""
     spec = SharedSpec(allocation, label)
     spec.add(f"# verify ptx: shared variable {label}")
-    spec.add("dtype u8")
-    spec.add(f"buffer align {align}")
+    spec.add(*_statement(direct.dtype("u8")))
+    spec.add(*_statement(direct.buffer_align(align)))
     if any(a.source is not None for a in accesses):
-        spec.add(f"global align {global_align}")
+        spec.add(*_statement(direct.global_align(global_align)))
     refused: list[tuple[Access, str]] = []
     widths: dict[int, str] = {}
     extent = size
@@ -144,7 +161,7 @@ def build(
         assert not isinstance(offset, Unknown), "only placed accesses reach specgen"
         variables = free_vars(offset) - {"lane"}
         own: dict[str, Range] = {}
-        source = ""
+        source: tuple[str, list[Expr]] | None = None
         if access.source is not None:
             found = source_expr(access, ranges, variables)
             if isinstance(found, Unknown):
@@ -153,22 +170,30 @@ def build(
             src, own = found
             all_ranges = {**ranges, **own}
             top = bounds(src, all_ranges)[1]
-            spec.add(f"layout G{k}(a in 0..{top + 1}) = a", access, f"G{k}")
-            source = f" from G{k}({render(src)})"
+            text, reader = direct.identity_layout(f"G{k}", "a", Range(0, top + 1))
+            spec.add(text, access, f"G{k}", reader)
+            source = (f"G{k}", [src])
             variables |= free_vars(src) - {"lane"}
         n = access.bytes
         if n not in widths:
             widths[n] = f"M{n}"
-            spec.add(f"layout M{n}(a in 0..{max(1, extent - n + 1)}) = a")
-        loops = ", ".join(f"{v} in {({**ranges, **own})[v]}" for v in sorted(variables))
+            spec.add(
+                *_statement(direct.identity_layout(f"M{n}", "a", Range(0, max(1, extent - n + 1))))
+            )
+        loops = [(v, ({**ranges, **own})[v]) for v in sorted(variables)]
         name = f"a{k}"
-        line = f"access {name} = {access.instruction} {widths[n]}({render(offset)}){source}" + (
-            f" for {loops}" if loops else ""
-        )
+        line, reader = direct.access(name, access.instruction, widths[n], [offset], source, loops)
         if len(_TOKEN.findall(line)) > MAX_TOKENS_PER_STATEMENT:
             refused.append((access, "its address is longer than a spec statement may be"))
             continue
         spec.names[name] = access
-        spec.add(line, access, name)
-        spec.add(f"check conflict_free {name}", access, name)
+        spec.add(line, access, name, reader)
+        text, reader = direct.check_conflict_free(name)
+        spec.add(text, access, name, reader)
     return spec, refused
+
+
+def _statement(written: tuple[str, direct.Reader | None]):
+    """`SharedSpec.add`'s arguments for a statement of no access."""
+    text, reader = written
+    return text, None, "", reader
