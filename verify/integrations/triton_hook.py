@@ -209,21 +209,22 @@ class Session:
             kernel.error = cached.error_record()
             kernel.instructions = cached.instructions
         else:
-            self._read_and_check(kernel, group, metadata.get("shared"))
+            meta = metadata.get("tensordesc_meta")  # its TMA maps (verify.ptx.tensormaps)
+            self._read_and_check(kernel, group, metadata.get("shared"), meta)
             if self.cache is not None:
                 self.cache.put(key, KernelOutcome.of(kernel))
         kernel.seconds = time.perf_counter() - start
         kernel.cpu_seconds = time.process_time() - cpu_start
         self._tell(kernel)
 
-    def _read_and_check(self, kernel: KernelCheck, group: dict, shared: int | None):
+    def _read_and_check(self, kernel: KernelCheck, group: dict, shared: int | None, meta=None):
         path = _in_group(group, ".ttgir")
         try:
             if path is None:
                 raise SpecError("Triton kept no TTGIR for this kernel", Pos(1, 1), kernel.source)
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-            results = self._checks(kernel, path, text, _in_group(group, ".ptx"), shared)
+            results = self._checks(kernel, path, text, _in_group(group, ".ptx"), shared, meta)
         except SpecError as e:
             kernel.error = ErrorRecord.of(e.located(path or kernel.source))
             return
@@ -242,7 +243,13 @@ class Session:
         kernel.results = results
 
     def _checks(
-        self, kernel: KernelCheck, path: str, text: str, ptx_path: str | None, shared: int | None
+        self,
+        kernel: KernelCheck,
+        path: str,
+        text: str,
+        ptx_path: str | None,
+        shared: int | None,
+        meta: list | None = None,
     ) -> list[CheckResult]:
         """TTGIR's buffer checks and each op's checks from the kernel's own PTX
         (`verify.ttgir.from_ptx.check_first`, as `verify ttgir` decides them); TTGIR's
@@ -260,7 +267,7 @@ class Session:
             kernel.instructions = f"TTGIR's lowering rules: the PTX cannot be read ({e})"
             return from_ptx.mark_ttgir(checker.run(), kernel.instructions)
         kernel.instructions = f"the PTX ({_shown(ptx_path)})"
-        options = from_ptx.PtxOptions(shared_bytes=shared)
+        options = from_ptx.PtxOptions(shared_bytes=shared, tensordesc_meta=meta)
         return from_ptx.check_first(
             checker, text, ptx, ptx_path, shared, options, self.timeout, self.engine
         )

@@ -371,5 +371,13 @@ def annotate(results, module: ir.Module, found: list[Found]) -> None:
         if f is None:
             continue
         r.facts["tensor_map_source"] = f.source
-        if f.option is None and r.reason and "--tma-map" in r.reason:
+        if not (r.reason and "--tma-map" in r.reason):
+            continue
+        if f.option is None:
             r.reason = f"the tensor map ({f.source}) cannot be read: {f.why}"
+        else:  # read, but the copy was not paired with it
+            r.reason = (
+                f"the tensor map is built on the device ({f.source}), but the TMA checks "
+                "pair a copy with its map only through a parameter, and this kernel's "
+                "device-built maps differ"
+            )

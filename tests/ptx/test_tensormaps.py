@@ -1,0 +1,282 @@
+"""TMA maps read from the kernel (verify.ptx.tensormaps): Triton's tensordesc_meta for
+host descriptors, tensormap.replace for maps built on the device, and the checks of
+verify.ptx.hopper deciding the copies and the wgmma reads of their boxes with them.
+
+The samples are Triton 3.9's tutorial 09 TMA kernels and a matmul building two
+different maps on the device, compiled for sm_90 by
+tests/data/hopper/tensormaps/make.py. The oracle for the maps is what Triton's
+launcher passes to cuTensorMapEncodeTiled, written here from its code
+(triton/backends/nvidia/driver.c: the box is block_size reversed) and the fields
+the PTX writes, read here by regular expressions sharing nothing with the reader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from verify.ptx import hopper_tma, tensormaps
+from verify.ptx.check import Options, check_module
+from verify.ptx.parse import parse_ptx
+from verify.smt.solve import Status
+
+ROOT = Path(__file__).parents[2]
+DATA = ROOT / "tests/data/hopper/tensormaps"
+F16_128B = "dataType=FLOAT16,boxDim={64,128},swizzle=128B"
+
+
+def sample(stem: str):
+    """(parsed PTX, PTX text, tensordesc_meta) of a compiled sample."""
+    path = DATA / f"{stem}.sm90.ptx"
+    text = path.read_text()
+    meta = json.loads((DATA / f"{stem}.sm90.json").read_text())["tensordesc_meta"]
+    return parse_ptx(text, str(path)), text, meta
+
+
+def checked(module, found):
+    results = check_module(module, Options(tma_maps=tensormaps.tma_maps(module, found)))
+    tensormaps.annotate(results, module, found)
+    return results
+
+
+def tma(results, check: str) -> list[Status]:
+    """The statuses of `check` on TMA copies and wgmma operands."""
+    return [
+        r.status
+        for r in results
+        if r.property.startswith(check)
+        and r.facts.get("instruction", "").startswith(("cp.async.bulk.tensor", "wgmma"))
+    ]
+
+
+# -- Triton's metadata ------------------------------------------------------------------
+
+
+def test_metadata_maps_are_the_launchers():
+    """Each tensordesc_meta entry is the map of the i-th 128-byte .param: boxDim is
+    block_size reversed (driver.c), the element type and swizzle as the enums say."""
+    module, text, meta = sample("t09_tma")
+    found = tensormaps.read(module, meta)
+    params = re.findall(r"\.param \.align 64 \.b8 (\w+)\[128\]", text)
+    assert [f.key for f in found] == params == [f"matmul_kernel_tma_param_{i}" for i in (0, 5, 10)]
+    for f, entry in zip(found, meta):
+        inner, outer = entry["block_size"][::-1]
+        assert f.option == f"dataType=FLOAT16,boxDim={{{inner},{outer}}},swizzle=128B,param={f.key}"
+        assert f.source.startswith("Triton's tensordesc_meta[")
+
+
+def test_metadata_agrees_with_the_maps_stated_by_hand():
+    """specs/hopper/tma_matmul.py's maps, which tests/ptx/test_ptx_hopper.py states
+    with --tma-map from its tensordesc_meta, are what the reader derives."""
+    path = ROOT / "tests/data/hopper/tma_matmul.sm90.ptx"
+    module = parse_ptx(path.read_text(), str(path))
+    meta = [
+        {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [128, 64]},
+        {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [64, 64]},
+    ]
+    assert [f.option for f in tensormaps.read(module, meta)] == [
+        "dataType=FLOAT16,boxDim={64,128},swizzle=128B,param=tma_matmul_param_0",
+        "dataType=FLOAT16,boxDim={64,64},swizzle=128B,param=tma_matmul_param_5",
+    ]
+
+
+@pytest.mark.parametrize(
+    "entry, why",
+    [
+        ({"is_im2col": True}, "im2col"),
+        ({"fp4_padded": True}, "fp4-padded"),
+        ({"elem_type": 13}, "sub-byte"),
+        ({"swizzle": 4}, "swizzle mode 4"),
+        ({"block_size": [128, 128]}, "at most the 128-byte swizzle span"),
+    ],
+)
+def test_metadata_not_modelled_says_why(entry, why):
+    module, _, meta = sample("t09_tma")
+    meta = [{**meta[0], **entry}, *meta[1:]]
+    first = tensormaps.read(module, meta)[0]
+    assert first.option is None and why in first.why
+
+
+def test_metadata_of_the_wrong_length_gives_no_map():
+    module, _, meta = sample("t09_tma")
+    found = tensormaps.read(module, meta[:2])
+    assert all(f.option is None and "has 2 entries" in f.why for f in found)
+
+
+# -- maps built on the device ------------------------------------------------------------
+
+
+def replaced(text: str) -> list[dict]:
+    """The oracle: per tensormap.cp_fenceproxy, its destination register and the
+    fields the tensormap.replace lines before it set (registers through mov)."""
+    movs = dict(re.findall(r"mov\.b32\s+(%r\d+), (\d+);", text))
+    builds, fields = [], {}
+    for line in text.splitlines():
+        m = re.search(r"tensormap\.replace\.tile\.(\w+)\.\S+ \[ %rd\d+ \+ 0 \], (.*);", line)
+        if m:
+            *ords, value = [v.strip() for v in m[2].split(",")]
+            value = movs.get(value, value)
+            value = None if value.startswith("%") else int(value, 0)
+            fields[(m[1], int(ords[0], 0)) if ords else m[1]] = value
+        m = re.search(r"tensormap\.cp_fenceproxy\S+ \[ (%rd\d+) \+ 0 \]", line)
+        if m:
+            builds.append({"key": m[1], **fields})
+            fields = {}
+    return builds
+
+
+@pytest.mark.parametrize("stem", ["t09_descriptor_persistent", "device_matmul"])
+def test_device_maps_are_the_fields_replaced(stem):
+    module, text, _ = sample(stem)
+    found = tensormaps.read(module, [])
+    expected = replaced(text)
+    assert [f.key for f in found] == [b["key"] for b in expected]
+    for f, b in zip(found, expected):
+        box = [b[("box_dim", i)] for i in range(b["rank"] + 1)]
+        mode = {0: "NONE", 1: "32B", 2: "64B", 3: "128B"}[b["swizzle_mode"]]
+        assert b["elemtype"] == 6
+        assert (
+            f.option
+            == f"dataType=FLOAT16,boxDim={{{box[0]},{box[1]}}},swizzle={mode},param={f.key}"
+        )
+        assert "tensormap.replace at PTX lines" in f.source and "zero-filled" in f.source
+
+
+def test_device_maps_differ_in_device_matmul():
+    module, _, _ = sample("device_matmul")
+    found = tensormaps.read(module, [])
+    assert [f.tmap.box for f in found if f.tmap] == [(64, 128), (64, 64)]
+    # two different maps: no map without a key (it would be wrong for one of them)
+    assert tensormaps.tma_maps(module, found) == tuple(f.option for f in found)
+
+
+def test_one_device_map_for_every_copy_is_given_without_a_key():
+    module, _, _ = sample("t09_descriptor_persistent")
+    found = tensormaps.read(module, [])
+    assert tensormaps.tma_maps(module, found)[-1] == F16_128B
+
+
+def test_a_field_in_a_register_is_not_guessed():
+    """A swizzle mode the kernel computes (here: a parameter) cannot be read: no map."""
+    module, text, _ = sample("device_matmul")
+    text = text.replace(
+        "swizzle_mode.shared::cta.b1024.b32 [ %rd9 + 0 ], 0x3;",
+        "swizzle_mode.shared::cta.b1024.b32 [ %rd9 + 0 ], %r22;",
+    )
+    found = tensormaps.read(parse_ptx(text, "edited.ptx"), [])
+    assert found[0].option is None and "swizzle_mode" in found[0].why
+    assert found[1].option is not None
+
+
+def test_a_template_not_zero_filled_leaves_unwritten_fields_unknown():
+    """CUTLASS copies a host map into the template and replaces its address only:
+    the box is the host map's, not known here."""
+    module, text, _ = sample("device_matmul")
+    text = re.sub(r"\n\s*@%p\d+ st\.shared::cta\.b32 \[ %r\d+ \+ 0 \], %r\d+;", "\n", text)
+    text = re.sub(r"\n\s*tensormap\.replace\.tile\.box_dim[^\n]*", "\n", text)
+    found = tensormaps.read(parse_ptx(text, "edited.ptx"), [])
+    assert all(f.option is None and "box_dim 0" in f.why for f in found)
+
+
+# -- the checks, given the maps ------------------------------------------------------------
+
+
+def test_host_maps_decide_the_tutorial_copies_and_wgmma_reads():
+    module, _, meta = sample("t09_tma")
+    results = checked(module, tensormaps.read(module, meta))
+    assert tma(results, "writer_reader") == [Status.PROVED] * 16
+    assert set(tma(results, "aligned 128") + tma(results, "placement")) == {Status.PROVED}
+    sources = {r.facts.get("tensor_map_source") for r in results if "cp.async.bulk" in r.property}
+    assert sources == {
+        f"Triton's tensordesc_meta[{i}]: block_size [128, 64], elem_type 6, swizzle 3"
+        for i in range(3)
+    }
+    # reported at the Python line of the descriptor load
+    source = (DATA / "tutorial09.py").read_text().splitlines()
+    lines = {r.line for r in results if r.property.startswith("aligned 128")}
+    assert [source[n - 1].strip()[:16] for n in sorted(lines)] == [
+        "a = a_desc.load(",
+        "b = b_desc.load(",
+        "c_desc.store([of",
+    ]
+
+
+def test_a_map_in_another_swizzle_than_the_descriptors_is_refuted():
+    """B's map said unswizzled while wgmma's descriptors read 128B: REFUTED, naming
+    the element."""
+    module, _, meta = sample("t09_tma")
+    meta = [meta[0], {**meta[1], "swizzle": 0}, meta[2]]
+    results = checked(module, tensormaps.read(module, meta))
+    b = [r for r in results if r.property.startswith("writer_reader operand B")]
+    assert {r.status for r in b} == {Status.REFUTED}
+    assert "element (row" in b[0].counterexample.summary
+    a = [r for r in results if r.property.startswith("writer_reader operand A")]
+    assert {r.status for r in a} == {Status.PROVED}
+
+
+def test_without_metadata_a_host_map_is_unknown_and_says_so():
+    module, _, _ = sample("t09_tma")
+    results = checked(module, tensormaps.read(module, []))
+    assert set(tma(results, "writer_reader")) == {Status.UNKNOWN}
+    why = {r.reason for r in results if r.property.startswith("placement cp.async")}
+    assert len(why) == 1 and "host object the PTX does not hold" in why.pop()
+
+
+def test_unreadable_metadata_says_why():
+    module, _, _ = sample("t09_tma")
+    results = checked(module, tensormaps.read(module, "Triton's get_tensordesc_metadata failed"))
+    placement = [r for r in results if r.property.startswith("placement cp.async")]
+    assert placement[0].status is Status.UNKNOWN
+    assert "cannot be read: Triton's get_tensordesc_metadata failed" in placement[0].reason
+
+
+def test_device_maps_decide_the_persistent_tutorial():
+    module, _, _ = sample("t09_descriptor_persistent")
+    results = checked(module, tensormaps.read(module, []))
+    assert set(tma(results, "aligned 128") + tma(results, "placement cp")) == {Status.PROVED}
+    # the TMA-written operands; the others share the buffer with the template's
+    # zero-fill (a st.shared writer verify.ptx.hopper does not follow)
+    assert tma(results, "writer_reader").count(Status.PROVED) == 16
+
+
+def test_different_device_maps_are_paired_by_register(monkeypatch):
+    """With copies paired to maps by the register they read (`map_root`), each of
+    device_matmul's two maps decides its own copies."""
+    module, _, _ = sample("device_matmul")
+    found = tensormaps.read(module, [])
+    unpaired = checked(module, found)
+    assert Status.UNKNOWN in tma(unpaired, "placement cp")
+    why = {r.reason for r in unpaired if r.property.startswith("placement cp")}
+    assert all("pair a copy with its map only through a parameter" in w for w in why)
+    monkeypatch.setattr(
+        hopper_tma, "_map_name", lambda fn, t: tensormaps.map_root(fn, t.tensor_map)
+    )
+    paired = checked(module, found)
+    assert set(tma(paired, "placement cp") + tma(paired, "aligned 128")) == {Status.PROVED}
+    assert tma(paired, "writer_reader").count(Status.PROVED) == 16
+
+
+# -- TTGIR and Triton's own metadata ---------------------------------------------------------
+
+
+def test_verify_ttgir_asks_triton_for_the_metadata():
+    """A bare TTGIR file: Triton's get_tensordesc_metadata (in a child) gives the maps."""
+    pytest.importorskip("triton")
+    from verify.ttgir import from_ptx, tensordesc
+
+    ttgir = DATA / "t09_tma.sm90.ttgir"
+    meta = json.loads((DATA / "t09_tma.sm90.json").read_text())["tensordesc_meta"]
+    assert tensordesc.metadata(ttgir.read_text()) == meta
+    assert tensordesc.metadata("module { }") == []
+    results = from_ptx.check(
+        str(ttgir), options=from_ptx.PtxOptions(ptx=str(DATA / "t09_tma.sm90.ptx"))
+    )
+    assert tma(results, "writer_reader") == [Status.PROVED] * 16
+    assert all(
+        "tensordesc_meta" in r.facts["tensor_map_source"]
+        for r in results
+        if r.property.startswith("aligned 128")
+    )
