@@ -22,7 +22,7 @@ from verify.engines import decide, enumeration
 from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError
-from verify.model.bank import bank_cost
+from verify.model.bank import bank_cost, copy_cost
 from verify.model.expr import BinOp, Const, Range, Var, evaluate
 from verify.model.instructions import parse_instruction
 from verify.model.program import Program
@@ -114,6 +114,27 @@ def test_numpy_phase_costs_equal_the_bank_model(instr):
     costs = enumeration.phase_costs(access, addresses)
     for row, cost in zip(addresses, costs):
         assert list(cost) == [p.ways for p in bank_cost(instruction, list(row)).phases]
+
+
+@pytest.mark.parametrize("instr", ["cp.async.ca.4", "cp.async.ca.8", "cp.async.ca.16"])
+def test_rule_c_evaluated_once_per_distinct_bank_row_is_rule_c_everywhere(instr):
+    """`enumeration.rule_c_costs` evaluates each distinct row of a phase's banks once:
+    instances drawn from a few patterns, shuffled, whose global sources differ above
+    the banks (the same row, other addresses) and whose phases mix patterns, each
+    cost as `verify.model.bank.copy_cost` gives it."""
+    instruction = parse_instruction(instr)
+    size = instruction.bytes_per_address
+    rng = np.random.default_rng(5)
+    patterns = rng.integers(0, 64, size=(2, 5, 32)) * size
+    pick = rng.integers(0, 5, size=(600, 32 // instruction.phase_lanes))
+    lanes = np.repeat(pick, instruction.phase_lanes, axis=1)
+    dst = np.take_along_axis(patterns[0], lanes, axis=0)
+    src = np.take_along_axis(patterns[1], lanes, axis=0)
+    src = src + rng.integers(0, 1 << 20, size=(600, 1)) * 128
+    costs, exact = enumeration.copy_costs(instruction, dst, src)
+    assert exact.all() and len(set(costs.tolist())) > 1
+    for d, s, cost in zip(dst, src, costs):
+        assert cost == copy_cost(instruction, list(d), list(s)).wavefronts
 
 
 def test_an_enumerated_maximum_that_does_not_replay_is_an_internal_error(monkeypatch):

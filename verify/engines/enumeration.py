@@ -487,19 +487,45 @@ def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray, rule_s: boo
         ordered = np.sort(dst // CHUNK_BYTES, axis=1)
         distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
         return distinct, np.zeros(dst.shape[0], dtype=bool)
+    return rule_c_costs(instr, dst, src), np.ones(dst.shape[0], dtype=bool)
+
+
+def rule_c_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """Rule C (`verify.model.bank.copy_cost`) per instance. A phase's cost depends
+    only on the bank of each of its lanes' first source and destination word (the
+    lane's other words follow it), so each distinct (source banks, destination banks)
+    row of a phase is evaluated once and its cost given to every instance that has
+    it: the instances of a loop's iterations mostly repeat a few rows."""
     words = np.arange(instr.words_per_address)
-    src_banks = (src[:, :, None] // WORD_BYTES + words) % BANKS
-    dst_banks = (dst[:, :, None] // WORD_BYTES + words) % BANKS
+    src_first = (src // WORD_BYTES % BANKS).astype(np.uint8)
+    dst_first = (dst // WORD_BYTES % BANKS).astype(np.uint8)
     total = np.zeros(dst.shape[0], dtype=np.int64)
+    if not len(dst):
+        return total
     for lanes in instr.phases:
-        a = src_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
-        b = dst_banks[:, lanes.start : lanes.stop].reshape(dst.shape[0], -1)
+        rows = np.concatenate(
+            [src_first[:, lanes.start : lanes.stop], dst_first[:, lanes.start : lanes.stop]],
+            axis=1,
+        )
+        distinct, inverse = _distinct_rows(rows)
+        banks = (distinct[:, :, None].astype(np.int64) + words) % BANKS
+        half = lanes.stop - lanes.start
+        a = banks[:, :half].reshape(len(distinct), -1)
+        b = banks[:, half:].reshape(len(distinct), -1)
         # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
         same_a = a[:, :, None] == a[:, None, :]
         same_b = b[:, :, None] == b[:, None, :]
         per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
-        total += per_edge.max(axis=1)
-    return total, np.ones(dst.shape[0], dtype=bool)
+        total += per_edge.max(axis=1)[inverse]
+    return total
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, k) uint8 -> (the distinct rows, each row's index among them)."""
+    rows = np.ascontiguousarray(rows)
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return rows[first], inverse.ravel()
 
 
 # Instances whose rule S is evaluated at once: a few (block, 32, 32) masks stay small.
