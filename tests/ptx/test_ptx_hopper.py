@@ -511,3 +511,71 @@ def test_cli_tma_map():
     bad = CliRunner().invoke(main, ["ptx", spec, "--tma-map", "dataType=FLOAT16"])
     assert bad.exit_code == 2 and "error: --tma-map: expected dataType=TYPE" in bad.output
     assert "Traceback" not in bad.output
+
+
+# -- Triton's attention (06, sm_90): Q loaded once, K copied every iteration -------------
+
+ATTENTION = ROOT / "tests/data/ptx/triton_attention_sm90.ptx"
+ATTENTION_OPTIONS = dict(block=(128,), grid=(4, 4), shared_align=1024, assume=("param_5=256",))
+QK = (335, 362, 367, 372)  # the PTX lines of the 4 wgmma of S = Q K^T
+KB1 = "add.s32 \t%r101, %r100, 2;"  # B's second k-block: the descriptor's start + 32 bytes
+
+
+def interpreted_starts(text: str) -> dict[int, list[tuple[int, int, int]]]:
+    """(A's start, B's start, the rest of both descriptors) at each wgmma of S = Q K^T,
+    every iteration, from oracle/ptx_interpreter.py (sharing no code with verify) run
+    for thread 0; the fields decoded here: bits 0-13 are the start >> 4."""
+    from oracle import ptx_interpreter as oracle
+
+    seen: dict[int, list[tuple[int, int, int]]] = {}
+    step = oracle._Env._step
+
+    def spy(self, th, ins, active, counts):
+        if ins.line in QK:
+            a, b = (self._value(th, reg, 64) for reg in ins.operands[1:3])
+            rest = (a & ~0x3FFF, b & ~0x3FFF)
+            seen.setdefault(ins.line, []).append(((a & 0x3FFF) << 4, (b & 0x3FFF) << 4, rest))
+        return step(self, th, ins, active, counts)
+
+    params = {0: 1 << 32, 1: 2 << 32, 2: 3 << 32, 3: 4 << 32, 4: 0x3E000000, 5: 256}
+    original = oracle._Env._step
+    oracle._Env._step = spy
+    try:
+        oracle.run_block(text, "attn_fwd", (128, 1, 1), params, threads=[0], shared_base=1024)
+    finally:
+        oracle._Env._step = original
+    return seen
+
+
+def k_offsets(seen) -> list[list[tuple[int, int]]]:
+    """Per iteration, each wgmma's (A's, B's) start from the group's first: both
+    operands are K-major 128B tiles of 128-byte rows (the same descriptor fields), so a
+    start 32 bytes on is 16 k further in either."""
+    runs = list(zip(*(seen[line] for line in QK)))
+    assert {rest for run in runs for _, _, rest in run} == {(0x4000004000000000,) * 2}
+    return [[(a - run[0][0], b - run[0][1]) for a, b, _ in run] for run in runs]
+
+
+def test_triton_attention_sm90_k_blocks():
+    """Q (st.shared of an ld.global's registers, before the loop) has no loop variable;
+    K's blocks are the loop's stages: their keys are joined, not intersected (this was
+    UNKNOWN, "no stage is proved a block"). The interpreter's descriptors agree: A and B
+    start 0, 32, 64, 96 bytes on in every iteration. B's second k-block at +64 bytes:
+    REFUTED, as the interpreter's starts show."""
+    text = ATTENTION.read_text()
+    oracle_offsets = k_offsets(interpreted_starts(text))
+    assert len(oracle_offsets) == 8  # N_CTX 256 / BLOCK_N 32 iterations
+    assert all(run == [(0, 0), (32, 32), (64, 64), (96, 96)] for run in oracle_offsets)
+    found = check_ptx(str(ATTENTION), Options(**ATTENTION_OPTIONS))
+    assert verdicts(found, "k_blocks") == [Status.PROVED]
+    assert set(verdicts(found, "writer_reader")) == {Status.PROVED}
+
+    assert text.count(KB1) == 1
+    wrong = text.replace(KB1, KB1.replace(", 2;", ", 4;"))
+    assert {run[1] for run in k_offsets(interpreted_starts(wrong))} == {(32, 64)}
+    found = check_ptx_text(wrong, "attention.ptx", Options(**ATTENTION_OPTIONS))
+    assert verdicts(found, "k_blocks") == [Status.REFUTED]
+    assert set(verdicts(found, "writer_reader")) == {Status.PROVED}
+    cex = counterexample_of(found, "k_blocks")
+    # 32 bytes of A's 128-byte rows are 16 k; B's 64 bytes are 32.
+    assert "PTX line 362 multiplies A's K columns from 16 by B's K rows from 32" in cex.summary

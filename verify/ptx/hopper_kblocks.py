@@ -58,31 +58,88 @@ def _k_offset(op: Operand, block: Block, origin: int) -> tuple[int, int] | None:
     return (within, along) if op.major == "K" else (along, within)
 
 
+MAX_STAGES = 1 << 16  # joint assignments of the group's variables enumerated
+
+
+def _stages(events: list[Event], blocks: Blocks) -> list[tuple[dict, dict]] | None:
+    """The group's stages: every assignment of the variables its operands' blocks
+    depend on (their descriptors' points and their copies' generations) that agrees
+    with one block of each operand, and the key of that block per operand (the
+    natural join of their keys: an operand whose key lacks a variable reads the same
+    block whatever its value, e.g. attention's Q, loaded once before the loop that
+    copies K). None where there are more than MAX_STAGES."""
+    joint: list[tuple[dict, dict]] = [({}, {})]
+    for event in events:
+        for which in ("A", "B"):
+            keyed = [(key, dict(key[0]) | dict(key[1])) for key in blocks[(id(event), which)][2]]
+            joint = [
+                (env | values, {**chosen, (id(event), which): key})
+                for env, chosen in joint
+                for key, values in keyed
+                if all(env.get(n, v) == v for n, v in values.items())
+            ]
+            if len(joint) > MAX_STAGES:
+                return None
+    return sorted(joint, key=lambda stage: sorted(stage[0].items()))
+
+
+def _paired_exactly(events: list[Event], blocks: Blocks, env: dict, chosen: dict) -> bool:
+    """Whether the stage pairs its operands' blocks as the kernel does: each operand's
+    key names every variable of the stage, or the operand reads one block throughout.
+    (Blocks of copies in different loops, paired by the join at every combination of
+    their generations, may never meet in a run: a mismatch there is no refutation.)"""
+    for event in events:
+        for which in ("A", "B"):
+            key = chosen[(id(event), which)]
+            found = blocks[(id(event), which)][2]
+            names = {n for n, _ in key[0]} | {n for n, _ in key[1]}
+            if names != set(env) and len(set(found.values())) > 1:
+                return False
+    return True
+
+
 def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
     first = events[0]
     name = f"k_blocks of {len(events)} wgmma into one accumulator, first"
-    keys = set.intersection(*(set(blocks[(id(e), w)][2]) for e in events for w in ("A", "B")))
-    if not keys:
+    stages = _stages(events, blocks)
+    if stages is None:
+        return unknown_result(
+            kernel, first, name, f"more than {MAX_STAGES} stages of its operands' blocks"
+        )
+    if not stages:
         return unknown_result(
             kernel, first, name, "no stage is proved a block of its matrix for all of them"
         )
-    for key in sorted(keys):
-        wrong = _k_mismatch(events, blocks, key)
-        if wrong:
-            cex = Counterexample(wrong, dict(key[0]) | dict(key[1]))
-            return check_result(
-                kernel, first, name, Status.REFUTED, counterexample=cex, engine="enumeration"
+    for env, chosen in stages:
+        wrong = _k_mismatch(events, blocks, chosen)
+        if not wrong:
+            continue
+        if not _paired_exactly(events, blocks, env, chosen):
+            return unknown_result(
+                kernel,
+                first,
+                name,
+                f"{wrong} at {env}, a stage that pairs copies of different loops, which may "
+                "never meet in a run",
             )
+        cex = Counterexample(wrong, env)
+        return check_result(
+            kernel, first, name, Status.REFUTED, counterexample=cex, engine="enumeration"
+        )
     return check_result(
-        kernel, first, name, Status.PROVED, engine="enumeration", facts={"stages": len(keys)}
+        kernel, first, name, Status.PROVED, engine="enumeration", facts={"stages": len(stages)}
     )
 
 
-def _k_mismatch(events: list[Event], blocks: Blocks, key) -> str:
-    """Why the group's operands at `key` do not add up to one product, or ''."""
+def _k_mismatch(events: list[Event], blocks: Blocks, chosen: dict) -> str:
+    """Why the group's operands, each at its `chosen` key, do not add up to one
+    product, or ''."""
     offsets: dict[str, list[tuple[int, int] | None]] = {}
     for which in ("A", "B"):
-        found = [(blocks[(id(e), which)][1], blocks[(id(e), which)][2][key]) for e in events]
+        found = [
+            (blocks[(id(e), which)][1], blocks[(id(e), which)][2][chosen[(id(e), which)]])
+            for e in events
+        ]
         if len({(b.param, b.pitch) for _, b in found}) > 1:
             return f"the {which} operands read blocks of different matrices or pitches"
         origin = min(b.origin for _, b in found)
