@@ -39,7 +39,9 @@ def ttgir_cmd(path, as_json, timeout, engine, target, **ptx):
     except SpecError as e:
         fail(str(e.located(path)))
     click.echo(
-        json_report(results) if as_json else f"{instructions_line(results)}\n{text_report(results)}"
+        json_report(results)
+        if as_json
+        else f"{instructions_line(results)}{tensor_maps_lines(results)}\n{text_report(results)}"
     )
     sys.exit(exit_code(results, []))
 
@@ -78,7 +80,8 @@ def triton_cmd(
         )  # fmt: skip
     except SpecError as e:
         fail(str(e.located(kernel.rpartition(":")[0] or kernel)))
-    header = f"{instructions_line(results)}\n{specialisation_line(results)}"
+    header = f"{instructions_line(results)}{tensor_maps_lines(results)}\n"
+    header += specialisation_line(results)
     click.echo(json_report(results) if as_json else f"{header}\n{text_report(results)}")
     sys.exit(exit_code(results, []))
 
@@ -87,3 +90,11 @@ def specialisation_line(results) -> str:
     """The launcher specialisation `verify triton` compiled, in one header line."""
     what = next((r.facts["specialisation"] for r in results if "specialisation" in r.facts), None)
     return f"specialised as Triton's launcher would: {what}" if what else "not specialised"
+
+
+def tensor_maps_lines(results) -> str:
+    """The TMA maps read from the kernel (`verify.ptx.tensormaps`), each with where
+    its fields come from, one line each after the first header line."""
+    seen = {r.facts["tensor_map_read"]: r.facts["tensor_map_source"] for r in results
+            if "tensor_map_read" in r.facts}  # fmt: skip
+    return "".join(f"\ntensor map {key} (from {src})" for key, src in seen.items())

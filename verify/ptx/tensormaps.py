@@ -371,6 +371,8 @@ def annotate(results, module: ir.Module, found: list[Found]) -> None:
         if f is None:
             continue
         r.facts["tensor_map_source"] = f.source
+        shown = f.option.rsplit(",param=", 1)[0] if f.option else f"not read ({f.why})"
+        r.facts["tensor_map_read"] = f"{f.key}: {shown}"
         if not (r.reason and "--tma-map" in r.reason):
             continue
         if f.option is None:
