@@ -204,6 +204,17 @@ def test_host_maps_decide_the_tutorial_copies_and_wgmma_reads():
     ]
 
 
+def test_gluon_tutorial_maps_decide_its_wgmma_reads():
+    """Gluon's tutorial 05 pipelined matmul: B's 64x128 block is two 64x64 boxes in
+    tensordesc_meta; every TMA-fed operand and copy decided."""
+    module, _, meta = sample("gluon05_matmul_pipelined")
+    found = tensormaps.read(module, meta)
+    assert [f.tmap.box for f in found if f.tmap] == [(64, 128), (64, 64), (64, 128)]
+    results = checked(module, found)
+    assert tma(results, "writer_reader") == [Status.PROVED] * 16
+    assert set(tma(results, "aligned 128") + tma(results, "placement cp")) == {Status.PROVED}
+
+
 def test_a_map_in_another_swizzle_than_the_descriptors_is_refuted():
     """B's map said unswizzled while wgmma's descriptors read 128B: REFUTED, naming
     the element."""
