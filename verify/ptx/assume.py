@@ -7,6 +7,7 @@ by its full PTX name."""
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import replace
 
 from verify.engines.runner import run_spec
@@ -16,7 +17,6 @@ from verify.ptx import ir
 from verify.ptx.values import Context, Unknown
 from verify.results import CheckResult
 from verify.smt.solve import Status
-from verify.spec.parser import parse_text
 
 # A 64-bit parameter is taken to be below 2^48: every pointer is (the GPU's virtual
 # addresses have 49 bits), and so is every size a kernel can be given.
@@ -133,56 +133,155 @@ def _alignment_knobs(kernel, spec, accesses, align: int) -> dict[str, int]:
 def state_proved_under(kernel, spec, accesses, align: int, failed: dict, settled) -> None:
     """Each failed check of `kernel` (a `verify.ptx.check.Kernel`) that a stronger
     alignment proves gets the least such one (`proved_under`) beside its
-    counterexample or reason. The allocation's spec, from the trace already made, is
-    decided again at most `MAX_REDECISIONS` times, each time with only the accesses
-    whose checks are still open: the strongest rung first, then the weaker ones
-    from the weakest for what the strongest proves. An answer counts only once
-    `settled` (what the kernel's guards and src-size operands make of a spec's
-    verdict) leaves it PROVED."""
+    counterexample or reason. Only the checks an alignment can change are asked
+    (`_ALIGNMENT_BLIND`), each by bisection over the ladder (`_least_rungs`); an
+    answer counts only once `settled` (what the kernel's guards and src-size
+    operands make of a spec's verdict) leaves it PROVED."""
     default = _alignment_knobs(kernel, spec, accesses, align)
     ladder = alignment_ladder(default)
-    if not ladder:
+    open_ = {k: r for k, r in failed.items() if not k[1].startswith(_ALIGNMENT_BLIND)}
+    if not ladder or not open_:
         return
-    open_ = _proved_at(kernel, spec, ladder[-1], default, align, failed, settled)
-    least = dict.fromkeys(open_, ladder[-1])
-    for under in ladder[:-1]:
-        if not open_:
-            break
-        proved = _proved_at(kernel, spec, under, default, align, open_, settled)
-        least.update(dict.fromkeys(proved, under))
-        open_ = {k: r for k, r in open_.items() if k not in proved}
-    for key, under in least.items():
-        _note(failed[key], under, default)
+    questions = Questions(kernel, spec, settled)
+
+    def decide(rung: int, keys: list) -> set:
+        return questions.proved(_raised(spec, align, default, ladder[rung]), keys)
+
+    for key, rung in _least_rungs(list(open_), len(ladder), decide).items():
+        _note(failed[key], ladder[rung], default)
 
 
-def _proved_at(kernel, spec, under, default, align: int, failed: dict, settled) -> dict:
-    """The checks of `failed` that `spec`, its alignments raised to `under`, proves."""
-    text = _failed_only(spec, failed).replace(
-        f"buffer align {align}", f"buffer align {under.get('shared_align', align)}", 1
-    )
-    if "global_align" in under:
-        text = text.replace(
-            f"global align {default['global_align']}", f"global align {under['global_align']}", 1
+# in_bounds reads an access's offsets in its allocation (and a copy's in its global
+# tile), never the base: no alignment changes it, so it is not asked again.
+_ALIGNMENT_BLIND = ("in_bounds",)
+
+
+def _least_rungs(keys: list, rungs: int, decide) -> dict:
+    """The least rung (0..rungs-1) at which `decide(rung, keys)` proves each of
+    `keys`, for those the strongest proves. A stronger alignment only removes
+    instances, so the rungs that prove a check are an upper run of the ladder:
+    the strongest first (what it does not prove no rung does), then each check
+    by bisection, the checks that ask the same rung in one call. Every rung stated
+    is one that `decide` proved. Each rung is asked at most once per check, and a
+    check is asked at most 1 + ceil(log2(rungs)) times: 3 on a ladder of 4 (a
+    global pointer at its default 16 bytes: 32..256), where asking from the
+    weakest up took 4."""
+    top = rungs - 1
+    low = {k: -1 for k in decide(top, keys)}  # the highest rung known not to prove it
+    high = dict.fromkeys(low, top)  # the lowest rung known to prove it
+    while True:
+        asks: dict[int, list] = {}
+        for k in low:
+            if high[k] - low[k] > 1:
+                asks.setdefault((low[k] + high[k]) // 2, []).append(k)
+        if not asks:
+            return high
+        for rung, asked in sorted(asks.items()):
+            proved = decide(rung, asked)
+            for k in asked:
+                if k in proved:
+                    high[k] = rung
+                else:
+                    low[k] = rung
+
+
+def _raised(spec, align: int, default: dict, under: dict) -> dict[int, str]:
+    """The spec lines that an alignment sets, as they read at `under`."""
+    out = {}
+    for i, text in enumerate(spec.lines, 1):
+        if text == f"buffer align {align}" and "shared_align" in under:
+            out[i] = f"buffer align {under['shared_align']}"
+        elif "global_align" in under and text == f"global align {default['global_align']}":
+            out[i] = f"global align {under['global_align']}"
+    return out
+
+
+# Answers to questions already asked, across kernels of one process: (the spec's
+# lines that no access owns, one access's lines with its names replaced, the
+# property, engine, timeout) -> the engine's result. Only definite answers are kept
+# (an UNKNOWN may be a timeout that a later call would not hit).
+_ANSWERS: OrderedDict[tuple, CheckResult] = OrderedDict()
+MAX_ANSWERS = 4096
+
+
+class Questions:
+    """The failed checks of one allocation's spec, asked again at raised
+    alignments. Accesses whose lines read alike but for their names (a0, G0) ask
+    one question: it is decided once, for the first of them, and its answer is
+    each one's, settled for each access by `settled`."""
+
+    def __init__(self, kernel, spec, settled):
+        self.kernel, self.spec, self.settled = kernel, spec, settled
+        self.lines_of: dict[int, list[int]] = {}  # id(access) -> its lines
+        self.names: dict[int, set[str]] = {}
+        for line, (access, name) in spec.origin.items():
+            self.lines_of.setdefault(id(access), []).append(line)
+            self.names.setdefault(id(access), set()).add(name)
+        self.question = {
+            a: tuple(self._plain(a, spec.lines[i - 1]) for i in ls)
+            for a, ls in self.lines_of.items()
+        }
+
+    def _plain(self, access: int, text: str) -> str:
+        for name in self.names[access]:
+            text = re.sub(rf"\b{re.escape(name)}\b", "@" + name[0], text)
+        return text
+
+    def _key(self, header: tuple, line: int, prop: str) -> tuple:
+        a = id(self.spec.origin[line][0])
+        o = self.kernel.options
+        return (header, self.question[a], self._plain(a, prop), o.engine, o.timeout)
+
+    def proved(self, raised: dict[int, str], keys: list) -> set:
+        """The (line, property) keys of `keys` that the spec, its lines `raised`
+        as given, proves (each settled for its own access)."""
+        lines = [raised.get(i, t) for i, t in enumerate(self.spec.lines, 1)]
+        header = tuple(
+            t for i, t in enumerate(lines, 1) if i not in self.spec.origin and t[:1] != "#"
         )
-    try:
-        decided = run_spec(
-            parse_text(text + "\n", spec.label), kernel.options.timeout, kernel.options.engine
-        )
-    except SpecError:
-        return {}
-    found = {(r.line, r.property): r for r in decided}
-    return {k: v for k, v in failed.items() if k in found and _proved(found[k], settled)}
+        answers: dict[tuple, CheckResult] = {}
+        asked: dict[tuple, int] = {}  # question -> the access (id) that asks it
+        for line, prop in keys:
+            key = self._key(header, line, prop)
+            if key in _ANSWERS:
+                _ANSWERS.move_to_end(key)
+                answers[key] = _ANSWERS[key]
+            else:
+                asked.setdefault(key[1], id(self.spec.origin[line][0]))
+        if asked:
+            answers.update(self._decide(lines, header, set(asked.values())))
+        out = set()
+        for line, prop in keys:
+            found = answers.get(self._key(header, line, prop))
+            if found is not None and found.status == Status.PROVED:
+                mine = replace(found, line=line, property=prop, facts=dict(found.facts))
+                if self.settled(mine).status == Status.PROVED:
+                    out.add((line, prop))
+        return out
 
-
-def _failed_only(spec, failed: dict) -> str:
-    """`spec`'s text with only the accesses (and their checks) that have a failed
-    check: every other line `spec.origin` ties to an access is blanked to a comment,
-    so the lines keep their numbers."""
-    kept = {id(spec.origin[line][0]) for line, _ in failed}
-    return "\n".join(
-        "#" if i + 1 in spec.origin and id(spec.origin[i + 1][0]) not in kept else t
-        for i, t in enumerate(spec.text.splitlines())
-    )
+    def _decide(self, lines: list[str], header: tuple, asking: set[int]) -> dict:
+        """One spec run with only the accesses `asking` kept (every other access's
+        lines blanked to a comment, so the lines keep their numbers)."""
+        origin = self.spec.origin
+        kept = [
+            "#" if i in origin and id(origin[i][0]) not in asking else t
+            for i, t in enumerate(lines, 1)
+        ]
+        o = self.kernel.options
+        try:
+            decided = run_spec(self.spec.read(self.spec.label, kept), o.timeout, o.engine)
+        except SpecError:
+            return {}
+        out = {}
+        for r in decided:
+            if r.line in origin:
+                key = self._key(header, r.line, r.property)
+                out[key] = r
+                if r.status != Status.UNKNOWN:
+                    _ANSWERS[key] = r
+                    while len(_ANSWERS) > MAX_ANSWERS:
+                        _ANSWERS.popitem(last=False)
+        return out
 
 
 def _proved(result: CheckResult, settled) -> bool:
