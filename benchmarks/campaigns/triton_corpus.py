@@ -37,6 +37,9 @@ The corpus, by kind:
   in it, else 1 (so a kernel compiles at one stated configuration). A kernel
   Triton will not compile so is counted ``not compiled``, apart from verify's
   outcomes.
+- ``unit-kernel``: a sample of the kernels of python/test/unit's test files,
+  compiled for sm_80 and sm_90 and checked as the tutorials' are
+  (`benchmarks.campaigns.triton_corpus_unit` says which and how).
 - ``unit``: ``verify run --target sm_80 --target sm_90 --json`` over pytest on
   the compile-only unit tests (UNIT_TESTS): every kernel those tests compile,
   recompiled by verify's hook for both targets.
@@ -114,22 +117,29 @@ OUTCOMES = (
 
 def unpack(git_dir: str, commit: str, work: str) -> str:
     """The Triton tree's corpus folders at `commit`, under `work`."""
+    from benchmarks.campaigns.triton_corpus_unit import FOLDERS as UNIT_KERNEL_FOLDERS
+
     root = os.path.join(work, commit[:12])
-    if os.path.isdir(root):
-        return root
     paths = [*LIT_DIRS, *TUTORIAL_DIRS[:1], *(os.path.dirname(p) for p in UNIT_TESTS)]
+    paths += UNIT_KERNEL_FOLDERS
+    # a tree unpacked by an earlier version of this script gets the folders it lacks
+    missing = sorted({p for p in paths if not os.path.isdir(os.path.join(root, p))})
+    if not missing:
+        return root
     archive = subprocess.run(
-        ["git", "-C", git_dir, "archive", "--format=tar", commit, *sorted(set(paths))],
+        ["git", "-C", git_dir, "archive", "--format=tar", commit, *missing],
         capture_output=True,
         check=True,
     ).stdout
-    os.makedirs(root + ".part", exist_ok=True)
+    into = root if os.path.isdir(root) else root + ".part"
+    os.makedirs(into, exist_ok=True)
     with tempfile.TemporaryFile() as f:
         f.write(archive)
         f.seek(0)
         with tarfile.open(fileobj=f) as tar:
-            tar.extractall(root + ".part", filter="data")
-    os.rename(root + ".part", root)
+            tar.extractall(into, filter="data")
+    if into != root:
+        os.rename(into, root)
     return root
 
 
@@ -244,6 +254,10 @@ def check_item(item: dict, timeout: float) -> dict:
             return _check_lit(item, timeout, item.get("ptx", True))
         if item["kind"] == "tutorial":
             return _check_tutorial(item, timeout)
+        if item["kind"] == "unit-kernel":
+            from benchmarks.campaigns.triton_corpus_unit import check_unit_kernel
+
+            return check_unit_kernel(item, timeout)
         return _check_unit(item, timeout)
     except SpecError as e:
         return _refusal(e.header)
@@ -723,6 +737,10 @@ def collect(root: str, work: str, only: set[str]) -> list[dict]:
         items += tutorial_kernels(root)
     if "unit" in only:
         items += unit_tests(root)
+    if "unit-kernel" in only:
+        from benchmarks.campaigns.triton_corpus_unit import unit_kernels
+
+        items += unit_kernels(root, TARGETS)
     return items
 
 
@@ -734,7 +752,7 @@ def main(argv=None) -> int:
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "verify-corpus"))
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per item")
     parser.add_argument("--check-timeout", type=float, default=20.0, help="seconds per check")
-    parser.add_argument("--only", default="lit,tutorial,unit")
+    parser.add_argument("--only", default="lit,tutorial,unit,unit-kernel")
     parser.add_argument("--match", default="", help="only items whose id contains this")
     parser.add_argument("--ids", help="only the items listed in this file, one id a line")
     parser.add_argument("--limit", type=int, default=0)

@@ -209,3 +209,69 @@ def test_lowered_module_results_name_the_input_and_attach_to_the_op():
         r["property"].startswith(("in_bounds", "aligned", "conflict_free")) for r in stmatrix
     )
     assert all("local_store %acc" in r["property"] for r in stmatrix)
+
+
+# -- the unit-test kernels (benchmarks/campaigns/triton_corpus_unit.py) ----------------
+
+UNIT_TEST = """
+import pytest
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def helper(x):
+    return tl.sum(x, axis=0)
+
+
+@triton.jit
+def top_level(X, BLOCK: tl.constexpr):
+    tl.store(X, helper(tl.load(X + tl.arange(0, BLOCK))))
+
+
+@pytest.mark.parametrize("n, width", [(128, 4), (256, 8)])
+def test_transpose(n, width):
+    rows = n // 4
+
+    @triton.jit
+    def kernel(X, Y, ROWS: tl.constexpr, N: tl.constexpr):
+        r = tl.arange(0, ROWS)[:, None]
+        c = tl.arange(0, N)[None, :]
+        x = tl.load(X + r * N + c)
+        tl.store(Y + c * ROWS + r, tl.trans(tl.trans(x)) + width)
+
+    kernel[(1,)](None, None, ROWS=rows, N=n, num_warps=4)
+"""
+
+
+def test_unit_kernels_are_the_uncalled_jit_functions_top_level_or_nested():
+    from benchmarks.campaigns import triton_corpus_unit as unit
+
+    names = [name for name, _ in unit.kernels_of(UNIT_TEST)]
+    assert names == ["top_level", "test_transpose.kernel"]  # helper is called: not a kernel
+    assert unit.spread(list("abcdefgh"), 3) == ["a", "c", "f"]
+    assert unit.spread(list("ab"), 3) == ["a", "b"]
+
+
+def test_a_nested_unit_kernel_compiles_with_its_tests_first_case_and_launch(tmp_path):
+    """The test's first parametrize case (n=128, width=4) and its launch's keywords
+    (ROWS=rows=32, N=n) give the kernel its constexprs, as the test runs it; the
+    transposed store goes through shared memory (a convert_layout), checked."""
+    pytest.importorskip("triton._C.libtriton")
+    from benchmarks.campaigns import triton_corpus_unit as unit
+
+    path = tmp_path / "test_sample.py"
+    path.write_text(UNIT_TEST)
+    fn, launch = unit.load_unit_kernel(str(path), "test_transpose.kernel")
+    assert launch == {"ROWS": 32, "N": 128, "num_warps": 4}
+    item = {
+        "kind": "unit-kernel",
+        "id": "sample",
+        "file": str(path),
+        "kernel": "test_transpose.kernel",
+        "target": "sm_80",
+    }
+    answer = corpus.check_item(item, 20.0)
+    assert answer["outcome"] == "checked", answer
+    converts = [r for r in answer["results"] if "convert_layout" in r["property"]]
+    assert converts and {r["status"] for r in converts} == {"PROVED"}
