@@ -92,6 +92,8 @@ def test_box_layout_is_the_driver_api_s(dtype, box, swizzle):
             "not modelled",
         ),
         (lambda: TensorMap.encode_tiled(F16, (64, 8), elementStrides=(1, 2)), "not modelled"),
+        (lambda: TensorMap.encode_tiled(F16, (8, 8, 2), globalStrides=(16,)), "expected 2"),
+        (lambda: TensorMap.encode_tiled(F16, (8, 8), globalStrides=(24,)), "multiple of 16"),
     ],
 )
 def test_maps_the_driver_refuses_are_refused(call, message):
@@ -292,3 +294,14 @@ def test_a_writer_swizzling_higher_bits_gets_a_longer_base_period():
         align=1024,
     )
     assert text.rstrip().endswith("slot in 0..8")
+
+
+def test_global_offsets_follow_the_strides():
+    """Box element index i (inner fastest) of CUTLASS's unswizzled 3-D K-major box
+    (8 k, 64 rows, 2 k-blocks; rows 256 bytes apart, k-blocks 16): global byte
+    2 (i % 8) + 256 ((i / 8) % 64) + 16 (i / 512), written out here."""
+    box = TensorMap.encode_tiled(F16, (8, 64, 2), globalStrides=(256, 16))
+    for i in range(8 * 64 * 2):
+        assert box.global_offset(i) == 2 * (i % 8) + 256 * ((i // 8) % 64) + 16 * (i // 512)
+        assert box.coordinates(i) == (i % 8, (i // 8) % 64, i // 512)
+    assert box.layout_text() == "(8,128):(1,8)"  # the shared side does not change

@@ -579,3 +579,75 @@ def test_triton_attention_sm90_k_blocks():
     cex = counterexample_of(found, "k_blocks")
     # 32 bytes of A's 128-byte rows are 16 k; B's 64 bytes are 32.
     assert "PTX line 362 multiplies A's K columns from 16 by B's K rows from 32" in cex.summary
+
+
+# -- an unswizzled TMA box read as a K-major operand wider than its rows ----------------
+
+
+def unswizzled_oracle(box: tuple[int, ...], strides: tuple[int, ...]):
+    """None where B (64 x 16 f16, K-major) read through LBO 1024, SBO 128 with no
+    swizzle is one block of one global matrix, else the first (row, k) that is not
+    (row 1 where the rows overlap): on integers, written here apart from verify. wgmma
+    reads (n, k) from byte (n % 8) * 16 + (n / 8) * 128 + (k / 8) * 1024 + (k % 8) * 2
+    of the box; the box holds element index i at byte 2 i, inner dimension fastest;
+    the global byte of box coordinates (c0, c1, ...) is 2 c0 + sum(c_d * stride_d)."""
+
+    def global_byte(n: int, k: int) -> int:
+        index = ((n % 8) * 16 + (n // 8) * 128 + (k // 8) * 1024 + (k % 8) * 2) // 2
+        coords = []
+        for extent in box:
+            coords.append(index % extent)
+            index //= extent
+        return 2 * coords[0] + sum(c * s for c, s in zip(coords[1:], strides))
+
+    origin, pitch = global_byte(0, 0), global_byte(1, 0) - global_byte(0, 0)
+    if abs(pitch) < 32:
+        return (1, 0)
+    for n in range(64):
+        for k in range(16):
+            if global_byte(n, k) != origin + n * pitch + 2 * k:
+                return (n, k)
+    return None
+
+
+UNSWIZZLED = [
+    ("tma_wgmma_none_3d", (8, 64, 2), (128, 16)),  # CUTLASS's: PROVED
+    ("tma_wgmma_none_3d", (8, 64, 2), (4096, 16)),  # any row pitch
+    ("tma_wgmma_none_3d", (8, 64, 2), (128, 32)),  # k-blocks 32 bytes apart
+    ("tma_wgmma_none_3d", (8, 64, 2), (16, 1024)),  # the H200 kernel's stacking, 3-D
+    ("tma_wgmma_none_3d", (8, 8, 16), (16, 128)),  # 8-row groups: rows 16 bytes apart
+    ("tma_wgmma_none_2d", (8, 128), (16,)),  # the H200 kernel's map
+    ("tma_wgmma_none_2d", (8, 128), (32,)),
+]
+
+
+@pytest.mark.parametrize(("spec", "box", "strides"), UNSWIZZLED)
+def test_unswizzled_box_wider_than_its_rows(spec, box, strides):
+    """Issue 25: this read was UNKNOWN ("the operand reads past the boxes written").
+    Which global elements the box's further rows hold is the map's globalStrides;
+    given them, every element is decided, as the oracle decides it."""
+    dims = ",".join(map(str, box))
+    tma_map = f"dataType=FLOAT16,boxDim={{{dims}}},globalStrides={{{','.join(map(str, strides))}}}"
+    found = results(SPECS / f"{spec}.ptx", tma_maps=(tma_map,))
+    wrong = unswizzled_oracle(box, strides)
+    assert verdicts(found, "writer_reader") == [Status.PROVED if wrong is None else Status.REFUTED]
+    if wrong is not None:
+        cex = counterexample_of(found, "writer_reader")
+        assert (cex.instance["row"], cex.instance["k"]) == wrong
+    without = results(SPECS / f"{spec}.ptx", tma_maps=(f"dataType=FLOAT16,boxDim={{{dims}}}",))
+    assert verdicts(without, "writer_reader") == [Status.UNKNOWN]
+    assert "globalStrides" in next(r.reason for r in without if r.property.startswith("writer"))
+
+
+def test_the_h200_unswizzled_case_as_the_oracle_has_it():
+    """The oracle's verdicts on the table above: only CUTLASS's strides (k-blocks 16
+    bytes apart, rows at least a row apart) give one block."""
+    assert [unswizzled_oracle(b, s) for _, b, s in UNSWIZZLED] == [
+        None,
+        None,
+        (0, 8),
+        (1, 0),
+        (1, 0),
+        (1, 0),
+        (0, 8),
+    ]

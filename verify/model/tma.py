@@ -73,10 +73,21 @@ class TensorMap:
     dtype: str
     box: tuple[int, ...]
     swizzle: int
+    # globalStrides: bytes from one index of each outer dimension to the next in the
+    # global tensor (dimensions 1.., as cuTensorMapEncodeTiled takes them), where stated
+    strides: tuple[int, ...] | None = None
 
     def __post_init__(self):
         if not 1 <= len(self.box) <= 5 or any(not 1 <= b <= MAX_BOX for b in self.box):
             raise SpecError(f"TMA box {self.box}: expected 1 to 5 extents, each in 1..{MAX_BOX}")
+        if self.strides is not None and (
+            len(self.strides) != len(self.box) - 1
+            or any(s <= 0 or s % 16 or s >= 1 << 40 for s in self.strides)
+        ):
+            raise SpecError(
+                f"TMA globalStrides {self.strides}: expected {len(self.box) - 1} strides in "
+                "bytes, each a multiple of 16 below 2^40"
+            )
         inner = self.box[0] * _BYTES[self.dtype]
         if inner % 16:
             raise SpecError(
@@ -97,10 +108,11 @@ class TensorMap:
         elementStrides: tuple[int, ...] | None = None,
         interleave: str = "CU_TENSOR_MAP_INTERLEAVE_NONE",
         swizzle: str = "CU_TENSOR_MAP_SWIZZLE_NONE",
+        globalStrides: tuple[int, ...] | None = None,
     ) -> TensorMap:
         """The map ``cuTensorMapEncodeTiled`` builds from these of its arguments
-        (named as the driver API names them; the global ones do not change the
-        shared layout)."""
+        (named as the driver API names them; the global strides do not change the
+        shared layout, they say which global element each box element is)."""
         if dataType not in DATA_TYPES:
             raise SpecError(
                 f"TMA dataType: expected one of {', '.join(DATA_TYPES)}, found {dataType}"
@@ -115,7 +127,8 @@ class TensorMap:
             raise SpecError(
                 f"TMA elementStrides {tuple(elementStrides)}: not modelled, expected all 1"
             )
-        return cls(DATA_TYPES[dataType], tuple(boxDim), SWIZZLES[swizzle])
+        strides = None if globalStrides is None else tuple(globalStrides)
+        return cls(DATA_TYPES[dataType], tuple(boxDim), SWIZZLES[swizzle], strides)
 
     @property
     def rows(self) -> int:
@@ -134,6 +147,26 @@ class TensorMap:
     def inner_bytes(self) -> int:
         """Bytes of one row of the box in shared memory (its inner extent)."""
         return self.box[0] * _BYTES[self.dtype]
+
+    def global_offset(self, index: int) -> int:
+        """Bytes from the box's first element to its element `index` (in the order
+        the box lands in shared memory, inner dimension fastest) in the global
+        tensor; needs `strides`."""
+        assert self.strides is not None, "global_offset needs the map's globalStrides"
+        inner, offset = index % self.box[0], 0
+        index //= self.box[0]
+        for extent, stride in zip(self.box[1:], self.strides):
+            index, at = divmod(index, extent)
+            offset += at * stride
+        return inner * self.elem_bytes + offset
+
+    def coordinates(self, index: int) -> tuple[int, ...]:
+        """The box coordinates (inner first) of its element `index`."""
+        coords = []
+        for extent in self.box:
+            index, at = divmod(index, extent)
+            coords.append(at)
+        return tuple(coords)
 
     def layout_text(self) -> str:
         """The box's shared layout as spec text, coordinates (inner, row)."""

@@ -14,7 +14,7 @@ from functools import lru_cache
 from verify.errors import SpecError
 from verify.model import tma as tma_model
 from verify.model.expr import BinOp, Const, Expr, bounds, compiled
-from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand
+from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand, ReadMap, SwizzleMode
 from verify.ptx import ir, memory
 from verify.ptx.hopper_common import (
     Read,
@@ -47,24 +47,30 @@ def parse_tma_map(text: str) -> MapOption:
     fields: dict[str, str] = {}
     for m in re.finditer(r"(\w+)\s*=\s*(\{[^}]*\}|[^,]+)", text):
         fields[m[1]] = m[2].strip()
-    unknown = set(fields) - {"dataType", "boxDim", "swizzle", "param"}
+    unknown = set(fields) - {"dataType", "boxDim", "swizzle", "param", "globalStrides"}
     if unknown or not {"dataType", "boxDim"} <= set(fields):
         raise SpecError(
-            "--tma-map: expected dataType=TYPE,boxDim={INNER,OUTER},swizzle=MODE[,param=NAME], "
-            f"found {text!r}"
+            "--tma-map: expected dataType=TYPE,boxDim={INNER,OUTER},swizzle=MODE"
+            f"[,globalStrides={{BYTES,...}}][,param=NAME], found {text!r}"
         )
-    try:
-        box = tuple(int(x) for x in fields["boxDim"].strip("{}").split(","))
-    except ValueError:
-        raise SpecError(
-            f"--tma-map boxDim: expected {{INNER,OUTER}}, found {fields['boxDim']}"
-        ) from None
+    box = _integers(fields, "boxDim", "{INNER,OUTER}")
+    strides = (
+        _integers(fields, "globalStrides", "{BYTES,...}") if "globalStrides" in fields else None
+    )
     tmap = tma_model.TensorMap.encode_tiled(
         _prefixed(fields["dataType"], "CU_TENSOR_MAP_DATA_TYPE_"),
         box,
         swizzle=_prefixed(fields.get("swizzle", "NONE"), "CU_TENSOR_MAP_SWIZZLE_"),
+        globalStrides=strides,
     )
     return MapOption(fields.get("param"), tmap)
+
+
+def _integers(fields: dict[str, str], name: str, form: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in fields[name].strip("{}").split(","))
+    except ValueError:
+        raise SpecError(f"--tma-map {name}: expected {form}, found {fields[name]}") from None
 
 
 def _prefixed(value: str, prefix: str) -> str:
@@ -294,12 +300,19 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
     descriptor at base 0, counted from the box, is decided at every base at once; a
     base where it differs (a base offset computed from the address) at that base."""
     groups: dict = {}
+    strided: dict = {}  # K-major reads wider than an unswizzled box: (map, desc) -> case
     for point, base, at0, atb in cases:
         found = _containing(kernel, copies, at0.start_address, maps)
         if isinstance(found, str):
             return unknown_result(kernel, event, f"writer_reader {what}", found)
         copy, tmap, boxes, dest0, align = found
         coords = _box_coords(tmap, boxes, read.op, at0.start_address - dest0)
+        if isinstance(coords, str) and _wider_than_box(tmap, read.op, at0.start_address - dest0):
+            if tmap.strides is None or atb.swizzle is not SwizzleMode.NONE:
+                why = _NO_STRIDES if tmap.strides is None else _SWIZZLED_READ
+                return unknown_result(kernel, event, f"writer_reader {what}", why)
+            strided.setdefault((tmap, _from_box(atb, dest0 + base)), (copy, point, base))
+            continue
         if isinstance(coords, str):
             return unknown_result(kernel, event, f"writer_reader {what}", coords)
         run = tma_model.TensorMap(tmap.dtype, (tmap.box[0], tmap.rows * boxes), tmap.swizzle)
@@ -307,6 +320,25 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
         moved_desc = _from_box(atb, dest0 + base)
         at_base = None if moved_desc == desc else base
         groups.setdefault((run, moved_desc, coords, align, at_base), (copy, point))
+    for (tmap, desc), (copy, point, base) in strided.items():
+        wrong = _strided_mismatch(tmap, desc, read.op)
+        if wrong is None:
+            continue
+        row, k, summary = wrong
+        cex = Counterexample(
+            f"{summary} (the TMA copy at PTX line {copy.event.instr.line}, read through "
+            f"{desc} as operand {read.which})",
+            {**point, "base": base, "row": row, "k": k},
+        )
+        return check_result(
+            kernel,
+            event,
+            f"writer_reader {what}",
+            Status.REFUTED,
+            counterexample=cex,
+            engine="enumeration",
+            facts=facts,
+        )
     for (tmap, desc, coords, align, at_base), (copy, point) in groups.items():
         status, mismatch = _box_verdict(tmap, desc, read.op, align, coords, at_base)
         if status is Status.PROVED:
@@ -337,9 +369,83 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
         event,
         f"writer_reader {what}",
         Status.PROVED,
-        engine="verify runner",
-        facts={**facts, "boxes": len(groups)},
+        engine="verify runner" if groups else "enumeration",
+        facts={**facts, "boxes": len(groups) + len(strided)},
     )
+
+
+_NO_STRIDES = (
+    "the operand reads more k than the unswizzled box holds in a row: which global "
+    "elements the box's further rows hold is the tensor map's globalStrides: state them "
+    "(--tma-map ...,globalStrides={BYTES,...}, cuTensorMapEncodeTiled's argument)"
+)
+
+
+_SWIZZLED_READ = (
+    "a swizzled descriptor reading more k than the unswizzled box holds in a row: not modelled"
+)
+
+
+def _wider_than_box(tmap, op: Operand, delta: int) -> bool:
+    """A K-major operand read from an unswizzled box whose rows hold less K than it
+    reads (CUTLASS's core matrices: 8 f16 a box row), all of it inside one box."""
+    return (
+        op.major == "K"
+        and not tmap.swizzle
+        and tmap.elem_bytes * 8 == op.elem_bits
+        and 0 <= delta < tmap.bytes
+        and (delta // tmap.elem_bytes) % tmap.box[0] + op.k > tmap.box[0]
+    )
+
+
+def _strided_mismatch(tmap, desc: MatrixDescriptor, op: Operand):
+    """writer = reader in the global tensor, every element enumerated: the element
+    wgmma reads at (row, k) is the global element the box put at that byte (the
+    map's globalStrides), and those are one block of one matrix in order: k
+    contiguous (`elem` bytes apart), rows one pitch apart, the pitch at least a row
+    of the block. An unswizzled box and descriptor move with the base byte for byte,
+    so base 0 decides every base. (row, k, why) of the first element that is not,
+    or None."""
+    elem = tmap.elem_bytes
+    table = ReadMap(desc, op).table()
+
+    def held(row: int, k: int) -> tuple[int, int] | str:
+        byte = table[row][k]
+        if not 0 <= byte < tmap.bytes or byte % elem:
+            return f"wgmma reads byte {byte} of the box, which holds {tmap.bytes} bytes"
+        return byte, tmap.global_offset(byte // elem)
+
+    first, below = held(0, 0), held(1, 0)
+    if isinstance(first, str) or isinstance(below, str):
+        row = 0 if isinstance(first, str) else 1
+        return row, 0, f"element (row {row}, k 0): {first if row == 0 else below}"
+    pitch = below[1] - first[1]
+    if abs(pitch) < op.k * elem:
+        return (
+            1,
+            0,
+            f"element (row 1, k 0) is global byte {below[1]}, {pitch} bytes from row 0's "
+            f"first: rows of {op.k * elem} bytes that close overlap (row 0's k "
+            f"{pitch // elem if pitch > 0 else 0} would be the same global element)",
+        )
+    for row in range(op.rows):
+        for k in range(op.k):
+            here = held(row, k)
+            if isinstance(here, str):
+                return row, k, f"element (row {row}, k {k}): {here}"
+            want = first[1] + row * pitch + k * elem
+            if here[1] == want:
+                continue
+            coords = tmap.coordinates(here[0] // elem)
+            return (
+                row,
+                k,
+                f"element (row {row}, k {k}): wgmma reads byte {here[0]} of the box, which "
+                f"holds the box's element {coords}, global byte {here[1]} from the box's "
+                f"first; the block it reads starts at global byte {first[1]} with rows "
+                f"{pitch} bytes apart, so the element is global byte {want}",
+            )
+    return None
 
 
 def _from_box(desc: MatrixDescriptor, destination: int) -> MatrixDescriptor:
