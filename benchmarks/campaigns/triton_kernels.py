@@ -13,14 +13,13 @@ of every op ``verify ttgir`` modelled: the instructions verify decided (kind x
 count per warp, summed over the line's ops) next to the PTX's thread
 shared-memory instructions under that line's ``.loc`` -- the check on the
 lowering rules (verify/notation/triton_lowering.py). No GPU is needed: triton.compile takes
-a target.
+a target (benchmarks/triton_compile.py, the compile path shared with the tutorials and tests).
 Triton records absolute source paths in ``loc(...)``; the repository prefix is cut
 so the committed TTGIR names specs/triton_kernels/<file>.py wherever it is checked.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -29,9 +28,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
 
+from benchmarks import triton_compile
+from benchmarks.triton_compile import ATTENTION, SOFTMAX, TILE_SUM
 from verify.ttgir.module import run_kernel
 
 KERNELS = "specs/triton_kernels"
@@ -78,14 +77,6 @@ MATMUL_SIGNATURE = {
     "GROUP_SIZE_M": "constexpr",
 }
 GLUON_TRANSPOSE = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
-TILE_SUM = {
-    "x_ptr": "*fp16",
-    "out_ptr": "*fp32",
-    "stride_xm": "i32",
-    "n_tiles": "i32",
-    "BLOCK_M": "constexpr",
-    "BLOCK_N": "constexpr",
-}
 
 
 @dataclass(frozen=True)
@@ -103,10 +94,6 @@ class Kernel:
     options: dict
     # Written as an sm_90 cubin for benchmarks/hardware/triton_h200.py (which launches it).
     h200: bool = True
-
-    @property
-    def gluon(self) -> bool:
-        return self.module.startswith("gluon_")
 
 
 CATALOG = (
@@ -140,16 +127,7 @@ CATALOG = (
         "softmax",
         "softmax",
         "softmax_kernel",
-        {
-            "output_ptr": "*fp32",
-            "input_ptr": "*fp32",
-            "input_row_stride": "i32",
-            "output_row_stride": "i32",
-            "n_rows": "i32",
-            "n_cols": "i32",
-            "BLOCK_SIZE": "constexpr",
-            "num_stages": "constexpr",
-        },
+        SOFTMAX,
         {"BLOCK_SIZE": 1024, "num_stages": 2},
         ("output_ptr", "input_ptr", "input_row_stride", "output_row_stride"),
         {"num_warps": 4},
@@ -158,17 +136,7 @@ CATALOG = (
         "attention",
         "attention",
         "attn_fwd",
-        {
-            "Q": "*fp16",
-            "K": "*fp16",
-            "V": "*fp16",
-            "Out": "*fp16",
-            "sm_scale": "fp32",
-            "N_CTX": "i32",
-            "HEAD_DIM": "constexpr",
-            "BLOCK_M": "constexpr",
-            "BLOCK_N": "constexpr",
-        },
+        ATTENTION,
         {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32},
         ("Q", "K", "V", "Out", "N_CTX"),
         {"num_warps": 4, "num_stages": 3},
@@ -220,27 +188,11 @@ CATALOG = (
 )
 
 
-def load(name: str):
-    path = f"{KERNELS}/{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None, f"{path}: a .py file has a loader"
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def divisible(signature: dict, names) -> dict:
-    index = {n: i for i, n in enumerate(signature)}
-    return {(index[n],): [["tt.divisibility", 16]] for n in names}
-
-
 def source(kernel: Kernel):
     """Triton's (or Gluon's) ASTSource of a catalog kernel."""
-    fn = getattr(load(kernel.module), kernel.function)
-    make = GluonASTSource if kernel.gluon else triton.compiler.ASTSource
-    return make(
-        fn, kernel.signature, kernel.constants, divisible(kernel.signature, kernel.divisible)
-    )
+    fn = getattr(triton_compile.load(f"{KERNELS}/{kernel.module}.py"), kernel.function)
+    attrs = triton_compile.divisible(kernel.signature, kernel.divisible)
+    return triton_compile.source(fn, kernel.signature, kernel.constants, attrs)
 
 
 def sources():
@@ -381,9 +333,7 @@ def main() -> int:
     for kernel in CATALOG:
         src = source(kernel)
         for cap in TARGETS:
-            compiled = triton.compile(
-                src, target=GPUTarget("cuda", cap, 32), options=kernel.options
-            )
+            compiled = triton_compile.compile_for(src, cap, kernel.options)
             path = f"{KERNELS}/{kernel.stem}.sm{cap}.ttgir"
             with open(path, "w") as f:
                 f.write(compiled.asm["ttgir"].replace(f'"{os.getcwd()}/', '"'))
@@ -425,5 +375,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     sys.exit(main())

@@ -3,7 +3,6 @@ the copy's instruction as Triton 3.9 lowers it, its global source traced from th
 pointer tensor, runtime strides quantified over their divisibility, and pointers
 that cannot be traced listed not modelled with why."""
 
-import importlib.util
 import math
 import os
 import re
@@ -12,6 +11,8 @@ import pytest
 
 pytest.importorskip("triton")
 
+from benchmarks import triton_compile  # noqa: E402
+from benchmarks.triton_compile import TILE_SUM  # noqa: E402
 from verify.engines.runner import run_spec  # noqa: E402
 from verify.notation import triton_lowering as lowering  # noqa: E402
 from verify.smt.solve import Status  # noqa: E402
@@ -21,32 +22,15 @@ from verify.ttgir.module import run_kernel  # noqa: E402
 
 KERNELS = "specs/triton_kernels"
 COPY = "async_copy_global_to_local"
-TILE_SUM = {
-    "x_ptr": "*fp16",
-    "out_ptr": "*fp32",
-    "stride_xm": "i32",
-    "n_tiles": "i32",
-    "BLOCK_M": "constexpr",
-    "BLOCK_N": "constexpr",
-}
 
 
 def compile_ttgir(path: str, name: str, signature: dict, constants: dict, hints: dict) -> str:
     """A kernel's sm_80 TTGIR, compiled here on the CPU; `hints`: parameter ->
     tt.divisibility (as Triton's launcher gives them)."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    spec = importlib.util.spec_from_file_location(f"_copies_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    index = {p: i for i, p in enumerate(signature)}
-    attrs = {(index[p],): [["tt.divisibility", d]] for p, d in hints.items()}
-    source = triton.compiler.ASTSource(getattr(module, name), signature, constants, attrs)
-    compiled = triton.compile(source, target=GPUTarget("cuda", 80, 32), options={"num_warps": 4})
-    return compiled.asm["ttgir"]
+    fn = getattr(triton_compile.load(path, f"_copies_{name}"), name)
+    attrs = triton_compile.divisible(signature, hints)
+    source = triton_compile.source(fn, signature, constants, attrs)
+    return triton_compile.compile_for(source, 80, {"num_warps": 4}).asm["ttgir"]
 
 
 def by_property(checker) -> dict:
@@ -193,19 +177,11 @@ def test_a_gluon_copy_width_follows_the_stride_divisibility_as_in_the_ptx(hint):
     rows 2 * hint bytes aligned (up to 16), so 16, 16, 8 and 4-byte copies; verify's
     lower bound of AxisInfo and its upper bound from the traced rows meet there,
     and the instruction is the PTX's."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
-    spec = importlib.util.spec_from_file_location("_gluon_copy", f"{KERNELS}/gluon_async_copy.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    attrs = {(i,): [["tt.divisibility", d]] for i, d in ((0, 16), (1, 16), (2, hint))}
-    source = GluonASTSource(
-        module.async_copy_rows, {"x_ptr": "*fp16", "y_ptr": "*fp16", "stride": "i32"}, {}, attrs
-    )
-    compiled = triton.compile(source, target=GPUTarget("cuda", 80, 32), options={"num_warps": 4})
+    fn = triton_compile.load(f"{KERNELS}/gluon_async_copy.py", "_gluon_copy").async_copy_rows
+    signature = {"x_ptr": "*fp16", "y_ptr": "*fp16", "stride": "i32"}
+    attrs = triton_compile.divisible(signature, {"x_ptr": 16, "y_ptr": 16, "stride": hint})
+    source = triton_compile.source(fn, signature, {}, attrs)
+    compiled = triton_compile.compile_for(source, 80, {"num_warps": 4})
     emitted = {
         f"cp.async.{kind}.{int(size, 0)}"
         for kind, size in re.findall(

@@ -8,9 +8,9 @@ Three steps:
     python3 benchmarks/hardware/ptx/triton_tutorials.py measure  # on the H200
     python benchmarks/hardware/ptx/triton_tutorials.py table [MEASURED.csv]
 
-**build** compiles each kernel with Triton 3.9 on the CPU (softmax and attention:
-``specs/triton_kernels/``, the catalog's forms of the tutorials, at the catalog's
-constants; layer norm: ``triton/layernorm.py``) for sm_80 and sm_90 into
+**build** compiles each kernel with Triton 3.9 on the CPU (benchmarks/triton_compile.py;
+softmax and attention: ``specs/triton_kernels/``, the catalog's forms of the tutorials,
+at the catalog's constants; layer norm: ``triton/layernorm.py``) for sm_80 and sm_90 into
 ``triton/<kernel>_<target>.ptx`` (pointers hinted, as `verify triton` compiles) and
 ``triton/<kernel>_hinted_<target>.ptx`` (as Triton's launcher compiles this launch),
 then assembles each with Triton's bundled ptxas (``-lineinfo``; sm_80 PTX for
@@ -44,6 +44,10 @@ from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, ROOT)  # run as a script, here and on the H200 (measure: no Triton)
+from benchmarks import triton_compile  # noqa: E402
+from benchmarks.triton_compile import ATTENTION, SOFTMAX  # noqa: E402
+
 BUILD = os.path.join(HERE, "triton")
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 # measure's $OUT/triton_tutorials_h200.csv, as committed (ncu's raw pages beside it)
@@ -90,16 +94,7 @@ TUTORIALS = (
         "softmax",
         "specs/triton_kernels/softmax.py",
         "softmax_kernel",
-        {
-            "output_ptr": "*fp32",
-            "input_ptr": "*fp32",
-            "input_row_stride": "i32",
-            "output_row_stride": "i32",
-            "n_rows": "i32",
-            "n_cols": "i32",
-            "BLOCK_SIZE": "constexpr",
-            "num_stages": "constexpr",
-        },
+        SOFTMAX,
         {"BLOCK_SIZE": 1024, "num_stages": 2},
         (
             ("f32", ROWS * COLS),
@@ -145,17 +140,7 @@ TUTORIALS = (
         "attention",
         "specs/triton_kernels/attention.py",
         "attn_fwd",
-        {
-            "Q": "*fp16",
-            "K": "*fp16",
-            "V": "*fp16",
-            "Out": "*fp16",
-            "sm_scale": "fp32",
-            "N_CTX": "i32",
-            "HEAD_DIM": "constexpr",
-            "BLOCK_M": "constexpr",
-            "BLOCK_N": "constexpr",
-        },
+        ATTENTION,
         {"HEAD_DIM": HEAD_DIM, "BLOCK_M": 64, "BLOCK_N": 32},
         (
             ("f16", HEADS * N_CTX * HEAD_DIM),
@@ -215,34 +200,21 @@ def _compile(fn, tut: Tutorial, target: str, hinted: bool):
     """Triton 3.9's compile on the CPU: every pointer 16-byte aligned (as `verify
     triton` assumes); `hinted` adds what Triton's launcher specializes at this
     launch, tt.divisibility 16 on every i32 argument that is a multiple of 16."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-
     from verify.ttgir.kernel import build_signature
 
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     sig, values, attrs = build_signature(fn, tut.signature, tut.constants)
     runtime = [p for p in fn.params if sig[p.name] != "constexpr"]
     for param, (dtype, value) in zip(runtime, tut.args):
         if hinted and dtype == "i32" and value % 16 == 0:
             attrs[(param.num,)] = [["tt.divisibility", 16]]
-    return triton.compile(
-        triton.compiler.ASTSource(fn, sig, values, attrs),
-        target=GPUTarget("cuda", int(target[3:]), 32),
-        options={"num_warps": 4, "num_stages": 3},
-    )
+    src = triton_compile.source(fn, sig, values, attrs)
+    return triton_compile.compile_for(src, int(target[3:]), {"num_warps": 4, "num_stages": 3})
 
 
 def build() -> None:
-    import importlib.util
-
     meta = {}
     for tut, variant in ((t, v) for t in TUTORIALS for v in VARIANTS):
-        spec = importlib.util.spec_from_file_location(f"_tut_{tut.stem}", tut.source)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        fn = getattr(module, tut.function)
+        fn = getattr(triton_compile.load(tut.source, f"_tut_{tut.stem}"), tut.function)
         for target, (arch, ptxas) in TARGETS.items():
             compiled = _compile(fn, tut, target, variant == "_hinted")
             stem = f"{tut.stem}{variant}_{target.replace('_', '')}"
