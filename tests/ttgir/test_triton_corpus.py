@@ -275,3 +275,30 @@ def test_a_nested_unit_kernel_compiles_with_its_tests_first_case_and_launch(tmp_
     assert answer["outcome"] == "checked", answer
     converts = [r for r in answer["results"] if "convert_layout" in r["property"]]
     assert converts and {r["status"] for r in converts} == {"PROVED"}
+
+
+def test_target_table_counts_each_op_before_and_after_over_modules_checked_both_times():
+    from benchmarks.campaigns.triton_corpus_target import table
+
+    def result(prop, status):
+        return {"property": prop, "status": status, "file": "m", "line": 3}
+
+    before = [
+        (
+            {"id": "a"},
+            {"outcome": "checked", "results": [result("not modelled: convert_layout", "UNKNOWN")]},
+        ),
+        ({"id": "b"}, {"outcome": "triton refused"}),
+    ]
+    after = [
+        ({"id": "a"}, {"outcome": "checked", "results": [
+            result("conflict_free convert_layout: ld.shared.b32 [m.ptx:9]", "REFUTED"),
+        ]}),
+        ({"id": "b"}, {"outcome": "checked", "results": [
+            result("bijective local_alloc %x", "PROVED"),
+        ]}),
+    ]  # fmt: skip
+    lines = table(before, after)
+    assert lines[0] == "1 modules checked both times."
+    assert "| convert_layout | 1 | 0 | 0 | 1 | 1 | 1 | 1 | 0 |" in lines
+    assert not any(line.startswith("| local_alloc") for line in lines)  # b: refused before
