@@ -45,10 +45,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, ROOT)  # `measure` runs as a script on the H200
 
 from benchmarks.hardware.ptx.triton_tutorials import (  # noqa: E402
-    SHARED_OPS,
     TARGETS,
     _ptxas_dir,
     lined,
+    profile,
     sass_lines,
 )
 
@@ -112,38 +112,8 @@ def launch(stem: str) -> None:
 def measure(out: str) -> int:
     with open(os.path.join(BUILD, "kernels.json")) as f:
         meta = json.load(f)
-    keep = ["Source", "Instructions Executed", "L1 Wavefronts Shared", "L1 Wavefronts Shared Ideal"]
-    table = [["kernel", "sass_offset", "sass", "executions", "wavefronts", "ideal"]]
-    status = 0
-    for stem in meta:
-        raw = os.path.join(out, f"{stem}.ncu.csv")
-        with open(raw, "w") as f:
-            done = subprocess.run(
-                ["ncu", "--section", "SourceCounters", "--page", "source", "--print-source",
-                 "sass", "--csv", "-k", KERNEL, "--launch-count", "1",
-                 sys.executable, os.path.abspath(__file__), "launch", stem],
-                stdout=f, stderr=subprocess.PIPE, text=True,
-            )  # fmt: skip
-        print(stem, "ncu rc", done.returncode, done.stderr[-1500:], flush=True)
-        if done.returncode:
-            status = done.returncode
-            continue
-        with open(raw) as f:
-            rows = list(csv.reader(f))
-        head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
-        col = {name: i for i, name in enumerate(rows[head])}
-        body = [r for r in rows[head + 1 :] if len(r) == len(rows[head])]
-        start = int(body[0][col["Address"]], 16)
-        for r in body:
-            waves = r[col["L1 Wavefronts Shared"]].strip()
-            if any(op in r[col["Source"]] for op in SHARED_OPS) or waves not in ("", "0"):
-                offset = f"0x{int(r[col['Address']], 16) - start:x}"
-                table.append([stem, offset, *(r[col[k]].strip() for k in keep)])
-    with open(os.path.join(out, "triton_corpus_h200.measured.csv"), "w", newline="") as f:
-        csv.writer(f).writerows(table)
-    for row in table:
-        print(",".join(row))
-    return status
+    kernels = dict.fromkeys(meta, KERNEL)
+    return profile(kernels, os.path.abspath(__file__), out, "triton_corpus_h200.measured.csv")
 
 
 # --- here: verify's side and the table ----------------------------------------------

@@ -293,17 +293,26 @@ def launch(stem: str) -> None:
 def measure(out: str) -> int:
     with open(os.path.join(BUILD, "tutorials.json")) as f:
         meta = json.load(f)
-    keep = ["Address", "Source", "Instructions Executed", "L1 Wavefronts Shared",
-            "L1 Wavefronts Shared Ideal"]  # fmt: skip
+    kernels = {stem: kernel["name"] for stem, kernel in meta.items()}
+    return profile(kernels, os.path.abspath(__file__), out, "triton_tutorials_h200.csv")
+
+
+def profile(kernels: dict[str, str], script: str, out: str, name: str) -> int:
+    """Each kernel's launch (``python SCRIPT launch STEM``, the entry named in `kernels`)
+    once under ``ncu --section SourceCounters``, its page kept as $OUT/STEM.ncu.csv; every
+    SASS instruction that touches shared memory (a `SHARED_OPS` opcode, or wavefronts)
+    into $OUT/`name`: kernel, SASS offset, opcode, executions, wavefronts and their
+    ideal. The last non-zero return code of ncu, or 0."""
+    keep = ["Source", "Instructions Executed", "L1 Wavefronts Shared", "L1 Wavefronts Shared Ideal"]
     table = [["kernel", "sass_offset", "sass", "executions", "wavefronts", "ideal"]]
     status = 0
-    for stem, kernel in meta.items():
+    for stem, kernel in kernels.items():
         raw = os.path.join(out, f"{stem}.ncu.csv")
         with open(raw, "w") as f:
             done = subprocess.run(
                 ["ncu", "--section", "SourceCounters", "--page", "source", "--print-source",
-                 "sass", "--csv", "-k", kernel["name"], "--launch-count", "1",
-                 sys.executable, os.path.abspath(__file__), "launch", stem],
+                 "sass", "--csv", "-k", kernel, "--launch-count", "1",
+                 sys.executable, script, "launch", stem],
                 stdout=f, stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
         print(stem, "ncu rc", done.returncode, done.stderr[-1500:], flush=True)
@@ -320,8 +329,8 @@ def measure(out: str) -> int:
             waves = r[col["L1 Wavefronts Shared"]].strip()
             if any(op in r[col["Source"]] for op in SHARED_OPS) or waves not in ("", "0"):
                 offset = f"0x{int(r[col['Address']], 16) - start:x}"
-                table.append([stem, offset, *(r[col[k]].strip() for k in keep[1:])])
-    with open(os.path.join(out, "triton_tutorials_h200.csv"), "w", newline="") as f:
+                table.append([stem, offset, *(r[col[k]].strip() for k in keep)])
+    with open(os.path.join(out, name), "w", newline="") as f:
         csv.writer(f).writerows(table)
     for row in table:
         print(",".join(row))
