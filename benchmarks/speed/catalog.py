@@ -41,6 +41,15 @@ def machine() -> str:
     )
 
 
+def write_csv(path: str, rows: list[dict]) -> None:
+    """`rows` as the CSV `path` (its folder made), the first row's keys for the header."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def peak_memory_mb(path: str) -> float:
     """Peak resident memory of `verify PATH` in its own process (ru_maxrss, KiB on Linux)."""
     proc = subprocess.Popen(

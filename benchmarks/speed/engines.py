@@ -18,11 +18,10 @@ agree. Enumeration is skipped for a question once it has taken more than
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 
-from benchmarks.speed.catalog import machine
+from benchmarks.speed.catalog import machine, write_csv
 from verify.engines import decide
 from verify.engines.runner import run_spec
 from verify.model.program import Program
@@ -117,11 +116,7 @@ def main() -> int:
 
 
 def write(rows: list[dict]):
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "engines.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(os.path.join(RESULTS, "engines.csv"), rows)
     lines = [
         f"# Engines: z3 against enumeration as the domain grows\n\nMachine: {machine()}. "
         f"Shared with other agents while measured (load average {LOAD:.1f} at the "

@@ -27,11 +27,10 @@ global bases of a .cg copy (`decide.copy_points`).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 
-from benchmarks.speed.catalog import machine
+from benchmarks.speed.catalog import machine, write_csv
 from verify.engines import decide
 from verify.engines.runner import run_spec
 from verify.model.program import Program
@@ -119,11 +118,7 @@ def main() -> int:
 
 
 def write(rows: list[dict]):
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "hw_symbolic.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(os.path.join(RESULTS, "hw_symbolic.csv"), rows)
     lines = [
         "# The H200's rules in the solver: cp.async and 64/128-bit loads at scale\n",
         f"Machine: {machine()}. Shared with other agents while measured (load average "

@@ -21,14 +21,13 @@ exceed the limit, its time is extrapolated linearly from the largest size run.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import time
 
 import numpy as np
 
-from benchmarks.speed.catalog import machine
+from benchmarks.speed.catalog import machine, write_csv
 from verify.engines.runner import run_spec
 from verify.spec.parser import parse_text
 
@@ -184,11 +183,7 @@ def main() -> int:
 
 
 def write(rows, name: str):
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, f"{name}.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(os.path.join(RESULTS, f"{name}.csv"), rows)
     lines = [
         "| tile | stages | question | domain | verdict | solver | numpy enumeration | "
         "enumeration / solver | auto |",

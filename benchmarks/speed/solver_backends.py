@@ -11,7 +11,6 @@ same formula (solve time only, no construction), and the answers must agree.
 
 from __future__ import annotations
 
-import csv
 import os
 import statistics
 import sys
@@ -128,7 +127,7 @@ def queries():
 
 
 def main() -> int:
-    from benchmarks.speed.catalog import machine
+    from benchmarks.speed.catalog import machine, write_csv
 
     rows = []
     for spec, query, solver in queries():
@@ -144,11 +143,7 @@ def main() -> int:
                 "bitwuzla_ms": round(1000 * b_time, 2),
             }
         )
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "solver_backends.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(RESULTS, "solver_backends.csv"), rows)
     disagree = [r for r in rows if r["z3"] != r["bitwuzla"]]
     z, b = [r["z3_ms"] for r in rows], [r["bitwuzla_ms"] for r in rows]
     text = "\n".join(

@@ -15,7 +15,6 @@ existing one would be.
 from __future__ import annotations
 
 import argparse
-import csv
 import gzip
 import hashlib
 import os
@@ -24,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks.speed.catalog import machine
+from benchmarks.speed.catalog import machine, write_csv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
@@ -144,10 +143,7 @@ def _write(out: str, rows: list[dict], table: str, same: bool, load: float):
 def write_results(stem: str, rows: list[dict], intro: list[str], columns: dict[str, str]):
     """STEM.csv with every field of `rows`; STEM.md, the intro and a table of
     `columns` (field -> heading), also printed."""
-    with open(stem + ".csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(stem + ".csv", rows)
     lines = [*intro, "", "| " + " | ".join(columns.values()) + " |"]
     lines.append("|" + "---|" * len(columns))
     lines += ["| " + " | ".join(str(r[k]) for k in columns) + " |" for r in rows]

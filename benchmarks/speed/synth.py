@@ -12,7 +12,6 @@ wall-clock on the machine named in the output (a shared 2-core box: noisy).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import sys
@@ -21,6 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from benchmarks.speed.catalog import write_csv  # noqa: E402
 from verify.engines.runner import run_spec  # noqa: E402
 from verify.spec.parser import parse_text  # noqa: E402
 from verify.synth import gf2, synthesize_file  # noqa: E402
@@ -299,10 +299,7 @@ def _targets(rows: list[dict], grown: list[dict]) -> list[str]:
 def write(rows: list[dict], grown: list[dict]):
     out = os.path.join(ROOT, "benchmarks", "results")
     for name, table in (("synth.csv", rows), ("synth_curve.csv", grown)):
-        with open(os.path.join(out, name), "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(table[0]))
-            writer.writeheader()
-            writer.writerows(table)
+        write_csv(os.path.join(out, name), table)
     machine = (
         f"{platform.node() and 'dev box'}: {os.cpu_count()} cores "
         f"({platform.processor() or platform.machine()}), Python "
