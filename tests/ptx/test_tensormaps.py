@@ -286,6 +286,8 @@ def test_verify_ttgir_asks_triton_for_the_metadata():
         str(ttgir), options=from_ptx.PtxOptions(ptx=str(DATA / "t09_tma.sm90.ptx"))
     )
     assert tma(results, "writer_reader") == [Status.PROVED] * 16
+    # TTGIR's "not modelled" for the TMA ops gives way to their copies' checks
+    assert not [r for r in results if r.property.startswith("not modelled: async_tma")]
     assert all(
         "tensordesc_meta" in r.facts["tensor_map_source"]
         for r in results

@@ -225,7 +225,7 @@ def _ptx_checks(
     ops = _ops_by_line(checker)
     decided: dict[str, set[Status]] = {}  # op label -> the statuses of its PTX checks
     for r in from_ptx:
-        for label in _attach(r, ops):
+        for label in _attach(r, ops) or tensordesc.tma_ops(r):
             decided.setdefault(label, set()).add(r.status)
         r.facts["instructions"] = "ptx"
         r.facts["ptx"] = ptx_name

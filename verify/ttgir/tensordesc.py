@@ -55,6 +55,18 @@ def metadata(text: str) -> list[dict] | str:
     return out
 
 
+def tma_ops(result) -> list[str]:
+    """The TTGIR op label (as `verify.ttgir.from_ptx` names ops) a PTX TMA copy's
+    check decides, by its direction: the TTGIR reader lists these ops without a
+    location, so their checks cannot be attached by line; TTGIR's "not modelled"
+    for them gives way to the copies' own checks, reported at their Python lines."""
+    parts = result.facts.get("instruction", "").split(".")
+    if parts[:4] != ["cp", "async", "bulk", "tensor"] or len(parts) < 6:
+        return []
+    load = parts[5].startswith("shared")
+    return ["async_tma_copy_global_to_local" if load else "async_tma_copy_local_to_global"]
+
+
 def main(path: str) -> int:
     try:
         from triton._C.libtriton import ir
