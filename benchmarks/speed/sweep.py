@@ -51,11 +51,17 @@ def sweep(engine: str, where: list[str], cache: list[str]) -> tuple[float, str, 
         *where,
         *cache,
     ]
+    return timed(command, "sweep.py")
+
+
+def timed(command: list[str], script: str, env: dict | None = None) -> tuple[float, str, str]:
+    """(wall seconds, the table and failures, the summary line) of the `verify sweep`
+    `command`, run from the repository root; `script` names the caller if it fails."""
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
-        sys.exit(f"sweep.py: {' '.join(command)} exited {done.returncode}:\n{done.stderr}")
+        sys.exit(f"{script}: {' '.join(command)} exited {done.returncode}:\n{done.stderr}")
     table, summary = done.stdout.rstrip("\n").rsplit("\n", 1)
     return wall, table, summary
 

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 from benchmarks.speed.catalog import machine
-from benchmarks.speed.sweep import RESULTS, ROOT, runners, write_results
+from benchmarks.speed.sweep import RESULTS, runners, timed, write_results
 
 KERNEL = "tests/data/kernels/gluon_phase.py:column_reads"
 PARAMS = ["ROWS=32,64,128", "MAX_PHASE=1,2,4,8,16,32", "num_warps=4,8"]
@@ -38,13 +36,7 @@ def sweep(where: list[str], cache: list[str]) -> tuple[float, str, str]:
         # Triton keeps compiled kernels in its own cache: a fresh one per run, so
         # every row compiles every configuration from scratch.
         env = {**os.environ, "TRITON_CACHE_DIR": triton_cache}
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        sys.exit(f"sweep_kernels.py: {' '.join(command)} exited {done.returncode}:\n{done.stderr}")
-    table, summary = done.stdout.rstrip("\n").rsplit("\n", 1)
-    return wall, table, summary
+        return timed(command, "sweep_kernels.py", env)
 
 
 def main(argv=None) -> int:
