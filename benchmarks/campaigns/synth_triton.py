@@ -47,6 +47,7 @@ from typing import TypedDict
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from benchmarks import triton_compile  # noqa: E402
 from verify.api import wavefront_cost  # noqa: E402
 
 
@@ -105,16 +106,10 @@ def convert(src, dst):
 
 def _module(name: str, text: str):
     """A Python module of `text`, loaded from a file (Triton reads a kernel's source)."""
-    import importlib.util
-
     path = os.path.join(tempfile.mkdtemp(), f"{name}.py")
     with open(path, "w") as f:
         f.write(textwrap.dedent(text))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None, f"{path}: a .py file has a loader"
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return triton_compile.load(path, name)
 
 
 def compile_llir(name: str) -> str:
