@@ -293,3 +293,30 @@ def test_verify_ttgir_asks_triton_for_the_metadata():
         for r in results
         if r.property.startswith("aligned 128")
     )
+
+
+def test_verify_run_takes_the_maps_from_tritons_listener(tmp_path, monkeypatch):
+    """The compilation listener's metadata carries tensordesc_meta: no child asks
+    Triton for it, and the TMA-fed wgmma reads are decided."""
+    pytest.importorskip("triton")
+    import sys
+
+    from verify.integrations.triton_hook import checking
+    from verify.ttgir import tensordesc
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    monkeypatch.syspath_prepend(str(DATA))
+    sys.modules.pop("make", None)
+    import make
+
+    monkeypatch.setitem(sys.modules, "make", make)  # removed again after the test
+    monkeypatch.setattr(make, "HERE", str(tmp_path))
+
+    def no_child(text):
+        raise AssertionError("the listener's metadata was not used")
+
+    monkeypatch.setattr(tensordesc, "metadata", no_child)
+    with checking(cache_dir="", report=None) as session:
+        make.compile_one("gluon05_matmul_pipelined")
+    assert tma(session.results, "writer_reader") == [Status.PROVED] * 16
