@@ -306,17 +306,23 @@ def test_verify_run_takes_the_maps_from_tritons_listener(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-    monkeypatch.syspath_prepend(str(DATA))
-    sys.modules.pop("make", None)
-    import make
+    monkeypatch.syspath_prepend(str(DATA))  # make.py inserts it too: restored after
+    import importlib.util
 
-    monkeypatch.setitem(sys.modules, "make", make)  # removed again after the test
+    spec = importlib.util.spec_from_file_location("tensormaps_make", DATA / "make.py")
+    assert spec is not None and spec.loader is not None
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)  # imports the kernels' modules from DATA
     monkeypatch.setattr(make, "HERE", str(tmp_path))
 
     def no_child(text):
         raise AssertionError("the listener's metadata was not used")
 
     monkeypatch.setattr(tensordesc, "metadata", no_child)
-    with checking(cache_dir="", report=None) as session:
-        make.compile_one("gluon05_matmul_pipelined")
+    try:
+        with checking(cache_dir="", report=None) as session:
+            make.compile_one("gluon05_matmul_pipelined")
+    finally:
+        for name in ("device_matmul", "gluon_tutorials", "tutorial09"):
+            sys.modules.pop(name, None)
     assert tma(session.results, "writer_reader") == [Status.PROVED] * 16
