@@ -106,6 +106,23 @@ def test_metadata_of_the_wrong_length_gives_no_map():
     assert all(f.option is None and "has 2 entries" in f.why for f in found)
 
 
+def test_metadata_is_asked_for_only_where_a_copy_reads_a_map_parameter():
+    asked = []
+    module, _, meta = sample("t09_descriptor_persistent")
+    tensormaps.read(module, lambda: asked.append(1) or [])
+    assert asked == []
+    module, _, meta = sample("t09_tma")
+    assert [f.option for f in tensormaps.read(module, lambda: meta)] == [
+        f.option for f in tensormaps.read(module, meta)
+    ]
+
+
+def test_metadata_entries_triton_does_not_write_are_refused_not_raised():
+    module, _, meta = sample("t09_tma")
+    found = tensormaps.read(module, [{"block_size": "x"}, {}, None])
+    assert all(f.option is None and "not one Triton writes" in f.why for f in found)
+
+
 # -- maps built on the device ------------------------------------------------------------
 
 
@@ -169,6 +186,18 @@ def test_a_field_in_a_register_is_not_guessed():
     found = tensormaps.read(parse_ptx(text, "edited.ptx"), [])
     assert found[0].option is None and "swizzle_mode" in found[0].why
     assert found[1].option is not None
+
+
+def test_odd_tensormap_instructions_are_read_without_failing():
+    module, text, _ = sample("device_matmul")
+    text = text.replace(
+        "tensormap.replace.tile.rank.shared::cta.b1024.b32 [ %rd9 + 0 ], 0x1;",
+        "tensormap.replace.tile.rank.shared::cta.b1024.b32 [ %rd9 + 0 ];",
+    )
+    copy = "cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned"
+    text = text.replace(f"{copy} [ %rd12 + 0 ], [ %rd13 + 0 ], 0x80;", f"{copy} [ %rd12 + 0 ];")
+    found = tensormaps.read(parse_ptx(text, "edited.ptx"), [])
+    assert [f.key for f in found] == ["%rd16"]
 
 
 def test_a_template_not_zero_filled_leaves_unwritten_fields_unknown():

@@ -139,7 +139,10 @@ def from_metadata(fn: ir.Function, meta: list[dict]) -> list[Found]:
         return [Found(fn.name, p, "tensordesc_meta", None, why) for p in params]
     out = []
     for i, (param, entry) in enumerate(zip(params, meta)):
-        block = list(entry.get("block_size", []))
+        if not isinstance(entry, dict):
+            entry = {}
+        block = entry.get("block_size")
+        block = list(block) if isinstance(block, list) else []
         source = (
             f"Triton's tensordesc_meta[{i}]: block_size {block}, elem_type "
             f"{entry.get('elem_type')}, swizzle {entry.get('swizzle')}"
@@ -148,7 +151,12 @@ def from_metadata(fn: ir.Function, meta: list[dict]) -> list[Found]:
             what = "im2col" if entry.get("is_im2col") else "fp4-padded"
             out.append(Found(fn.name, param, source, None, f"an {what} tensor map is not modelled"))
             continue
-        option, why = _option(int(entry["elem_type"]), block[::-1], int(entry["swizzle"]), param)
+        try:
+            elemtype, swizzle = int(entry["elem_type"]), int(entry["swizzle"])
+        except (KeyError, TypeError, ValueError):
+            out.append(Found(fn.name, param, source, None, f"entry {i} is not one Triton writes"))
+            continue
+        option, why = _option(elemtype, block[::-1], swizzle, param)
         out.append(Found(fn.name, param, source, option, why))
     return out
 
@@ -232,7 +240,7 @@ def built_on_device(fn: ir.Function) -> list[Found]:
         parts = instr.parts
         if parts[:2] == ["tensormap", "replace"] and len(parts) > 3:
             template = map_root(fn, instr.operands[0], defs)
-            if template is None:
+            if template is None or len(instr.operands) < 2:
                 continue
             fields = pending.setdefault(template, {"lines": []})
             fields["lines"].append(instr.line)
@@ -318,11 +326,15 @@ def copies(fn: ir.Function) -> list[tuple[ir.Instr, str | None]]:
     return out
 
 
-def read(module: ir.Module, meta: list[dict] | str | None = None) -> list[Found]:
+def read(module: ir.Module, meta=None) -> list[Found]:
     """Every map of `module`'s entries: from `meta` (Triton's tensordesc_meta of its
-    one entry, or why it could not be had) and from tensormap.replace."""
+    one entry, or why it could not be had; or a function giving either, called only
+    where a TMA copy reads a tensor-map parameter) and from tensormap.replace."""
     found = []
     entries = [f for f in module.functions if f.entry]
+    if callable(meta):
+        wanted = any(key in descriptor_params(fn) for fn in entries for _, key in copies(fn) if key)
+        meta = meta() if wanted else None
     for fn in entries:
         if isinstance(meta, str):
             found += [

@@ -205,7 +205,7 @@ def _ptx_checks(
     params = parameters(text)
     module = parse_ptx(ptx, ptx_name)  # its tensor maps: verify.ptx.tensormaps
     meta = options.tensordesc_meta
-    maps = tensormaps.read(module, tensordesc.metadata(text) if meta is None else meta)
+    maps = tensormaps.read(module, (lambda: tensordesc.metadata(text)) if meta is None else meta)
     ptx_options = ptx_check.Options(
         grid=options.grid,
         global_align=options.global_align,
