@@ -250,28 +250,37 @@ def colex(shape):
 # -- Triton --------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def triton_layouts():
-    """Offsets from Triton's own linear layouts, on whole tensors."""
+def gluon_builder():
+    """Gluon's IR builder, which prints and linearises encodings (skips without Triton)."""
     oracle("triton")
     from triton._C.libtriton import gluon_ir, ir
 
     context = ir.context()
     ir.load_dialects(context)
     builder = gluon_ir.GluonOpBuilder(context)
+    builder.keep_alive = context  # the builder needs its context
+    return builder
 
-    def offsets_of(layout, shape, keep_alive=context):  # the builder needs its context
-        linear = builder.to_linear_layout(layout._to_ir(builder), list(shape))
-        where = {}
-        for offset in range(1 << len(linear.offset_bases)):
-            coord = [0] * len(shape)
-            for bit, basis in enumerate(linear.offset_bases):
-                if offset >> bit & 1:
-                    coord = [x ^ y for x, y in zip(coord, basis)]
-            where[tuple(coord)] = offset
-        return [where[c] for c in colex(shape)], linear.alignment
 
-    return offsets_of
+def linear_offsets(builder, layout, shape) -> tuple[list[int], int]:
+    """Each coordinate's element offset (colexicographic order) by Triton's own linear
+    layout of `layout` on the whole `shape`, and the layout's alignment."""
+    linear = builder.to_linear_layout(layout._to_ir(builder), list(shape))
+    where = {}
+    for offset in range(1 << len(linear.offset_bases)):
+        coord = [0] * len(shape)
+        for bit, basis in enumerate(linear.offset_bases):
+            if offset >> bit & 1:
+                coord = [x ^ y for x, y in zip(coord, basis)]
+        where[tuple(coord)] = offset
+    return [where[c] for c in colex(shape)], linear.alignment
+
+
+@pytest.fixture(scope="module")
+def triton_layouts():
+    """Offsets from Triton's own linear layouts, on whole tensors."""
+    builder = gluon_builder()
+    return lambda layout, shape: linear_offsets(builder, layout, shape)
 
 
 SWIZZLED = [

@@ -7,9 +7,10 @@ import itertools
 import random
 
 import pytest
-from test_oracles import colex, oracle
 
 import verify
+from oracle.spec_generator import linear_bases
+from tests.oracle.test_oracles import colex, gluon_builder, linear_offsets
 from verify import offsets
 from verify.errors import SpecError
 
@@ -18,15 +19,8 @@ SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [
 
 @pytest.fixture(scope="module")
 def triton_ir():
-    """(builder, f16 type): Gluon's builder, which prints and linearises encodings."""
-    oracle("triton")
-    from triton._C.libtriton import gluon_ir, ir
-
-    context = ir.context()
-    ir.load_dialects(context)
-    builder = gluon_ir.GluonOpBuilder(context)
-    builder.keep_alive = context  # the builder needs its context
-    return builder
+    """Gluon's builder, which prints and linearises encodings."""
+    return gluon_builder()
 
 
 def printed_memdesc(builder, layout, shape) -> str:
@@ -39,15 +33,7 @@ def printed_memdesc(builder, layout, shape) -> str:
 
 def triton_offsets(builder, layout, shape) -> list[int]:
     """Each coordinate's element offset (colexicographic order) by Triton's linear layout."""
-    linear = builder.to_linear_layout(layout._to_ir(builder), list(shape))
-    where = {}
-    for offset in range(1 << len(linear.offset_bases)):
-        coord = [0] * len(shape)
-        for bit, basis in enumerate(linear.offset_bases):
-            if offset >> bit & 1:
-                coord = [x ^ y for x, y in zip(coord, basis)]
-        where[tuple(coord)] = offset
-    return [where[c] for c in colex(shape)]
+    return linear_offsets(builder, layout, shape)[0]
 
 
 def memdesc_offsets(memdesc: str) -> list[int]:
@@ -55,23 +41,6 @@ def memdesc_offsets(memdesc: str) -> list[int]:
     from verify.spec.parser import parse_text
 
     return verify.offsets(parse_text(spec).layouts["L"])
-
-
-def random_bases(rng: random.Random, shape) -> list[list[int]]:
-    """An invertible linear map: the identity's bases, shuffled, each XORed with lower ones."""
-    unit = [
-        [1 << b if i == d else 0 for i in range(len(shape))]
-        for d, n in enumerate(shape)
-        for b in range(n.bit_length() - 1)
-    ]
-    rng.shuffle(unit)
-    bases: list[list[int]] = []
-    for basis in unit:
-        for earlier in bases:
-            if rng.random() < 0.3:
-                basis = [x ^ y for x, y in zip(basis, earlier)]
-        bases.append(basis)
-    return bases
 
 
 SHAPES = [(4, 4), (8, 16), (16, 64), (64, 64), (4, 8, 16)]
@@ -83,7 +52,7 @@ def test_shared_linear_as_triton_prints_it_places_every_element_where_triton_doe
 ):
     from triton.experimental.gluon.language import SharedLinearLayout
 
-    layout = SharedLinearLayout(random_bases(random.Random(seed), shape), [], 16)
+    layout = SharedLinearLayout(linear_bases(random.Random(seed), shape), [], 16)
     memdesc = printed_memdesc(triton_ir, layout, shape)
     assert "#ttg.shared_linear<{offset = " in memdesc
     assert memdesc_offsets(memdesc) == triton_offsets(triton_ir, layout, shape)
