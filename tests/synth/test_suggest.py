@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import SPECS
 
 import verify
+from tests.engines.test_explain import ROWS_OF_256
 from verify.cli import main
 from verify.report.text import result_json
 from verify.synth import repair as suggest
@@ -22,12 +23,8 @@ access rd = ldmatrix.x1 A(lane, 8 * q) for q in 0..8
 check conflict_free rd
 """
 
-WIDE_ROWS = """dtype f16
-buffer align 128
-layout A = {layout}
-access rd = ldmatrix.x4 A(lane % 8, 32 * k + 8 * (lane / 8)) for k in 0..8
-check conflict_free rd{expect}
-"""
+# ldmatrix.x4 row reads of 256-element rows: explain's spec, whose sentences these repair.
+WIDE_ROWS = ROWS_OF_256
 
 # 16-byte chunks of one row, eight lanes a phase: 8-way under K_INTER, 4-way
 # under SW32, 2-way under SW64, conflict-free under SW128.
