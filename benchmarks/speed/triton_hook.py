@@ -21,6 +21,7 @@ allocation's checks: an upper bound on any one op's).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import importlib
@@ -196,6 +197,19 @@ def breakdown() -> dict[str, dict]:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--parser",
+        action="store_true",
+        help="read the PTX's generated specs with the spec parser, as before verify.spec.direct",
+    )
+    parser.add_argument("--out", default=RESULTS, help="where the .csv and .md go (no suffix)")
+    args = parser.parse_args()
+    if args.parser:
+        from benchmarks.speed.kernel_check import read_with_parser
+        from verify.ptx import specgen
+
+        specgen.SharedSpec.read = read_with_parser  # type: ignore[method-assign]
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     knobs.compilation.always_compile = True
     load_at_start = os.getloadavg()[0]
@@ -212,7 +226,7 @@ def main() -> int:
         }
         for stem in rounds[0]
     ]
-    write(rows, first, second, phases, load_at_start)
+    write(rows, first, second, phases, load_at_start, args.out)
     return 0
 
 
@@ -233,10 +247,15 @@ def counts(rounds, stem) -> dict:
 
 
 def write(
-    rows: list[dict], first: float, second: float, phases: dict[str, dict], load_at_start: float
+    rows: list[dict],
+    first: float,
+    second: float,
+    phases: dict[str, dict],
+    load_at_start: float,
+    out: str = RESULTS,
 ):
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    with open(f"{RESULTS}.csv", "w", newline="") as f:
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(f"{out}.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         for row in rows:
@@ -294,7 +313,7 @@ def write(
         f"starts: it imports verify and Triton), the next {second:.3f} s.",
     ]
     lines += phase_table(phases)
-    with open(f"{RESULTS}.md", "w") as f:
+    with open(f"{out}.md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
