@@ -5,10 +5,10 @@ their signatures are benchmarks/campaigns/triton_kernels.py's catalog."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
-from benchmarks.campaigns.triton_kernels import CATALOG
+from benchmarks import triton_compile
+from benchmarks.campaigns.triton_kernels import CATALOG, KERNELS
 from verify.ttgir.kernel import compile_kernel
 
 OUT = os.path.dirname(__file__)
@@ -16,12 +16,7 @@ WANTED = ("transpose", "softmax", "matmul", "attention")
 
 
 def load(module: str, function: str):
-    path = f"specs/triton_kernels/{module}.py"
-    spec = importlib.util.spec_from_file_location(f"_sample_{module}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return getattr(mod, function)
+    return getattr(triton_compile.load(f"{KERNELS}/{module}.py", f"_sample_{module}"), function)
 
 
 def main() -> None:

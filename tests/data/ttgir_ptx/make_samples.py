@@ -4,10 +4,10 @@ each kernel's TTGIR and PTX (``NAME.smNN.ttgir``, ``NAME.smNN.ptx``) here."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import replace
 
+from benchmarks import triton_compile
 from verify.ttgir.kernel import compile_kernel
 
 OUT = os.path.dirname(__file__)
@@ -18,30 +18,21 @@ SAMPLES: list[tuple[str, str, dict, dict, dict, tuple[str, ...]]] = [
 
 
 def load(module: str, function: str):
-    path = os.path.join(OUT, f"{module}.py")
-    spec = importlib.util.spec_from_file_location(f"_sample_{module}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return getattr(mod, function)
+    return getattr(
+        triton_compile.load(os.path.join(OUT, f"{module}.py"), f"_sample_{module}"), function
+    )
 
 
 def matmul_64x64x32():
     """The catalog's tutorial matmul at BLOCK 64x64x32 (issue 24: the A-tile copies
     the H200 measured at 1,728 wavefronts against an ideal 1,216), with the
     divisibility hints Triton's launcher gives (benchmarks/campaigns/triton_kernels.py)."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-
     from benchmarks.campaigns import triton_kernels
 
     kernel = next(k for k in triton_kernels.CATALOG if k.stem == "matmul")
     blocks = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32}
     kernel = replace(kernel, constants={**kernel.constants, **blocks})
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    return triton.compile(
-        triton_kernels.source(kernel), target=GPUTarget("cuda", 80, 32), options=kernel.options
-    )
+    return triton_compile.compile_for(triton_kernels.source(kernel), 80, kernel.options)
 
 
 def write(stem: str, compiled) -> None:
