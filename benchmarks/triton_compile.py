@@ -7,7 +7,8 @@ compile their own (no GPU is needed: ``triton.compile`` takes a target):
 
 Used by benchmarks/campaigns/triton_kernels.py (the catalog),
 benchmarks/hardware/ptx/triton_tutorials.py (the tutorials, built here and launched on
-the H200) and tests/ttgir/test_ttgir_copies.py (variants of the catalog's kernels). Beside
+the H200), benchmarks/campaigns/synth_triton.py (its loader), tests/ttgir/test_ttgir_copies.py
+(variants of the catalog's kernels) and the sample generators under tests/data/. Beside
 it, the signatures of the catalog kernels that more than one of them types. `verify
 triton` has its own path (verify/ttgir/kernel.py: compile_kernel), which derives the
 signature and the hints from the kernel; this one takes them as given. Triton is imported
