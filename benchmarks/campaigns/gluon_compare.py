@@ -21,13 +21,13 @@ so its figure is an upper bound on the count's own cost).
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import itertools
 import os
 import sys
 import time
 
+from benchmarks.speed.catalog import write_csv
 from verify.engines.runner import run_spec
 from verify.spec.parser import parse_text
 
@@ -152,11 +152,7 @@ def main() -> int:
         rows.append(
             {**p, **fastest(verify_answer, p, "verify_ms"), **fastest(gluon.answer, p, "gluon_ms")}
         )
-    os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "gluon_compare.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(os.path.join(RESULTS, "gluon_compare.csv"), rows)
     print(summary(rows))
     return 0
 
