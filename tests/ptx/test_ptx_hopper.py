@@ -651,3 +651,22 @@ def test_the_h200_unswizzled_case_as_the_oracle_has_it():
         (1, 0),
         (0, 8),
     ]
+
+
+@pytest.mark.parametrize(
+    ("shape", "elem", "which", "trans"),
+    [("m64n128k16", "f16", "B", 1), ("m64n64k16", "f16", "A", 0), ("m64n32k8", "tf32", "B", 0)],
+)
+def test_chunk_reader_is_read_address(shape, elem, which, trans):
+    """The reader's chunk addresses, evaluated over every chunk at once, are the
+    descriptor's read map (ReadMap, element by element) in every mode, at starts and
+    base offsets spread over the field's range."""
+    from verify.model.wgmma import ReadMap, SwizzleMode, operand
+    from verify.ptx.hopper_common import chunk_reader, operand_chunks
+
+    op = operand(shape, elem, which, trans)
+    for mode in SwizzleMode:
+        for start, lbo, sbo, bo in [(0, 16, 1024, 0), (4112, 2048, 512, 3), (262128, 128, 16, 7)]:
+            desc = MatrixDescriptor(start, lbo, sbo, mode, bo)
+            want = [ReadMap(desc, op).address(r, k) for r, k in operand_chunks(op)]
+            assert chunk_reader(lbo, sbo, mode, op)(start, bo) == want

@@ -162,12 +162,14 @@ def decoded(kernel, trace: Trace, read: Read):
     assert isinstance(read.desc, Expr), "points() refuses an Unknown"
     at = compiled(read.desc)
     cases = []
+    runs = executes(read.event)
+    bases = base_residues(kernel, where.allocation)
     try:
         for point in where.others:
             at0 = MatrixDescriptor.decode(at({**point, where.allocation: 0}))
-            for base in base_residues(kernel, where.allocation):
+            for base in bases:
                 env = {**point, where.allocation: base}
-                if executes(read.event, env):
+                if runs(env):
                     cases.append((point, base, at0, MatrixDescriptor.decode(at(env))))
     except SpecError as e:
         return Unknown(f"its value cannot be evaluated: {e.message}")

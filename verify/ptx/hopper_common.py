@@ -11,11 +11,15 @@ import itertools
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
+from verify.engines.enumeration import Vectorised
 from verify.errors import SpecError
-from verify.model.expr import Var, compiled, evaluate, free_vars
+from verify.model.expr import Range, Var, compiled, free_vars
 from verify.model.wgmma import (
     BASE_PERIOD,
     OPERAND_BITS,
@@ -165,12 +169,25 @@ def base_residues(kernel, allocation: str) -> list[int]:
     return list(range(0, BASE_PERIOD, step)) if step < BASE_PERIOD else [0]
 
 
-def executes(event: Event, env: dict[str, int]) -> bool:
-    """False only where the instruction's condition is known to be 0 there."""
+def executes(event: Event) -> Callable[[dict[str, int]], bool]:
+    """env -> False only where the instruction's condition is known to be 0 there
+    (evaluated once per value of the variables it reads)."""
     cond = event.condition
-    if isinstance(cond, Unknown) or not free_vars(cond) <= set(env):
-        return True
-    return evaluate(cond, env) != 0
+    if isinstance(cond, Unknown):
+        return lambda env: True
+    names = sorted(free_vars(cond))
+    at = compiled(cond)
+    seen: dict[tuple[int, ...], bool] = {}
+
+    def runs(env: dict[str, int]) -> bool:
+        if any(n not in env for n in names):
+            return True
+        key = tuple(env[n] for n in names)
+        if key not in seen:
+            seen[key] = at(env) != 0
+        return seen[key]
+
+    return runs
 
 
 def operand_chunks(op: Operand) -> list[tuple[int, int]]:
@@ -181,13 +198,32 @@ def operand_chunks(op: Operand) -> list[tuple[int, int]]:
     return [(r, k) for r in range(0, op.rows, t) for k in range(op.k)]
 
 
+# The starts `chunk_reader` is asked about: a descriptor's (below 2^18), or one taken
+# modulo 1024 plus a base and the distance between two starts (`hopper.moved`).
+_STARTS = Range(0, 1 << 19)
+
+
 @lru_cache(maxsize=256)
 def chunk_reader(lbo: int, sbo: int, mode: SwizzleMode, op: Operand):
+    """(start, base offset) -> the byte wgmma reads each chunk's first element from
+    (`operand_chunks` order) under a descriptor of these fields: read_address over
+    every chunk at once (verify's vectorised enumeration, as `evaluate` gives it)."""
     desc = MatrixDescriptor(0, lbo, sbo, mode)
-    at = compiled(read_address(desc, op, Var("row"), Var("k"), Var("start"), Var("bo")))
-    return lambda start, bo: [
-        at({"row": r, "k": k, "start": start, "bo": bo}) for r, k in operand_chunks(op)
-    ]
+    address = read_address(desc, op, Var("row"), Var("k"), Var("start"), Var("bo"))
+    coords = operand_chunks(op)
+    rows = np.array([r for r, _ in coords], dtype=np.int64)
+    ks = np.array([k for _, k in coords], dtype=np.int64)
+    ranges = {"row": Range(0, op.rows), "k": Range(0, op.k), "start": _STARTS, "bo": Range(0, 8)}
+    at = Vectorised([address], ranges)
+    scalar = compiled(address)
+
+    def read(start: int, bo: int) -> list[int]:
+        if not _STARTS.lo <= start < _STARTS.hi:
+            return [scalar({"row": r, "k": k, "start": start, "bo": bo}) for r, k in coords]
+        env = {"row": rows, "k": ks, "start": np.int64(start), "bo": np.int64(bo)}
+        return at(address, env, (len(coords),)).tolist()
+
+    return read
 
 
 # -- results -------------------------------------------------------------------------

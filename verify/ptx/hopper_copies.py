@@ -185,12 +185,18 @@ def _fill(generations: Generations, access, rest, ctas, trace) -> str:
     loops = [k for k, n in enumerate(rest) if n not in ("lane", "warp")]
     grid = _grid(rest, trace.ranges)
     writer = ".".join(access.instruction.split(".")[:2])
+    names = [rest[k] for k in loops]
+    columns = [grid[k].tolist() for k in loops]
+    offsets, sources = at.tolist(), src.tolist()
+    made: dict[int, Source] = {}  # one Source per global offset
     for i in np.flatnonzero(runs).tolist():
-        key = tuple((rest[k], int(grid[k][i])) for k in loops)
+        key = tuple(zip(names, [column[i] for column in columns]))
         chunks = generations.setdefault(key, {})
-        here = Source(access.source_param, int(src[i]), line, writer)
-        offset = int(at[i])
-        chunks[offset] = here if chunks.get(offset, here) == here else None
+        here = made.get(sources[i])
+        if here is None:
+            here = made[sources[i]] = Source(access.source_param, sources[i], line, writer)
+        before = chunks.get(offsets[i], here)
+        chunks[offsets[i]] = here if before is here or before == here else None
     return ""
 
 

@@ -168,11 +168,13 @@ def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult
     copies.append((copy, where))
     assert isinstance(copy.shared, Expr), "points() refuses an Unknown"
     at = compiled(copy.shared)
+    runs = executes(event)
+    bases = base_residues(kernel, where.allocation)
     cases = [
         (point, base, at({**point, where.allocation: base}))
         for point in where.others
-        for base in base_residues(kernel, where.allocation)
-        if executes(event, {**point, where.allocation: base})
+        for base in bases
+        if runs({**point, where.allocation: base})
     ]
     facts = {"allocation": kernel.shared_label(where.allocation), "tensor_map": copy.map_name}
     results = [_aligned(kernel, event, cases, facts)]
