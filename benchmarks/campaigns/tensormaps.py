@@ -5,13 +5,15 @@ from the kernel (verify.ptx.tensormaps) and without them:
 
 For each sample of tests/data/hopper/tensormaps/ (Triton 3.9's tutorial 09 TMA
 kernels, Gluon tutorials 04 and 05, a matmul building two different maps on the
-device; compiled for sm_90 by make.py there) the PTX is checked as `verify ttgir`
-checks it (`verify.ptx.check.check_module`) three ways: no maps (as before), the maps
-read from the kernel, and those maps with copies paired to device-built maps by the
-register they read (`tensormaps.map_root` in place of verify.ptx.hopper_tma's
-parameter-only pairing: the change this needs there). Counted: the TMA copies
-whose checks (aligned 128, placement) are all decided, and the writer = reader
-checks of wgmma operands read from TMA boxes. Writes benchmarks/results/tensormaps.md.
+device; compiled for sm_90 by make.py there) the TTGIR and its PTX are checked as
+`verify ttgir --ptx` checks them (`verify.ttgir.from_ptx.check`, given the compiled
+kernel's tensordesc_meta as `verify triton` and `verify run` have it) three ways: no
+maps (as before), the maps read from the kernel, and those maps with copies paired
+to device-built maps by the register they read (`tensormaps.map_root` in place of
+verify.ptx.hopper_tma's parameter-only pairing: the change this needs there).
+Counted: the TMA copies whose checks (aligned 128, placement) are all decided, and
+the writer = reader checks of wgmma operands read from TMA boxes. Writes
+benchmarks/results/tensormaps.md.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from collections import Counter
 from unittest import mock
 
 from verify.ptx import hopper_tma, tensormaps
-from verify.ptx.check import Options, check_module
 from verify.ptx.parse import parse_ptx
 from verify.smt.solve import Status
+from verify.ttgir import from_ptx
 
 DATA = "tests/data/hopper/tensormaps"
 RESULTS = "benchmarks/results/tensormaps.md"
@@ -40,14 +42,15 @@ SAMPLES = (
 
 def _tma_reader(r) -> bool:
     """A writer = reader check of an operand against a TMA box (not its thread writers)."""
-    if not r.property.startswith("writer_reader operand"):
+    if not (r.property.startswith("writer_reader") and " operand " in r.property):
         return False
     return r.engine == "verify runner" or "tensor map" in (r.reason or "")
 
 
-def count(module, maps: tuple[str, ...], found) -> dict:
-    results = check_module(module, Options(tma_maps=maps))
-    tensormaps.annotate(results, module, found)
+def count(stem: str, meta: list) -> dict:
+    path = os.path.join(DATA, f"{stem}.sm90")
+    options = from_ptx.PtxOptions(ptx=f"{path}.ptx", tensordesc_meta=meta)
+    results = from_ptx.check(f"{path}.ttgir", options=options)
     copies: dict[int, set[Status]] = {}
     reads: Counter = Counter()
     why: Counter = Counter()
@@ -56,7 +59,7 @@ def count(module, maps: tuple[str, ...], found) -> dict:
             copies.setdefault(r.facts["ptx_line"], set()).add(r.status)
         elif _tma_reader(r):
             reads[r.status] += 1
-        elif r.property.startswith("writer_reader operand") and r.status is Status.UNKNOWN:
+        elif r.property.startswith("writer_reader") and r.status is Status.UNKNOWN:
             why[f"(thread writers of a TMA-read operand) {r.reason}"] += 1
             continue
         else:
@@ -74,19 +77,19 @@ def count(module, maps: tuple[str, ...], found) -> dict:
 
 
 def measure(stem: str) -> dict:
-    path = os.path.join(DATA, f"{stem}.sm90.ptx")
-    with open(path, encoding="utf-8") as f:
-        module = parse_ptx(f.read(), path)
     with open(os.path.join(DATA, f"{stem}.sm90.json"), encoding="utf-8") as f:
         meta = json.load(f)["tensordesc_meta"]
-    found = tensormaps.read(module, meta)
-    maps = tensormaps.tma_maps(module, found)
-    out = {"before": count(module, (), []), "after": count(module, maps, found)}
+    with mock.patch.object(tensormaps, "read", lambda module, meta=None: []):
+        out = {"before": count(stem, meta)}
+    out["after"] = count(stem, meta)
     pair = mock.patch.object(
         hopper_tma, "_map_name", lambda fn, t: tensormaps.map_root(fn, t.tensor_map)
     )
     with pair:
-        out["paired"] = count(module, maps, found)
+        out["paired"] = count(stem, meta)
+    with open(os.path.join(DATA, f"{stem}.sm90.ptx"), encoding="utf-8") as f:
+        module = parse_ptx(f.read(), stem)
+    found = tensormaps.read(module, meta)
     out["maps"] = [f"{f.key}: {f.option or f.why} ({f.source})" for f in found]
     return out
 
@@ -119,13 +122,13 @@ def main() -> None:
         "# TMA checks decided with the tensor maps read from the kernel",
         "",
         "Written by `python -m benchmarks.campaigns.tensormaps` (counts of verdicts, not",
-        "times: the machine does not matter). Each cell: TMA copies with every check",
-        "decided / copies, then writer = reader checks of wgmma operands read from TMA",
-        "boxes decided / such checks. *before*: no `--tma-map` (as `verify ttgir` was);",
-        "*maps read*: the maps of `verify.ptx.tensormaps` (what `verify ttgir`, `verify",
-        "triton` and `verify run` now pass); *paired by register*: the same, with",
-        "verify.ptx.hopper_tma pairing a copy with a device-built map by the register it",
-        "reads (`tensormaps.map_root`; not yet in hopper_tma, which pairs by parameter).",
+        "times: the machine does not matter; Triton 3.9). Each cell: TMA copies with every",
+        "check decided / copies, then writer = reader checks of wgmma operands read from",
+        "TMA boxes decided / such checks, as `verify ttgir --ptx` decides them. *before*:",
+        "no maps (as `verify ttgir` was); *maps read*: the maps of `verify.ptx.tensormaps`",
+        "(what `verify ttgir`, `verify triton` and `verify run` now pass); *paired*: the",
+        "same, with verify.ptx.hopper_tma pairing a copy with a device-built map by the",
+        "register it reads (`tensormaps.map_root`; hopper_tma pairs by parameter only).",
         "",
         "| kernel | before: copies | reads | maps read: copies | reads | paired: copies | reads |",
         "| --- | --- | --- | --- | --- | --- | --- |",
