@@ -769,3 +769,7 @@ def test_with_target_writes_the_attribute_as_triton_prints_it():
         'module @m attributes {ttg.target = "cuda:80"} {\n}'
     )
     assert with_target("tt.func @f() {\n}", "cuda:80") == "tt.func @f() {\n}"
+    from verify.ttgir.lower import NotLowered, lower
+
+    with pytest.raises(NotLowered, match='no module op to write ttg.target = "cuda:80" into'):
+        lower("tt.func @f() {\n}", "f.mlir", "cuda:80")

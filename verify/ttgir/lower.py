@@ -56,6 +56,8 @@ def lower(text: str, name: str, target: str | None = None) -> Lowered:
     `target` (``cuda:90``, ``--target``) written into it (`with_target`)."""
     if not _TARGET.search(text) and target is not None and target.startswith("cuda:"):
         text = with_target(text, target)
+        if not _TARGET.search(text):  # ops at the top level: an implicit module
+            raise NotLowered(f"no module op to write ttg.target = {json.dumps(target)} into")
     if not _TARGET.search(text):
         raise NotLowered('the module names no NVIDIA target (ttg.target = "cuda:NN")')
     with tempfile.TemporaryDirectory() as tmp:
