@@ -176,6 +176,15 @@ def test_one_device_map_for_every_copy_is_given_without_a_key():
     assert tensormaps.tma_maps(module, found)[-1] == F16_128B
 
 
+def test_no_map_without_a_key_where_a_copy_reads_an_unknown_map():
+    """A copy whose map is not known (here: one marked unreadable) must not get
+    the device-built maps' one by default."""
+    module, _, _ = sample("t09_descriptor_persistent")
+    found = tensormaps.read(module, [])
+    unknown = [tensormaps.Found(f.kernel, f.key, f.source, None, "x") for f in found[:1]]
+    assert tensormaps.tma_maps(module, unknown + found[1:])[-1] != F16_128B
+
+
 def test_a_field_in_a_register_is_not_guessed():
     """A swizzle mode the kernel computes (here: a parameter) cannot be read: no map."""
     module, text, _ = sample("device_matmul")

@@ -357,12 +357,11 @@ def tma_maps(module: ir.Module, found: list[Found]) -> tuple[str, ...]:
     for fn in module.functions:
         params = {p.name for p in fn.params}
         for _, key in copies(fn):
-            if key in params and (fn.name, key) in by_key:
-                continue
             f = by_key.get((fn.name, key or ""))
-            if f is None or f.option is None or key in params:
+            if f is None or f.option is None:  # a map not known: it would get this one
                 return texts
-            device.add(f.option.rsplit(",param=", 1)[0])
+            if key not in params:
+                device.add(f.option.rsplit(",param=", 1)[0])
     if len(device) == 1:
         return (*texts, device.pop())
     return texts
