@@ -670,3 +670,31 @@ def test_chunk_reader_is_read_address(shape, elem, which, trans):
             desc = MatrixDescriptor(start, lbo, sbo, mode, bo)
             want = [ReadMap(desc, op).address(r, k) for r, k in operand_chunks(op)]
             assert chunk_reader(lbo, sbo, mode, op)(start, bo) == want
+
+
+def test_k_block_stages_are_the_join_of_the_operands_keys():
+    """An operand whose blocks carry no loop variable (attention's Q) pairs with every
+    stage of the others; operands keyed by different loops' variables are paired at
+    every combination, and such a pairing is not taken as one that happens."""
+    from verify.ptx.hopper_kblocks import Block, _paired_exactly, _stages
+
+    op = object()
+    first, second = object(), object()
+    q = {((), ()): Block("q", 0, 128)}
+    k_at = {(((("it0", s),), ())): Block("k", 4096 * s, 128) for s in range(3)}
+    blocks = {
+        (id(first), "A"): (first, op, q),
+        (id(first), "B"): (first, op, k_at),
+        (id(second), "A"): (second, op, q),
+        (id(second), "B"): (second, op, k_at),
+    }
+    stages = _stages([first, second], blocks)
+    assert stages is not None
+    assert [env for env, _ in stages] == [{"it0": s} for s in range(3)]
+    assert all(_paired_exactly([first, second], blocks, *stage) for stage in stages)
+    # B's copies keyed by another loop's variable: 3 x 3 pairings, none known to meet
+    other = {(((("it1", s),), ())): Block("k", 4096 * s, 128) for s in range(3)}
+    blocks[(id(second), "B")] = (second, op, other)
+    stages = _stages([first, second], blocks)
+    assert stages is not None and len(stages) == 9
+    assert not any(_paired_exactly([first, second], blocks, *stage) for stage in stages)

@@ -72,14 +72,14 @@ def _stages(events: list[Event], blocks: Blocks) -> list[tuple[dict, dict]] | No
     for event in events:
         for which in ("A", "B"):
             keyed = [(key, dict(key[0]) | dict(key[1])) for key in blocks[(id(event), which)][2]]
-            joint = [
-                (env | values, {**chosen, (id(event), which): key})
-                for env, chosen in joint
-                for key, values in keyed
-                if all(env.get(n, v) == v for n, v in values.items())
-            ]
-            if len(joint) > MAX_STAGES:
-                return None
+            joined = []
+            for env, chosen in joint:
+                for key, values in keyed:
+                    if all(env.get(n, v) == v for n, v in values.items()):
+                        joined.append((env | values, {**chosen, (id(event), which): key}))
+                if len(joined) > MAX_STAGES:
+                    return None
+            joint = joined
     return sorted(joint, key=lambda stage: sorted(stage[0].items()))
 
 
