@@ -209,6 +209,18 @@ def test_odd_tensormap_instructions_are_read_without_failing():
     assert [f.key for f in found] == ["%rd16"]
 
 
+def test_a_field_written_twice_or_an_address_set_twice_is_not_guessed():
+    module, text, _ = sample("device_matmul")
+    swizzle = "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [ %rd9 + 0 ], "
+    twice = text.replace(f"{swizzle}0x3;", f"{swizzle}0x3;\n\t{swizzle}0x2;")
+    found = tensormaps.read(parse_ptx(twice, "edited.ptx"), [])
+    assert found[0].option is None and "swizzle_mode" in found[0].why
+    copy = "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu"
+    moved = text.replace(f"\t@%p2 {copy}", "\tadd.s64 \t%rd12, %rd12, 0;\n\t@%p2 " + copy, 1)
+    found = tensormaps.read(parse_ptx(moved, "edited.ptx"), [])
+    assert found[0].option is None and "set more than once" in found[0].why
+
+
 def test_a_template_not_zero_filled_leaves_unwritten_fields_unknown():
     """CUTLASS copies a host map into the template and replaces its address only:
     the box is the host map's, not known here."""

@@ -246,7 +246,9 @@ def built_on_device(fn: ir.Function) -> list[Found]:
             fields["lines"].append(instr.line)
             *ords, value = instr.operands[1:]
             where = parts[3] if not ords else (parts[3], _constant(ords[0], defs))
-            fields[where] = _constant(value, defs)
+            new = _constant(value, defs)
+            # written twice before one copy (two branches?): neither value is known
+            fields[where] = new if fields.get(where, new) == new else None
         elif parts[:2] == ["tensormap", "cp_fenceproxy"] and len(instr.operands) >= 2:
             template = map_root(fn, instr.operands[1], defs)
             key = map_root(fn, instr.operands[0], defs)
@@ -254,6 +256,9 @@ def built_on_device(fn: ir.Function) -> list[Found]:
                 continue
             fields = pending.pop(template, {"lines": []})
             built = _device_map(fn, key, fields, instr.line, zeroed.pop(template, None))
+            if len(defs.get(key, [])) > 1:  # the copies may read another address by it
+                why = f"{key}, the map's address, is set more than once"
+                built = Found(fn.name, key, built.source, None, why)
             builds.setdefault(key, []).append(built)
         else:
             template = _zero_root(instr, fn, defs)
