@@ -30,6 +30,7 @@ import time
 from benchmarks.campaigns import triton_corpus as corpus
 
 RESULTS = "benchmarks/results/triton_corpus_target"
+READ_BY_HAND = "## Read by hand"  # the md's section a person writes, kept
 
 
 def _load(path: str) -> list[tuple[dict, dict]]:
@@ -125,7 +126,8 @@ def main(argv=None) -> int:
         f"Issue 26. `python -m benchmarks.campaigns.triton_corpus_target` (its module doc "
         f"says what before and after are). Triton {corpus._triton_version()}; verify "
         f"{corpus.verify_commit()}; triton-lang/triton {corpus.COMMIT[:12]}. Machine: "
-        f"{corpus.machine_line()}; {time.time() - started:.0f} s here. After: "
+        f"{corpus.machine_line()}; {time.time() - started:.0f} s here (the runs' own "
+        f"times: the csv). After: "
         f"{len(new)} modules, outcomes {dict(outcomes)}; per-op checks from "
         + ", ".join(f"{k or '?'}: {n}" for k, n in sorted(how.items()))
         + " (`ptx`: Triton lowered the module; `ttgir`: it could not, TTGIR's rules "
@@ -140,8 +142,14 @@ def main(argv=None) -> int:
         *lines,
         "",
     ]
+    kept = ""  # the section a person writes, kept when the tables are written again
+    if os.path.exists(args.out + ".md"):
+        with open(args.out + ".md", encoding="utf-8") as f:
+            old_text = f.read()
+        if READ_BY_HAND in old_text:
+            kept = old_text[old_text.index(READ_BY_HAND) :]
     with open(args.out + ".md", "w", encoding="utf-8") as f:
-        f.write("\n".join(text))
+        f.write("\n".join(text) + ("\n" + kept if kept else ""))
     print("\n".join(text))
     return 0
 
