@@ -336,17 +336,16 @@ def _with_ptx(checker, text: str, name: str, target: str, timeout: float):
     lowers the module to (`verify.ttgir.from_ptx`), for the target found (written
     into the module when it has none, `verify.ttgir.lower.with_target`), else
     TTGIR's rules, with why."""
-    from verify.engines.decide import AUTO
     from verify.ttgir import from_ptx, lower
 
     try:
         lowered = lower.lower(text, name, target)
     except lower.NotLowered as e:
         return checker.results, f"ttgir (not lowered: {str(e)[:160]})"
-    options = from_ptx.PtxOptions(target=target)
-    merged = from_ptx.merge(
-        checker, text, lowered.ptx, lowered.name, lowered.shared, options, timeout, AUTO
+    options = from_ptx.PtxOptions(
+        target=target, ptx_text=lowered.ptx, ptx_name=lowered.name, shared_bytes=lowered.shared
     )
+    merged = from_ptx.merge(checker, text, options)
     return merged, "ptx"
 
 

@@ -267,10 +267,10 @@ class Session:
             kernel.instructions = f"TTGIR's lowering rules: the PTX cannot be read ({e})"
             return from_ptx.mark_ttgir(checker.run(), kernel.instructions)
         kernel.instructions = f"the PTX ({_shown(ptx_path)})"
-        options = from_ptx.PtxOptions(shared_bytes=shared, tensordesc_meta=meta)
-        return from_ptx.check_first(
-            checker, text, ptx, ptx_path, shared, options, self.timeout, self.engine
+        options = from_ptx.PtxOptions(
+            ptx_text=ptx, ptx_name=ptx_path, shared_bytes=shared, tensordesc_meta=meta
         )
+        return from_ptx.check_first(checker, text, options)
 
     # -- reporting --------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verify.engines.decide import AUTO
 from verify.errors import SpecError
@@ -107,7 +107,8 @@ def check(
     except lower.NotLowered as e:
         why = f"TTGIR's lowering rules: Triton could not lower the module ({e})"
         return mark_ttgir(ran(checker).results, why)
-    results = check_first(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+    in_hand = replace(options, ptx_text=ptx, ptx_name=ptx_name, shared_bytes=shared)
+    results = check_first(checker, text, in_hand)
     if not checker.results:
         raise nothing_to_verify(checker.name)
     return results
@@ -156,52 +157,29 @@ def _op_label(result: CheckResult) -> str:
     return " ".join(words)
 
 
-def merge(
-    checker: KernelChecker,
-    text: str,
-    ptx: str,
-    ptx_name: str,
-    shared: int | None,
-    options: PtxOptions,
-    timeout: float,
-    engine: str,
-) -> list[CheckResult]:
-    """TTGIR's buffer checks, and each op's checks from the PTX (see the module
-    doc); `checker` has run."""
-    from_ptx, decided = _ptx_checks(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+def merge(checker: KernelChecker, text: str, options: PtxOptions) -> list[CheckResult]:
+    """TTGIR's buffer checks, and each op's checks from the PTX `options` give
+    (see the module doc; best in hand, ``ptx_text``), decided with the checker's
+    timeout and engine; `checker` has run."""
+    from_ptx, decided = _ptx_checks(checker, text, options)
     return _merged(checker.results, from_ptx, decided)
 
 
-def check_first(
-    checker: KernelChecker,
-    text: str,
-    ptx: str,
-    ptx_name: str,
-    shared: int | None,
-    options: PtxOptions,
-    timeout: float,
-    engine: str,
-) -> list[CheckResult]:
+def check_first(checker: KernelChecker, text: str, options: PtxOptions) -> list[CheckResult]:
     """`merge`'s results for a `checker` that has not run: the PTX is checked
     first, then TTGIR's checks skip the accesses of each op the PTX decides
     (those `merge` would drop), so only buffers, views and the ops the PTX
     leaves undecided cost TTGIR's checks."""
-    from_ptx, decided = _ptx_checks(checker, text, ptx, ptx_name, shared, options, timeout, engine)
+    from_ptx, decided = _ptx_checks(checker, text, options)
     checker.decided_elsewhere = {op for op, seen in decided.items() if seen != {Status.UNKNOWN}}
     return _merged(checker.run(), from_ptx, decided)
 
 
 def _ptx_checks(
-    checker: KernelChecker,
-    text: str,
-    ptx: str,
-    ptx_name: str,
-    shared: int | None,
-    options: PtxOptions,
-    timeout: float,
-    engine: str,
+    checker: KernelChecker, text: str, options: PtxOptions
 ) -> tuple[list[CheckResult], dict[str, set[Status]]]:
     """The PTX's checks, attached to their TTGIR ops, and each op label's statuses."""
+    ptx, ptx_name, shared = _ptx(text, checker.name, options)
     params = parameters(text)
     module = parse_ptx(ptx, ptx_name)  # its tensor maps: verify.ptx.tensormaps
     meta = options.tensordesc_meta
@@ -212,8 +190,8 @@ def _ptx_checks(
         shared_align=_shared_align(checker, options.shared_align),
         dynamic_shared=shared,
         assume=_assumptions(params, options.assume),
-        timeout=timeout,
-        engine=engine,
+        timeout=checker.timeout,
+        engine=checker.engine,
         tma_maps=tensormaps.tma_maps(module, maps),
     )
     try:
