@@ -6,6 +6,8 @@
               Triton's own compiler and Gluon's bank_conflicts
 - hardware/   the H200's measurements the bank model rests on (ptx/, wgmma/ hold
               the CUDA probes), and the fidelity campaigns on a lent GPU
+- triton_compile.py  the one way the scripts (and tests/data's sample generators)
+              compile Triton kernels on the CPU
 
 Results are written under benchmarks/results/. A package so that the scripts import
 each other (`benchmarks.speed.catalog`, `oracle.spec_generator`) and the tests import
