@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from verify.engines.runner import run_spec
 from verify.errors import SpecError
-from verify.model.expr import Const, Expr, Range, Var
+from verify.model.expr import Const, Expr, Range, Var, free_vars
 from verify.ptx import ir
 from verify.ptx.values import Context, Unknown
 from verify.results import CheckResult
@@ -22,7 +22,8 @@ from verify.smt.solve import Status
 # addresses have 49 bits), and so is every size a kernel can be given.
 POINTER_BITS = 48
 _ASSUME = re.compile(
-    r"^\s*(?P<name>[A-Za-z_$][\w$]*)(?:\+(?P<offset>\d+))?\s*(?:=\s*(?P<value>\d+)|%\s*(?P<m>\d+)\s*==\s*(?P<r>\d+))\s*$"
+    r"^\s*(?P<name>[A-Za-z_$][\w$]*)(?:\+(?P<offset>\d+))?\s*"
+    r"(?:=\s*(?P<value>\d+)|%\s*(?P<m>\d+)\s*==\s*(?P<r>\d+)|<\s*(?P<bound>\d+))\s*$"
 )
 
 
@@ -37,13 +38,15 @@ class Assumptions:
         self.index.update({f"param_{i}": i for i in range(len(fn.params))})
         self.fixed: dict[tuple[int, int], int] = {}
         self.classes: dict[tuple[int, int], tuple[int, int]] = {}
+        self.bounds: dict[tuple[int, int], int] = {}  # NAME<B: every value below B
+        self.vars: dict[str, tuple[int, int]] = {}  # a variable -> the parameter it reads
         for text in texts:
             self._read(text)
 
     def _read(self, text: str) -> None:
         m = _ASSUME.match(text)
         if not m:
-            raise SpecError(f"--assume {text!r}: expected NAME=VALUE or 'NAME%M==R'")
+            raise SpecError(f"--assume {text!r}: expected NAME=VALUE, 'NAME%M==R' or 'NAME<BOUND'")
         name = m["name"]
         if name not in self.index:
             known = ", ".join(f"param_{i} ({p.name})" for i, p in enumerate(self.fn.params))
@@ -54,6 +57,10 @@ class Assumptions:
         key = (self.index[name], int(m["offset"] or 0))
         if m["value"] is not None:
             self.fixed[key] = int(m["value"])
+        elif m["bound"] is not None:
+            if int(m["bound"]) < 1:
+                raise SpecError(f"--assume {text!r}: expected a bound of at least 1")
+            self.bounds[key] = min(int(m["bound"]), self.bounds.get(key, int(m["bound"])))
         else:
             mod, rem = int(m["m"]), int(m["r"])
             if mod < 1 or rem >= mod:
@@ -61,22 +68,46 @@ class Assumptions:
             self.classes[key] = (mod, rem)
 
     def value(self, name: str, offset: int = 0, bits: int = 0) -> Expr | Unknown:
-        """What ``ld.param`` of `bits` bits reads at `offset` bytes into `name`."""
+        """What ``ld.param`` of `bits` bits reads at `offset` bytes into `name`.
+        A parameter under a class or a bound is named by its full PTX name
+        (``matmul_kernel_param_7``, its class's quotient ``..._q``): a ``param_N``
+        variable is taken for a pointer where a copy's source is placed
+        (`verify.ptx.memory.POINTER`), and one assumed so is a value, not a base."""
         i = self.index.get(name)
         if i is None:
             return Unknown(f"a load from {name}, not a parameter of the kernel")
         key = (i, offset)
         var = f"param_{i}" + (f"_{offset}" if offset else "")
+        if key in self.classes or key in self.bounds:
+            full = self.fn.params[i].name + (f"_{offset}" if offset else "")
+            var = var if full.startswith("param_") else full
         limit = 1 << min(bits or self.fn.params[i].element_bytes * 8, POINTER_BITS)
+        limit = min(limit, self.bounds.get(key, limit))
         if key in self.fixed:
+            if self.fixed[key] >= self.bounds.get(key, self.fixed[key] + 1):
+                raise SpecError(
+                    f"--assume: {self.name_of(key)} = {self.fixed[key]} is not below "
+                    f"its bound {self.bounds[key]}"
+                )
             return Const(self.fixed[key])
+        self.vars[var] = key
         if key in self.classes:
             mod, rem = self.classes[key]
+            if rem >= limit:
+                raise SpecError(
+                    f"--assume: no value of {self.name_of(key)} below {limit} is {rem} mod {mod}"
+                )
             q = f"{var}_q"
-            self.ctx.ranges[q] = Range(0, max(1, (limit - rem) // mod))
+            self.vars[q] = key
+            # M * q + R < limit for q in 0..ceil((limit - R) / M)
+            self.ctx.ranges[q] = Range(0, -(-(limit - rem) // mod))
             return self.ctx.op("+", self.ctx.op("*", Var(q), Const(mod)), Const(rem))
         self.ctx.ranges[var] = Range(0, limit)
         return Var(var)
+
+    def name_of(self, key: tuple[int, int]) -> str:
+        """``param_N`` (``param_N+OFF`` for a struct's field), as --assume reads it."""
+        return f"param_{key[0]}" + (f"+{key[1]}" if key[1] else "")
 
     def pointer_align(self, var: str) -> int:
         i = int(var.removeprefix("param_").split("_")[0])
@@ -299,7 +330,129 @@ def _note(result: CheckResult, under: dict, default: dict) -> None:
         otherwise = f"{result.wavefronts} wavefronts"
     else:
         otherwise = result.status.value
-    sentence = proved_under_text(holds, under, default, otherwise)
+    _state(result, proved_under_text(holds, under, default, otherwise))
+
+
+# -- value classes ---------------------------------------------------------------
+
+# A failed check whose instruction reads an integer parameter left free (neither
+# fixed nor in a class) is decided again with ``NAME % M == 0`` assumed, for these M:
+# up to 256, a row stride of any element size that starts every row at a 256-byte
+# line. ``NAME % 2M == 0`` holds only where ``NAME % M == 0`` does, so what 256 does
+# not prove no smaller modulus does, and the least one is found by bisection
+# (`_least_rungs`): at most 4 checks of the kernel per parameter.
+CLASS_MODULI = (2, 4, 8, 16, 32, 64, 128, 256)
+MAX_CLASS_PARAMS = 1  # per kernel: the parameter that the most failed checks read
+_CLASS_CHECKS = ("aligned", "conflict_free", "wavefronts", "max_ways")
+_searching = False  # a kernel checked for a class states no class of its own
+
+
+def state_classes(kernel, placed: dict, results: list[CheckResult], recheck) -> None:
+    """Each failed check of `kernel` that ``NAME % M == 0`` proves, for a parameter
+    its instruction reads (address, source, guard or src-size), gets the least such
+    M (`proved_when`, and a sentence as `proved_under`'s). `recheck(options)` checks
+    the kernel again (`verify.ptx.check`): the whole kernel, traced again with the
+    class among its assumptions and decided by the engines as any kernel is; a
+    check counts as proved there when it is PROVED, or REFUTED with a
+    `proved_under` (then the alignment is stated with the class)."""
+    global _searching
+    if _searching:
+        return
+    failed = {
+        (r.facts.get("ptx_line"), r.property): r
+        for r in results
+        if r.status != Status.PROVED and r.property.split()[0] in _CLASS_CHECKS
+    }
+    by_line = {a.event.instr.line: a for found in placed.values() for a in found}
+    reads: dict[tuple[int, int], list] = {}
+    a = kernel.assumptions
+    for key in failed:
+        access = by_line.get(key[0])
+        if access is None:
+            continue
+        for param in sorted({a.vars[v] for v in _reads(access) if v in a.vars}):
+            if param not in a.fixed and param not in a.classes:
+                reads.setdefault(param, []).append(key)
+    ranked = sorted(reads, key=lambda p: (-len(reads[p]), p))[:MAX_CLASS_PARAMS]
+    for param in ranked:
+        name = a.name_of(param)
+        for key, (mod, under_class) in _least_classes(
+            kernel, recheck, name, reads[param], failed
+        ).items():
+            if "proved_when" not in failed[key].facts:
+                _note_class(failed[key], name, mod, under_class)
+
+
+def _least_classes(kernel, recheck, name: str, keys: list, failed: dict) -> dict:
+    """key -> (the least M of `CLASS_MODULI` under whose ``name % M == 0`` the
+    kernel's check proves it, that check's result)."""
+    checked: dict[int, dict] = {}
+
+    def decide(rung: int, asked: list) -> set:
+        mod = CLASS_MODULI[rung]
+        if mod not in checked:
+            checked[mod] = _checked_under(kernel, recheck, f"{name}%{mod}==0")
+        return {k for k in asked if k in checked[mod] and _holds(checked[mod][k], failed[k])}
+
+    least = _least_rungs(keys, len(CLASS_MODULI), decide)
+    return {k: (CLASS_MODULI[r], checked[CLASS_MODULI[r]][k]) for k, r in least.items()}
+
+
+def _reads(access) -> set[str]:
+    """The variables an access's checks read: its offset, its source, the guard
+    it runs under and its src-size."""
+    out: set[str] = set()
+    for e in (access.offset, access.source, access.event.condition, access.full):
+        if isinstance(e, Expr):
+            out |= free_vars(e)
+    return out | (access.source_vars or set())
+
+
+def _checked_under(kernel, recheck, assumption: str) -> dict:
+    global _searching
+    _searching = True
+    try:
+        found = recheck(replace(kernel.options, assume=(*kernel.options.assume, assumption)))
+    except SpecError:
+        return {}
+    finally:
+        _searching = False
+    return {(r.facts.get("ptx_line"), r.property): r for r in found}
+
+
+def _holds(result: CheckResult, without: CheckResult) -> bool:
+    """`result` (under a class) proves what `without` (the same check without
+    it) does not: PROVED, or proved under an alignment weaker than `without`'s
+    (a class that only repeats `without`'s `proved_under` adds nothing)."""
+    if result.status == Status.PROVED:
+        return True
+    under = result.facts.get("proved_under")
+    return under is not None and under != without.facts.get("proved_under")
+
+
+def _note_class(result: CheckResult, name: str, mod: int, under_class: CheckResult) -> None:
+    """`proved_when` in the facts ({"assume": "param_7%64==0"}, with the
+    `proved_under` that the class needs too), and in words beside the
+    counterexample or reason: 'ideal when param_7 % 64 == 0 (--assume
+    'param_7%64==0'); 8 wavefronts without it'."""
+    assumption = f"{name}%{mod}==0"
+    when, flags = f"{name} % {mod} == 0", f"--assume '{assumption}'"
+    facts: dict = {"assume": assumption}
+    under = under_class.facts.get("proved_under") if under_class.status != Status.PROVED else None
+    if under:
+        facts["proved_under"] = under
+        when += " and " + " and ".join(_KNOBS[k][0].format(n=n) for k, n in under.items())
+        flags += " " + " ".join(_KNOBS[k][1].format(n=n) for k, n in under.items())
+    result.facts["proved_when"] = facts
+    holds = "ideal" if result.property.startswith("conflict_free") else "proved"
+    if result.wavefronts is not None:
+        otherwise = f"{result.wavefronts} wavefronts"
+    else:
+        otherwise = result.status.value
+    _state(result, f"{holds} when {when} ({flags}); {otherwise} without it")
+
+
+def _state(result: CheckResult, sentence: str) -> None:
     if result.counterexample is not None:
         cex = result.counterexample
         result.counterexample = replace(cex, notes=(*cex.notes, sentence))

@@ -252,6 +252,9 @@ def _kernel_results(kernel: Kernel) -> list[CheckResult]:
     for allocation, accesses in placed.items():
         results += _allocation_results(kernel, trace, allocation, accesses)
     results += hopper.check(kernel, trace, placed)
+    # a failed check that a parameter's residue class proves: the kernel checked again
+    recheck = lambda options: _kernel_results(Kernel(kernel.module, kernel.fn, options))  # noqa: E731
+    assume.state_classes(kernel, placed, results, recheck)
     results.sort(key=lambda r: (r.facts.get("ptx_line", 0), r.property))
     _warn_footprint(kernel, results)
     return results
