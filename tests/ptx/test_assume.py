@@ -8,8 +8,12 @@ import os
 
 import conftest
 
+from verify.errors import SpecError
+from verify.model.expr import Range, free_vars
 from verify.ptx import assume
 from verify.ptx.check import Options, check_ptx
+from verify.ptx.parse import read_ptx
+from verify.ptx.values import Context
 from verify.smt.solve import Status
 
 PTX = os.path.join(conftest.DATA, "ptx")
@@ -102,3 +106,113 @@ def test_an_identical_question_is_asked_once(monkeypatch):
         )
 
     assert under(first) == under(second) and len(under(first)) == 8
+
+
+# -- bounds and residue classes -------------------------------------------------
+
+MATMUL = os.path.join(conftest.DATA, "ttgir_ptx", "matmul_64x64x32.sm80.ptx")
+# The tutorial matmul's launch (E) (docs/ptx.md) but for B's row stride, stride_bk
+# (param_7), bounded instead of fixed: its i32 products then stay non-negative.
+FREE_STRIDE = (*(f"param_{n}=512" for n in (3, 4, 5, 6, 8)), "param_7<1024")
+
+
+def _matmul(*extra: str):
+    options = Options(
+        assume=FREE_STRIDE + extra, grid=(64,), global_align=256, shared_align=128,
+        timeout=conftest.WORK,
+    )  # fmt: skip
+    return check_ptx(MATMUL, options)
+
+
+def _b_tile(results) -> dict:
+    """The B-tile copies' source alignment and conflict_free checks (PTX lines 168,
+    175, 217, 225), by (line, check)."""
+    out = {}
+    for r in results:
+        line, what = r.facts.get("ptx_line"), r.property.split()[0]
+        wanted = what == "conflict_free" or what == "aligned" and " from " in r.property
+        if line in (168, 175, 217, 225) and wanted:
+            out[(line, what)] = r
+    return out
+
+
+def _pipeline3():
+    return next(
+        f
+        for f in read_ptx(os.path.join(PTX, "pipeline_sm80.ptx")).entries()
+        if "pipeline3" in f.name
+    )
+
+
+def test_a_row_stride_states_its_least_class():
+    """With stride_bk free below 1024, B's rows of 64 fp16 start anywhere: the
+    copies' sources are misaligned (REFUTED) and, aligned, cross 128-byte lines.
+    The search states what proves each: a source aligned to 16 bytes when stride_bk
+    % 8 == 0, every copy ideal (4 of 4 wavefronts) when stride_bk % 64 == 0
+    (a row is 128 bytes: the issue's "lda*2 % 128 == 0")."""
+    b = _b_tile(_matmul())
+    assert len(b) == 8 and all(r.status == Status.REFUTED for r in b.values())
+    for (_, what), r in b.items():
+        mod = 64 if what == "conflict_free" else 8
+        assert r.facts["proved_when"] == {"assume": f"param_7%{mod}==0"}
+        holds = "ideal" if what == "conflict_free" else "proved"
+        assert r.counterexample.notes[-1] == (
+            f"{holds} when param_7 % {mod} == 0 (--assume 'param_7%{mod}==0'); refuted without it"
+        )
+
+
+def test_the_stated_class_is_decided_proved_and_the_next_weaker_is_not():
+    """The claim above, checked directly: PROVED under --assume 'param_7%64==0'
+    (4 wavefronts, the ideal), REFUTED at % 32 (6 wavefronts: rows of 128 bytes
+    that start 64 bytes into a line); the sources aligned at % 8, not at % 4."""
+    at64 = _b_tile(_matmul("param_7%64==0"))
+    assert len(at64) == 8 and all(r.status == Status.PROVED for r in at64.values())
+    assert all(r.wavefronts == 4 for (_, w), r in at64.items() if w == "conflict_free")
+    at32 = _b_tile(_matmul("param_7%32==0"))
+    assert {w: r.status for (_, w), r in at32.items()} == {
+        "aligned": Status.PROVED,
+        "conflict_free": Status.REFUTED,
+    }
+    assert all(r.wavefronts == 6 for (_, w), r in at32.items() if w == "conflict_free")
+    at4 = _b_tile(_matmul("param_7%4==0"))
+    assert all(r.status == Status.REFUTED for (_, w), r in at4.items() if w == "aligned")
+    # under a class given, no class is searched
+    assert not any("proved_when" in r.facts for r in at32.values())
+
+
+def test_a_class_that_only_repeats_an_alignment_is_not_stated():
+    """pipeline3's copies read ktiles (param_2) through their loop's guard; they are
+    ideal at --global-align 128 whatever ktiles is, so no class is stated."""
+    results = check_ptx(os.path.join(PTX, "pipeline_sm80.ptx"), Options(kernel="pipeline3"))
+    assert any("proved_under" in r.facts for r in results)
+    assert not any("proved_when" in r.facts for r in results)
+
+
+def test_a_bound_and_a_class_give_every_value_and_no_other():
+    """'NAME<B' and 'NAME%M==R' together: M * q + R for q in 0..ceil((B - R) / M),
+    every value below B in the class (9 is 1 mod 4 and below 10)."""
+    fn = _pipeline3()
+    ctx = Context({})
+    a = assume.Assumptions(fn, ("param_2<10", "param_2%4==1"), ctx)
+    value = a.value("param_2", bits=32)
+    (q,) = free_vars(value)
+    assert ctx.ranges[q] == Range(0, 3) and a.vars[q] == (2, 0) and not q.startswith("param_")
+    assert assume.Assumptions(fn, ("param_2<7",), Context({})).value("param_2", bits=32)
+
+
+def test_contradictory_or_malformed_assumptions_are_refused():
+    fn = _pipeline3()
+    for texts in (("param_2<0",), ("param_2<<3",)):
+        try:
+            assume.Assumptions(fn, texts, Context({}))
+        except SpecError as e:
+            assert "--assume" in e.message
+        else:
+            raise AssertionError(f"{texts} accepted")
+    for texts in (("param_2<3", "param_2%8==5"), ("param_2<3", "param_2=7")):
+        try:
+            assume.Assumptions(fn, texts, Context({})).value("param_2", bits=32)
+        except SpecError as e:
+            assert "param_2" in e.message
+        else:
+            raise AssertionError(f"{texts} accepted")
