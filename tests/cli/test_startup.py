@@ -1,10 +1,11 @@
 """Start-up: the command line does not load what only some commands need.
 
 sympy is for printed formulas (`verify map`, synthesis certificates), Triton for
-kernels, matplotlib for pictures, z3 for the solver, numpy for enumeration and
-lark for reading specs; each is imported where it is used, so `verify --help`
-and a quick question do not pay for them (issue 23; the CPU seconds are
-measured by benchmarks/speed/startup.py, not here).
+kernels, matplotlib for pictures, z3 for the solver, numpy for enumerating large
+domains (a small one is walked in plain Python) and lark for reading specs;
+each is imported where it is used, so `verify --help` and a quick question do
+not pay for them (issue 23; the CPU seconds are measured by
+benchmarks/speed/startup.py, not here).
 """
 
 import os
@@ -30,7 +31,7 @@ def test_importing_the_cli_loads_no_heavy_library():
 
 def test_importing_verify_loads_its_public_names_only_when_used():
     assert loaded_after("import verify") == []
-    assert "numpy" in loaded_after("import verify\nverify.check")
+    assert "lark" in loaded_after("import verify\nverify.check")  # the spec reader
 
 
 def test_help_lists_every_command_without_loading_one():
@@ -57,6 +58,35 @@ def test_the_solver_loads_only_for_a_check_it_decides():
         f"assert CliRunner().invoke(main, {[SEED, '--engine', 'z3']!r}).exit_code == 0"
     )
     assert "z3" in loaded_after(statement)
+
+
+def test_a_small_spec_is_decided_without_numpy():
+    """Its domains are walked point by point (`verify.engines.plain`); numpy loads
+    for the first domain too large for that, or a copy's cost."""
+    decide = (
+        "from verify.engines.options import RunOptions\n"
+        "from verify.engines.runner import run_spec\n"
+        "from verify.spec.parser import parse_file, parse_text\n"
+        f"results = run_spec(parse_file({SEED!r}), RunOptions('enumeration', None))\n"
+        "assert [r.status.name for r in results] == ['PROVED'] * 6, results\n"
+    )
+    assert "numpy" not in loaded_after(decide)
+    large = "access wide = ld.shared.b16 A(lane / 8, 8 * (lane % 8)) for q in 0..64"
+    statement = decide + (
+        f"spec = parse_text(open({SEED!r}).read() + {large + chr(10)!r})\n"
+        "run_spec(spec, RunOptions('enumeration', None))"
+    )
+    assert "numpy" in loaded_after(statement)
+
+
+def test_a_command_module_loads_only_for_its_command():
+    statement = (
+        "from click.testing import CliRunner\nfrom verify.cli import main\n"
+        f"assert CliRunner().invoke(main, {[SEED]!r}).exit_code == 0\n"
+        "import sys\nprint(*sorted(m for m in sys.modules if m.startswith('verify.cli.')))"
+    )
+    probe = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True)
+    assert probe.stdout.split() == ["verify.cli.check", "verify.cli.common"]
 
 
 def test_the_probe_sees_a_module_that_is_loaded():

@@ -12,30 +12,53 @@ This file is the group alone; each command lives in the module of its kind:
 check.py (``verify SPEC``), inspect.py (wavefronts, map, draw), kernels.py
 (ttgir, triton), ptx.py (ptx, cuda), search.py (synth, sweep), gpu.py (gpu,
 fragments), run_program.py (run). A command module imports what its command
-needs inside the command, so ``verify --help`` loads click and little else.
+needs inside the command, so ``verify --help`` loads click and little else, and
+this group imports a command's module only when that command is looked up
+(`COMMANDS`), so ``verify SPEC`` loads check.py alone.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
-from verify.cli.check import check_cmd
-from verify.cli.gpu import fragments_cmd, gpu_cmd
-from verify.cli.inspect import draw_cmd, map_cmd, wavefronts_cmd
-from verify.cli.kernels import triton_cmd, ttgir_cmd
-from verify.cli.ptx import cuda_cmd, ptx_cmd
-from verify.cli.run_program import run_cmd  # not cli/run.py: it would hide run()
-from verify.cli.search import sweep_cmd, synth_cmd
+# Each command: its module and name there, imported only when the command is
+# asked for (``verify --help`` asks for every one, for its line of help).
+COMMANDS = {
+    "check": ("verify.cli.check", "check_cmd"),
+    "sweep": ("verify.cli.search", "sweep_cmd"),
+    "synth": ("verify.cli.search", "synth_cmd"),
+    "ttgir": ("verify.cli.kernels", "ttgir_cmd"),
+    "triton": ("verify.cli.kernels", "triton_cmd"),
+    "wavefronts": ("verify.cli.inspect", "wavefronts_cmd"),
+    "map": ("verify.cli.inspect", "map_cmd"),
+    "draw": ("verify.cli.inspect", "draw_cmd"),
+    "fragments": ("verify.cli.gpu", "fragments_cmd"),
+    "gpu": ("verify.cli.gpu", "gpu_cmd"),
+    "ptx": ("verify.cli.ptx", "ptx_cmd"),
+    "cuda": ("verify.cli.ptx", "cuda_cmd"),
+    "run": ("verify.cli.run_program", "run_cmd"),  # not cli/run.py: it would hide run()
+}
 
 
 class _DefaultToCheck(click.Group):
-    """`verify a.spec` means `verify check a.spec`; subcommands stay reachable."""
+    """`verify a.spec` means `verify check a.spec`; subcommands stay reachable, each
+    loaded from its module (`COMMANDS`) when it is first looked up."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in COMMANDS:
+            module, attribute = COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return self.commands.get(name)
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if args and args[0] not in COMMANDS and args[0] not in ("--help", "-h", "--version"):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
@@ -44,24 +67,6 @@ class _DefaultToCheck(click.Group):
 @click.version_option(package_name="verify-smem")
 def main():
     """Prove shared-memory layouts bijective, aligned and bank-conflict-free."""
-
-
-for _command in (
-    check_cmd,
-    sweep_cmd,
-    synth_cmd,
-    ttgir_cmd,
-    triton_cmd,
-    wavefronts_cmd,
-    map_cmd,
-    draw_cmd,
-    fragments_cmd,
-    gpu_cmd,
-    ptx_cmd,
-    cuda_cmd,
-    run_cmd,
-):
-    main.add_command(_command)
 
 
 def run():

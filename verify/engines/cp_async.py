@@ -28,7 +28,7 @@ phase (for .ca no instance costs less, so it is ``wavefronts == ideal``).
 
 Engines. The enumeration engine (`verify.engines.enumeration.copy_wavefronts`) evaluates rule C
 and rule S at every instance and global base, vectorised (rule S's fewest symmetries
-are a minimum vertex cover, `verify.engines.enumeration.cg_costs`). The solver
+are a minimum vertex cover, `verify.engines.copy_rules.cg_costs`). The solver
 (`verify.engines.solver.copy_wavefronts`) encodes rule C and rule S
 (`verify.engines.solver.RuleSQuery`: the vertex cover is a maximum matching, a count of
 per-lane Booleans), with the global base residue symbolic. Sources known modulo 128

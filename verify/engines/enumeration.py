@@ -44,18 +44,14 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from math import prod
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from verify.engines import cp_async as copies
-from verify.engines import witness
+from verify.engines import plain, witness
 from verify.errors import InternalError, SpecError
 from verify.model.bank import (
     BANKS,
-    CHUNK_BYTES,
-    LINE_BYTES,
     WORD_BYTES,
     bank_cost,
     hardware_wavefronts,
@@ -70,7 +66,7 @@ from verify.model.expr import (
     bounds,
     max_intermediate,
 )
-from verify.model.instructions import WARP, Instruction
+from verify.model.instructions import Instruction
 from verify.model.layout import coordinate_vars
 from verify.model.program import BASE, GBASE, LANE, STAGE, Access, Program
 from verify.results import BankFigures, Counterexample, Verdict
@@ -78,6 +74,22 @@ from verify.smt.budget import Budget
 from verify.smt.width import width_for
 from verify.spec.ast import LayoutDef
 from verify.verdicts import Maximum, Status
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+
+    class _Numpy:
+        """numpy, imported at its first use: a small domain is walked by
+        `verify.engines.plain` and never needs it (issue 23: start-up)."""
+
+        def __getattr__(self, name):
+            import numpy
+
+            globals()["np"] = numpy
+            return getattr(numpy, name)
+
+    np = _Numpy()
 
 # Points evaluated at once: an int64 array of a chunk is 8 MB, and the bank cost
 # sorts a few such arrays; large enough that numpy's per-call overhead vanishes.
@@ -88,6 +100,18 @@ MAX_SORTED = 1 << 27
 # When every subexpression stays below this (`max_intermediate`), int64 holds
 # every value exactly; otherwise the values are Python integers.
 INT64_SAFE = 1 << 62
+
+
+# Moved to `verify.engines.copy_rules` (numpy at import): still reachable here.
+_COPY_RULES = ("copy_costs", "rule_c_costs", "cg_costs")
+
+
+def __getattr__(name: str):
+    if name in _COPY_RULES:
+        from verify.engines import copy_rules
+
+        return getattr(copy_rules, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the domain and vectorised evaluation ---------------------------------------
@@ -161,9 +185,7 @@ class Vectorised:
     """Expressions evaluated over a domain's chunks, as `evaluate` would at each point."""
 
     def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
-        for e in exprs:
-            bounds(e, ranges)  # the located SpecErrors the solver path raises
-        width_for(exprs, ranges)
+        checked(exprs, ranges)
         self.exact_ints = any(max_intermediate(e, ranges) >= INT64_SAFE for e in exprs)
 
     def __call__(self, e: Expr, env: dict, shape: tuple[int, ...]) -> np.ndarray:
@@ -184,6 +206,14 @@ class Vectorised:
             value = CONCRETE_OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
         memo[id(e)] = value
         return value
+
+
+def checked(exprs: list[Expr], ranges: dict[str, Range]) -> None:
+    """Raise the located SpecErrors the solver path raises (a divisor that may be
+    zero, a value outside the 32-bit window) before anything is evaluated."""
+    for e in exprs:
+        bounds(e, ranges)
+    width_for(exprs, ranges)
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -234,6 +264,15 @@ def _find(
     """The first point of `domain` where violated(*values of exprs) holds, replayed
     into the counterexample; none proves the property."""
     ranges = dict(zip(domain.names, domain.ranges))
+    if domain.points <= plain.PLAIN_POINTS:
+        checked(exprs, ranges)
+        with _Clock(budget) as clock:
+            if clock.out_of_time():
+                return Verdict(Status.UNKNOWN, reason=clock.reason())
+            hit = plain.first(domain.names, domain.ranges, exprs, violated)
+        if hit is not None:
+            return Verdict(Status.REFUTED, replay(domain.values_at(hit)))
+        return Verdict(Status.PROVED)
     evaluate = Vectorised(exprs, ranges)
     with _Clock(budget) as clock:
         for start, env in domain.chunks():
@@ -299,8 +338,11 @@ def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
     coords, limits = list(access.definition.coords), access.coordinate_ranges
     domain, order = _access_domain(access, access.ranges[BASE])
 
-    def outside(*values):
-        return np.logical_or.reduce([(c < r.lo) | (c >= r.hi) for c, r in zip(values, limits)])
+    def outside(*values):  # on numpy arrays, or on plain integers (`verify.engines.plain`)
+        hit = False
+        for c, r in zip(values, limits):
+            hit = hit | (c < r.lo) | (c >= r.hi)
+        return hit
 
     return _find(
         domain,
@@ -380,6 +422,8 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
     """
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
     domain, _ = _access_domain(access, access.ranges[BASE])
+    if domain.points <= min(plain.PLAIN_POINTS, plain.PLAIN_BANK_POINTS):
+        return _plain_bank_figures(access, instance, domain, budget)
     evaluate = Vectorised([access.address], dict(access.ranges))
     lanes = access.instruction.address_lanes
     ways, waves = _Best(), _Best()
@@ -389,6 +433,31 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
             merged = merged_pairs(access.instruction, addresses)
             ways.offer(costs.max(axis=1), first)
             waves.offer(costs.sum(axis=1) - merged, first)
+    return BankFigures(
+        _replayed(access, instance, ways, "max_ways", clock.stopped),
+        _replayed(access, instance, waves, "wavefronts", clock.stopped),
+    )
+
+
+def _plain_bank_figures(
+    access: Access, instance: Domain, domain: Domain, budget: Budget
+) -> BankFigures:
+    """`bank_figures` of a small domain, by `verify.engines.plain`."""
+    checked([access.address], dict(access.ranges))
+    ways, waves = _Best(), _Best()
+    with _Clock(budget) as clock:
+        if clock.out_of_time():
+            clock.stopped = clock.reason()
+        else:
+            lane = domain.ranges[-1]
+            (ways.value, ways.flat), (waves.value, waves.flat) = plain.bank_maxima(
+                access.instruction,
+                access.address,
+                domain.names[:-1],
+                domain.ranges[:-1],
+                LANE,
+                range(lane.lo, lane.hi),
+            )
     return BankFigures(
         _replayed(access, instance, ways, "max_ways", clock.stopped),
         _replayed(access, instance, waves, "wavefronts", clock.stopped),
@@ -439,6 +508,8 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
     Requires: destinations and sources naturally aligned (checked before)."""
     source = access.source
     assert source is not None, f"{access.name}: a copy without its global source"
+    from verify.engines import copy_rules  # numpy, for copies only
+
     domain, _ = _access_domain(access, access.ranges[BASE])
     evaluate = Vectorised([access.address, source.address], dict(access.ranges))
     instr, bases = access.instruction, program.global_bases(access)
@@ -448,7 +519,7 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
     with _Clock(budget) as clock:
         for first, (dst, src) in clock.lane_chunks(domain, evaluate, exprs, instr.address_lanes):
             for base in bases:
-                costs, exact = copy_costs(instr, dst, src + base, rule_s)
+                costs, exact = copy_rules.copy_costs(instr, dst, src + base, rule_s)
                 best.offer(costs, exact, first, base)
     reason = clock.stopped
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
@@ -475,135 +546,6 @@ def _replayed_copy(
             f"{replay.wavefronts} (exact {replay.exact}): {values}"
         )
     return Maximum(replay.wavefronts, values, exact=not reason, reason=reason)
-
-
-def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray, rule_s: bool = True):
-    """(instances, lanes) destinations and full global sources -> each instance's
-    cost and whether it is exact: rule C (.ca, always exact), rule S (.cg), or bound
-    G for every .cg instance without `rule_s` (`Program.copy_rule_s`)."""
-    if instr.cache == "cg" and rule_s:
-        return cg_costs(dst, src)
-    if instr.cache == "cg":
-        ordered = np.sort(dst // CHUNK_BYTES, axis=1)
-        distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
-        return distinct, np.zeros(dst.shape[0], dtype=bool)
-    return rule_c_costs(instr, dst, src), np.ones(dst.shape[0], dtype=bool)
-
-
-def rule_c_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """Rule C (`verify.model.bank.copy_cost`) per instance. A phase's cost depends
-    only on the bank of each of its lanes' first source and destination word (the
-    lane's other words follow it), so each distinct (source banks, destination banks)
-    row of a phase is evaluated once and its cost given to every instance that has
-    it: the instances of a loop's iterations mostly repeat a few rows."""
-    words = np.arange(instr.words_per_address)
-    src_first = (src // WORD_BYTES % BANKS).astype(np.uint8)
-    dst_first = (dst // WORD_BYTES % BANKS).astype(np.uint8)
-    total = np.zeros(dst.shape[0], dtype=np.int64)
-    if not len(dst):
-        return total
-    for lanes in instr.phases:
-        rows = np.concatenate(
-            [src_first[:, lanes.start : lanes.stop], dst_first[:, lanes.start : lanes.stop]],
-            axis=1,
-        )
-        distinct, inverse = _distinct_rows(rows)
-        banks = (distinct[:, :, None].astype(np.int64) + words) % BANKS
-        half = lanes.stop - lanes.start
-        a = banks[:, :half].reshape(len(distinct), -1)
-        b = banks[:, half:].reshape(len(distinct), -1)
-        # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
-        same_a = a[:, :, None] == a[:, None, :]
-        same_b = b[:, :, None] == b[:, None, :]
-        per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
-        total += per_edge.max(axis=1)[inverse]
-    return total
-
-
-def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(n, k) uint8 -> (the distinct rows, each row's index among them)."""
-    rows = np.ascontiguousarray(rows)
-    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    return rows[first], inverse.ravel()
-
-
-# Instances whose rule S is evaluated at once: a few (block, 32, 32) masks stay small.
-CG_BLOCK = 4096
-
-
-def cg_costs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rule S (`verify.model.bank.cg_cost`) per instance, vectorised: (instances, 32)
-    16-byte-aligned destinations and sources -> costs, and whether each is exact
-    (rule S is, on every measured pattern: all true)."""
-    parts = [
-        _cg_block(dst[i : i + CG_BLOCK], src[i : i + CG_BLOCK])
-        for i in range(0, len(dst), CG_BLOCK)
-    ]
-    costs = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return costs, np.ones(len(costs), dtype=bool)
-
-
-def _pairs(values: np.ndarray) -> np.ndarray:
-    """(n, lanes) -> (n, lanes, lanes): lanes i and j have equal values."""
-    return values[:, :, None] == values[:, None, :]
-
-
-EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
-
-
-def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """Rule S on one block. Counted lanes: the lowest writing each 16-byte
-    destination. A counted copy's round: how many later counted lanes copy its
-    source chunk into the same half of a sector of its shared line (`bank.copy_rounds`).
-    Each unit (a whole sector, or a half) is carried by exactly two (symmetry, half
-    swap) pairs: the rotation by u - t and the reflection u + t (mod 4) with its
-    swap, so a class's fewest symmetries is the minimum vertex cover of a graph
-    whose edges are its units (`_COVER`); units are summed per set of (global line,
-    shared line, round, class, swap)."""
-    counted = ~(_pairs(dst // CHUNK_BYTES) & EARLIER).any(axis=2)
-    both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
-    source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
-    p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
-    repeat = both & _pairs(source_chunk) & _pairs(shared_line) & _pairs(q % 2)
-    rounds = (repeat & EARLIER.T).sum(axis=2)
-    # A source sector moved whole: its other half copied, in the same round, into
-    # the other half of the same shared sector.
-    partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
-    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES)) & _pairs(rounds)).any(axis=2)
-    kind = np.where(whole, 2, p % 2)
-    unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
-    t, u, swap = p // 2, q // 2, (p ^ q) & 1
-    edge = np.left_shift(1, (u - t) % 4 * 4 + (u + t) % 4)
-    same_set = (
-        unit[:, :, None]
-        & unit[:, None, :]
-        & _pairs(src // LINE_BYTES)
-        & _pairs(shared_line)
-        & _pairs(rounds)
-        & _pairs(kind)
-        & _pairs(swap)
-    )
-    graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
-    first = unit & ~(same_set & EARLIER).any(axis=2)
-    return np.where(first, _cover_table()[graph], 0).sum(axis=1)
-
-
-@cache
-def _cover_table() -> np.ndarray:
-    """For every graph between 4 rotations and 4 reflections (16 edge bits, edge r*4
-    + r' joining rotation r and reflection r'), the fewest vertices touching every
-    edge: try each of the 256 vertex sets."""
-    graphs = np.arange(1 << 16)
-    best = np.full(graphs.size, 8, dtype=np.int64)
-    edges = [(r, r2) for r in range(4) for r2 in range(4)]
-    for chosen in range(1 << 8):
-        touched = sum(
-            1 << (4 * r + r2) for r, r2 in edges if chosen >> r & 1 or chosen >> (4 + r2) & 1
-        )
-        fits = graphs & ~touched == 0
-        best[fits] = np.minimum(best[fits], chosen.bit_count())
-    return best
 
 
 # -- layouts -----------------------------------------------------------------
@@ -634,6 +576,8 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
             "to sort in memory: this check needs the solver "
             "engine",
         )
+    if own.points * ranges[BASE].size <= plain.PLAIN_POINTS:
+        return _plain_bijective(program, ldef, (address, coords, ranges), own, budget)
     evaluate = Vectorised([address], ranges)
     with _Clock(budget) as clock:
         for base in range(ranges[BASE].lo, ranges[BASE].hi):
@@ -655,19 +599,46 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
     return Verdict(Status.PROVED)
 
 
+def _plain_bijective(program: Program, ldef: LayoutDef, question, own: Domain, budget) -> Verdict:
+    """`bijective` of a small domain, by `verify.engines.plain`."""
+    address, coords, ranges = question
+    checked([address], ranges)
+    eb = program.elem_bytes(ldef.pos, ldef)
+    with _Clock(budget) as clock:
+        if clock.out_of_time():
+            return Verdict(Status.UNKNOWN, reason=clock.reason())
+        bases = range(ranges[BASE].lo, ranges[BASE].hi)
+        close = plain.first_overlap(address, own.names, own.ranges, BASE, bases, eb)
+    if close is None:
+        return Verdict(Status.PROVED)
+    base, i, j = close
+    va, vb = own.values_at(i), own.values_at(j)
+    return Verdict(
+        Status.REFUTED, witness.overlap(program, ldef, address, coords, va, vb, base, eb)
+    )
+
+
 def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     """cosize: 1 + the largest element offset (base 0, stage 0)."""
     coords = coordinate_vars(ldef.function)
     value = ldef.value([Var(n) for n, _ in coords])
     domain = Domain.of(dict(coords))
-    evaluate = Vectorised([value], dict(coords))
     top, exact = 0, True
-    with _Clock(budget) as clock:
-        for _, env in domain.chunks():
+    if domain.points <= plain.PLAIN_POINTS:
+        checked([value], dict(coords))
+        with _Clock(budget) as clock:
             if clock.out_of_time():
                 exact = False
-                break
-            top = max(top, int(evaluate(value, env, domain.shape_of(env)).max()))
+            else:
+                top = max(top, plain.largest(value, domain.names, domain.ranges))
+    else:
+        evaluate = Vectorised([value], dict(coords))
+        with _Clock(budget) as clock:
+            for _, env in domain.chunks():
+                if clock.out_of_time():
+                    exact = False
+                    break
+                top = max(top, int(evaluate(value, env, domain.shape_of(env)).max()))
     scale = program.elem_bytes(ldef.pos, ldef) if ldef.pointer_swizzle else 1
     cosize = top // scale + 1
     facts = {"size": ldef.function.size(), "cosize": cosize if exact else None}

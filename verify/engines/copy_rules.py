@@ -1,0 +1,143 @@
+"""The cp.async rules of the enumeration engine, vectorised over instances: rule C
+for .ca copies, rule S (and bound G) for .cg (`verify.model.bank`'s `copy_cost` and
+`cg_cost`, which replay every maximum these give: `verify.engines.enumeration.
+copy_wavefronts`). Apart from `verify.engines.enumeration` so that numpy is imported only
+where a copy is costed (a small spec without copies never loads it)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from verify.model.bank import BANKS, CHUNK_BYTES, LINE_BYTES, WORD_BYTES
+from verify.model.instructions import WARP, Instruction
+
+
+def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray, rule_s: bool = True):
+    """(instances, lanes) destinations and full global sources -> each instance's
+    cost and whether it is exact: rule C (.ca, always exact), rule S (.cg), or bound
+    G for every .cg instance without `rule_s` (`Program.copy_rule_s`)."""
+    if instr.cache == "cg" and rule_s:
+        return cg_costs(dst, src)
+    if instr.cache == "cg":
+        ordered = np.sort(dst // CHUNK_BYTES, axis=1)
+        distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+        return distinct, np.zeros(dst.shape[0], dtype=bool)
+    return rule_c_costs(instr, dst, src), np.ones(dst.shape[0], dtype=bool)
+
+
+def rule_c_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """Rule C (`verify.model.bank.copy_cost`) per instance. A phase's cost depends
+    only on the bank of each of its lanes' first source and destination word (the
+    lane's other words follow it), so each distinct (source banks, destination banks)
+    row of a phase is evaluated once and its cost given to every instance that has
+    it: the instances of a loop's iterations mostly repeat a few rows."""
+    words = np.arange(instr.words_per_address)
+    src_first = (src // WORD_BYTES % BANKS).astype(np.uint8)
+    dst_first = (dst // WORD_BYTES % BANKS).astype(np.uint8)
+    total = np.zeros(dst.shape[0], dtype=np.int64)
+    if not len(dst):
+        return total
+    for lanes in instr.phases:
+        rows = np.concatenate(
+            [src_first[:, lanes.start : lanes.stop], dst_first[:, lanes.start : lanes.stop]],
+            axis=1,
+        )
+        distinct, inverse = _distinct_rows(rows)
+        banks = (distinct[:, :, None].astype(np.int64) + words) % BANKS
+        half = lanes.stop - lanes.start
+        a = banks[:, :half].reshape(len(distinct), -1)
+        b = banks[:, half:].reshape(len(distinct), -1)
+        # Per edge e: out(a_e) + in(b_e) - both(a_e, b_e), counted over the phase's edges.
+        same_a = a[:, :, None] == a[:, None, :]
+        same_b = b[:, :, None] == b[:, None, :]
+        per_edge = same_a.sum(axis=2) + same_b.sum(axis=2) - (same_a & same_b).sum(axis=2)
+        total += per_edge.max(axis=1)[inverse]
+    return total
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, k) uint8 -> (the distinct rows, each row's index among them)."""
+    rows = np.ascontiguousarray(rows)
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return rows[first], inverse.ravel()
+
+
+# Instances whose rule S is evaluated at once: a few (block, 32, 32) masks stay small.
+CG_BLOCK = 4096
+
+
+def cg_costs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rule S (`verify.model.bank.cg_cost`) per instance, vectorised: (instances, 32)
+    16-byte-aligned destinations and sources -> costs, and whether each is exact
+    (rule S is, on every measured pattern: all true)."""
+    parts = [
+        _cg_block(dst[i : i + CG_BLOCK], src[i : i + CG_BLOCK])
+        for i in range(0, len(dst), CG_BLOCK)
+    ]
+    costs = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return costs, np.ones(len(costs), dtype=bool)
+
+
+def _pairs(values: np.ndarray) -> np.ndarray:
+    """(n, lanes) -> (n, lanes, lanes): lanes i and j have equal values."""
+    return values[:, :, None] == values[:, None, :]
+
+
+EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
+
+
+def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """Rule S on one block. Counted lanes: the lowest writing each 16-byte
+    destination. A counted copy's round: how many later counted lanes copy its
+    source chunk into the same half of a sector of its shared line (`bank.copy_rounds`).
+    Each unit (a whole sector, or a half) is carried by exactly two (symmetry, half
+    swap) pairs: the rotation by u - t and the reflection u + t (mod 4) with its
+    swap, so a class's fewest symmetries is the minimum vertex cover of a graph
+    whose edges are its units (`_COVER`); units are summed per set of (global line,
+    shared line, round, class, swap)."""
+    counted = ~(_pairs(dst // CHUNK_BYTES) & EARLIER).any(axis=2)
+    both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
+    source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
+    p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
+    repeat = both & _pairs(source_chunk) & _pairs(shared_line) & _pairs(q % 2)
+    rounds = (repeat & EARLIER.T).sum(axis=2)
+    # A source sector moved whole: its other half copied, in the same round, into
+    # the other half of the same shared sector.
+    partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
+    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES)) & _pairs(rounds)).any(axis=2)
+    kind = np.where(whole, 2, p % 2)
+    unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
+    t, u, swap = p // 2, q // 2, (p ^ q) & 1
+    edge = np.left_shift(1, (u - t) % 4 * 4 + (u + t) % 4)
+    same_set = (
+        unit[:, :, None]
+        & unit[:, None, :]
+        & _pairs(src // LINE_BYTES)
+        & _pairs(shared_line)
+        & _pairs(rounds)
+        & _pairs(kind)
+        & _pairs(swap)
+    )
+    graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
+    first = unit & ~(same_set & EARLIER).any(axis=2)
+    return np.where(first, _cover_table()[graph], 0).sum(axis=1)
+
+
+@cache
+def _cover_table() -> np.ndarray:
+    """For every graph between 4 rotations and 4 reflections (16 edge bits, edge r*4
+    + r' joining rotation r and reflection r'), the fewest vertices touching every
+    edge: try each of the 256 vertex sets."""
+    graphs = np.arange(1 << 16)
+    best = np.full(graphs.size, 8, dtype=np.int64)
+    edges = [(r, r2) for r in range(4) for r2 in range(4)]
+    for chosen in range(1 << 8):
+        touched = sum(
+            1 << (4 * r + r2) for r, r2 in edges if chosen >> r & 1 or chosen >> (4 + r2) & 1
+        )
+        fits = graphs & ~touched == 0
+        best[fits] = np.minimum(best[fits], chosen.bit_count())
+    return best
