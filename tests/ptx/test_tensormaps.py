@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.ptx import hopper_tma, tensormaps
+from verify.ptx import tensormaps
 from verify.ptx.check import Options, check_module
 from verify.ptx.parse import parse_ptx
 from verify.smt.solve import Status
@@ -303,19 +303,11 @@ def test_device_maps_decide_the_persistent_tutorial():
     assert tma(results, "writer_reader").count(Status.PROVED) == 16
 
 
-def test_different_device_maps_are_paired_by_register(monkeypatch):
-    """With copies paired to maps by the register they read (`map_root`), each of
-    device_matmul's two maps decides its own copies."""
+def test_different_device_maps_are_paired_by_register():
+    """Copies pair with maps by the register they read (`map_root`): each of
+    device_matmul's two device-built maps decides its own copies."""
     module, _, _ = sample("device_matmul")
-    found = tensormaps.read(module, [])
-    unpaired = checked(module, found)
-    assert Status.UNKNOWN in tma(unpaired, "placement cp")
-    why = {r.reason for r in unpaired if r.property.startswith("placement cp")}
-    assert all("pair a copy with its map only through a parameter" in w for w in why)
-    monkeypatch.setattr(
-        hopper_tma, "_map_name", lambda fn, t: tensormaps.map_root(fn, t.tensor_map)
-    )
-    paired = checked(module, found)
+    paired = checked(module, tensormaps.read(module, []))
     assert set(tma(paired, "placement cp") + tma(paired, "aligned 128")) == {Status.PROVED}
     assert tma(paired, "writer_reader").count(Status.PROVED) == 16
 

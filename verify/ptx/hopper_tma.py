@@ -15,7 +15,7 @@ from verify.errors import SpecError
 from verify.model import tma as tma_model
 from verify.model.expr import BinOp, Const, Expr, bounds, compiled
 from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand, ReadMap, SwizzleMode
-from verify.ptx import ir, memory
+from verify.ptx import ir, memory, tensormaps
 from verify.ptx.hopper_common import (
     Read,
     base_residues,
@@ -115,25 +115,9 @@ def _shared_address(event: Event, addr: ir.Addr, symbol) -> Value:
 
 
 def _map_name(fn: ir.Function, tensor: ir.TensorAddr) -> str | None:
-    """The parameter the tensor map operand names: itself, or the symbol its register
-    was moved or converted from (Triton: ``mov.b32 %r17, k_param_0``, ``cvt.u64.u32``,
-    ``cvta.param.u64``)."""
-    operand: ir.Operand = tensor.tensor_map
-    for _ in range(8):  # a chain of movs and conversions, never a loop
-        if isinstance(operand, ir.Sym):
-            return operand.name
-        defining = [
-            i
-            for i in fn.body
-            if isinstance(i, ir.Instr)
-            and i.operands[:1] == (operand,)
-            and i.parts[0] in ("mov", "cvt", "cvta")
-            and len(i.operands) == 2
-        ]
-        if len(defining) != 1:
-            return None
-        operand = defining[0].operands[1]
-    return None
+    """The key of the map a copy reads: the parameter its operand names, or the register
+    a device-built map was fenced through (`tensormaps.map_root`)."""
+    return tensormaps.map_root(fn, tensor.tensor_map)
 
 
 # -- TMA copies ----------------------------------------------------------------------
