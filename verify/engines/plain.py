@@ -4,11 +4,11 @@ A domain of at most PLAIN_POINTS points is walked here instead of in numpy, so
 that a small spec (the README's first command) is decided without importing numpy
 (issue 23: start-up). It is the same engine: the same domain in the same order (C
 order, the last name varying fastest, as `verify.engines.enumeration.Domain` walks
-it), each expression by the plain evaluator the numpy path's witnesses are replayed
-with (`verify.model.expr.evaluate`'s operators, `function`), each bank figure by the bank model the numpy
-path is replayed against (`verify.model.bank`), so every verdict, figure and first
-witness is the numpy path's (tests/engines/test_engines.py compares the two over the
-catalog). Python integers are exact at any size, so there is no int64 limit here.
+it), each expression with `verify.model.expr.evaluate`'s operators (`function`),
+each bank figure by the bank model the numpy path is replayed against
+(`verify.model.bank`), so every verdict, figure and first witness is the numpy
+path's (tests/engines/test_engines.py compares the two over the catalog). Python
+integers are exact at any size, so there is no int64 limit here.
 
 `verify.engines.enumeration` decides which path a check takes, checks the
 expressions first (`bounds`, the 32-bit window) as for the numpy path, and turns
