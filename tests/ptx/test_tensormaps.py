@@ -368,3 +368,32 @@ def test_verify_run_takes_the_maps_from_tritons_listener(tmp_path, monkeypatch):
         for name in ("device_matmul", "gluon_tutorials", "tutorial09"):
             sys.modules.pop(name, None)
     assert tma(session.results, "writer_reader") == [Status.PROVED] * 16
+
+
+def test_verify_triton_takes_the_maps_from_the_compiled_kernel(monkeypatch):
+    """`verify triton` (check_kernel) reads tensordesc_meta from the kernel it compiled:
+    no child process asks Triton again, and the tutorial's copies are decided."""
+    pytest.importorskip("triton")
+    import sys
+
+    from verify.ttgir import kernel, tensordesc
+
+    def no_child(text):
+        raise AssertionError("the compiled kernel's own metadata should serve")
+
+    monkeypatch.setattr(tensordesc, "metadata", no_child)
+    monkeypatch.syspath_prepend(str(DATA))
+    sys.modules.pop("tutorial09", None)
+    import tutorial09
+
+    desc = "tensordesc<fp16[128,64]>"
+    results = kernel.check_kernel(
+        tutorial09.matmul_kernel_tma,
+        target="sm_90",
+        signature={"a_desc": desc, "b_desc": desc, "c_desc": "tensordesc<fp16[128,128]>"}
+        | {size: "i32" for size in "MNK"},
+        constexprs={"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64}
+        | {"GROUP_SIZE_M": 8, "FP8_OUTPUT": False, "WARP_SPECIALIZE": False},
+    )
+    assert tma(results, "writer_reader") == [Status.PROVED] * 16
+    assert set(tma(results, "placement")) == {Status.PROVED}

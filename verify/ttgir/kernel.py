@@ -394,6 +394,8 @@ def check_compiled(
         options.ptx_text = compiled.asm["ptx"].replace(f'"{os.getcwd()}/', '"')
         options.shared_bytes = getattr(compiled.metadata, "shared", None)
         options.ptx_name = f"{getattr(compiled.metadata, 'name', 'kernel')}.ptx"
+    if options.tensordesc_meta is None:  # the compiled kernel's own: no child asks Triton
+        options.tensordesc_meta = getattr(compiled.metadata, "tensordesc_meta", None)
     return from_ptx.check(text, timeout, engine, options)
 
 
