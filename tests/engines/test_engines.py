@@ -136,6 +136,37 @@ def test_rule_c_evaluated_once_per_distinct_bank_row_is_rule_c_everywhere(instr)
         assert cost == copy_cost(instruction, list(d), list(s)).wavefronts
 
 
+COPIES_TWICE = """\
+dtype f32
+global align 16
+layout S = (32,32):(32,1)
+layout G = (32,32):(1024,1)
+access one = cp.async.cg.16 S(lane / 8 + r * 4, lane % 8 * 4) from G(r, lane % 8 * 4) for r in 0..8
+access two = cp.async.cg.16 S(lane / 8 + r * 4, lane % 8 * 4) from G(r, lane % 8 * 4) for r in 0..8
+access other = cp.async.cg.16 S(r, lane % 8 * 4) from G(r, lane % 8 * 4) for r in 0..8
+"""
+
+
+def test_one_copy_asked_twice_under_two_names_is_searched_once(monkeypatch):
+    """`enumeration.copy_wavefronts` keeps each Program's copy searches by the exact
+    question: the second name gets the first's maxima, replayed on itself; another
+    question is searched anew."""
+    from verify.engines import copy_rules
+
+    searched = []
+    real = copy_rules.copy_costs
+    monkeypatch.setattr(copy_rules, "copy_costs", lambda *a: searched.append(1) or real(*a))
+    program = Program(parse_text(COPIES_TWICE, "twice.spec"))
+    figures = {}
+    for name in ("one", "two", "other"):
+        before = len(searched)
+        figures[name] = enumeration.copy_wavefronts(program, program.access(name, None), Budget())
+        searched[before:] = [name] if len(searched) > before else []
+    assert searched == ["one", "other"]
+    assert figures["one"] == figures["two"] != figures["other"]
+    assert (figures["one"].exact.value, figures["other"].exact.value) == (18, 6)
+
+
 def test_an_enumerated_maximum_that_does_not_replay_is_an_internal_error(monkeypatch):
     program = Program(
         parse_text(

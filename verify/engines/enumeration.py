@@ -42,6 +42,7 @@ from __future__ import annotations
 import itertools
 import operator
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
@@ -510,18 +511,38 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
     assert source is not None, f"{access.name}: a copy without its global source"
     from verify.engines import copy_rules  # numpy, for copies only
 
-    domain, _ = _access_domain(access, access.ranges[BASE])
-    evaluate = Vectorised([access.address, source.address], dict(access.ranges))
     instr, bases = access.instruction, program.global_bases(access)
     rule_s = program.copy_rule_s(access)
-    best = _CopyBest()
     exprs = [access.address, source.address]
-    with _Clock(budget) as clock:
-        for first, (dst, src) in clock.lane_chunks(domain, evaluate, exprs, instr.address_lanes):
-            for base in bases:
-                costs, exact = copy_rules.copy_costs(instr, dst, src + base, rule_s)
-                best.offer(costs, exact, first, base)
-    reason = clock.stopped
+    question = (instr, *exprs, tuple(access.ranges.items()), bases, rule_s)
+    searched = _COPY_SEARCHES.setdefault(program, {})
+    if question not in searched:
+        domain, _ = _access_domain(access, access.ranges[BASE])
+        evaluate = Vectorised(exprs, dict(access.ranges))
+        best = _CopyBest()
+        with _Clock(budget) as clock:
+            lanes = instr.address_lanes
+            for first, (dst, src) in clock.lane_chunks(domain, evaluate, exprs, lanes):
+                for base in bases:
+                    costs, exact = copy_rules.copy_costs(instr, dst, src + base, rule_s)
+                    best.offer(costs, exact, first, base)
+        if clock.stopped:  # a search cut short by its budget is not kept
+            return _copy_figures(program, access, best, clock.stopped)
+        searched[question] = best
+    return _copy_figures(program, access, searched[question], "")
+
+
+# Each Program's copy searches, by the exact question (instruction, destination and
+# source expressions, every range in order, the global bases, rule S or not): a spec
+# that holds one copy several times under other names (`verify.ttgir.module` writes one
+# per buffer and op) searches it once, and each access replays the maxima itself.
+_COPY_SEARCHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _copy_figures(
+    program: Program, access: Access, best: _CopyBest, reason: str
+) -> copies.CopyFigures:
+    """A search's maxima, each replayed on this access."""
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
     return copies.CopyFigures(
         _replayed_copy(program, access, instance, best.exact, True, reason),
