@@ -36,6 +36,7 @@ def main() -> int:
         if not hasattr(module, "state_classes"):
             module.state_classes = lambda *a: None  # type: ignore[attr-defined]
         check.assume = module  # type: ignore[assignment]
+        check.Assumptions = module.Assumptions  # type: ignore[misc]
     spent: collections.Counter = collections.Counter()
     case = [""]
     for name in ("state_proved_under", "state_classes"):
