@@ -53,7 +53,7 @@ from benchmarks.hardware.ptx import triton_tutorials as tt  # noqa: E402
 DATA = os.path.join(ROOT, "tests", "data", "hopper", "tensormaps")
 BUILD = os.path.join(HERE, "cubin")
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-MEASURED = os.path.join(RESULTS, "tma_kernels_h200")  # measure's $OUT, as committed
+MEASURED = os.path.join(RESULTS, "tma_kernels_h200.measured.csv")  # measure's, as committed
 MM = 512  # M = N = K: 4 x 4 tiles of 128 x 128, 8 k-tiles of 64
 TILE = 128
 PAD = 128  # static shared bytes of the pad variant
@@ -171,7 +171,17 @@ class Driver:
         self.keep.append(args)
         params = (c.c_void_p * len(ptrs))(*ptrs)
         code = self.lib.cuLaunchKernel(
-            c.c_void_p(fn.ptr), grid, 1, 1, 128, 1, 1, shared, None, params, None
+            c.c_void_p(getattr(fn, "kernel", fn).ptr),
+            grid,
+            1,
+            1,
+            128,
+            1,
+            1,
+            shared,
+            None,
+            params,
+            None,
         )
         self.check(code, "cuLaunchKernel")
 
@@ -213,6 +223,13 @@ def launch(run: str) -> dict:
         want = a.astype(np.float64) @ b.astype(np.float64).T
     cp.cuda.runtime.deviceSynchronize()
     got = cp.asnumpy(dc).astype(np.float64)
+    rows = np.arange(MM) % 8
+    if run == "t09_tma_swnone":  # wgmma reads chunk j ^ (row % 8) of each unswizzled row
+        predicted = chunks(a, rows).astype(np.float64) @ chunks(b, rows).astype(np.float64).T
+    elif run == "t09_tma_pad128":  # the store reads chunk j ^ (row % 8) ^ ((row + 1) % 8)
+        predicted = chunks(want, rows ^ ((rows + 1) % 8))
+    else:
+        predicted = want
     unwritten = int(np.isnan(got).sum())
     bad = np.abs(got - want) > 0.05 * np.abs(want).max()
     error = float(np.linalg.norm(np.nan_to_num(got, nan=1e4) - want) / np.linalg.norm(want))
@@ -223,9 +240,26 @@ def launch(run: str) -> dict:
         "wrong_elements": int(bad.sum()),
         "elements": MM * MM,
         "right": bool(error < 1e-2 and not unwritten),
+        # against what verify's counterexample says lands where: the model's wrong product
+        "error_against_prediction": float(
+            np.linalg.norm(np.nan_to_num(got, nan=1e4) - predicted) / np.linalg.norm(predicted)
+        ),
     }
     print(json.dumps(out), flush=True)
     return out
+
+
+def chunks(x, mask):
+    """`x` (rows x cols, cols a multiple of 64) with each row's 16-byte chunks of fp16
+    (8 elements) permuted within each 128-byte box row: chunk j takes chunk j ^ mask[row]."""
+    import numpy as np
+
+    view = x.reshape(x.shape[0], -1, 8, 8)
+    out = np.empty_like(view)
+    for m in range(8):
+        sel = mask == m
+        out[sel] = view[sel][:, :, np.arange(8) ^ m, :]
+    return out.reshape(x.shape)
 
 
 def measure(out: str) -> int:
@@ -236,7 +270,14 @@ def measure(out: str) -> int:
     info = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,"
                            "noheader"], capture_output=True, text=True).stdout.strip()  # fmt: skip
     ncu = subprocess.run(["ncu", "--version"], capture_output=True, text=True).stdout
-    results = {"gpu": info, "ncu": ncu.strip().splitlines()[-1], "cupy": cp.__version__}
+    import time
+
+    results = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "gpu": info,
+        "ncu": ncu.strip().splitlines()[-1],
+        "cupy": cp.__version__,
+    }
     results["runs"] = []
     for run in (r for r in RUNS for _ in range(2)):  # twice each: fresh inputs
         try:
