@@ -85,6 +85,7 @@ class Copy:
     load: bool
     shared: Value  # the shared address
     map_name: str | None  # the parameter holding the tensor map, where visible
+    rank: int = 0  # the copy's .Nd: its box's dimensions (0: not read)
 
 
 def tma_copy(event: Event, fn: ir.Function, symbol) -> Copy | Unknown:
@@ -99,7 +100,9 @@ def tma_copy(event: Event, fn: ir.Function, symbol) -> Copy | Unknown:
     shared_op, tensor = (ops[0], ops[1]) if load else (ops[1], ops[0])
     if not isinstance(shared_op, ir.Addr) or not isinstance(tensor, ir.TensorAddr):
         return Unknown("a TMA copy whose operands this reader does not read")
-    return Copy(event, load, _shared_address(event, shared_op, symbol), _map_name(fn, tensor))
+    rank = int(parts[4][:-1]) if re.fullmatch(r"[1-5]d", parts[4]) else 0
+    shared = _shared_address(event, shared_op, symbol)
+    return Copy(event, load, shared, _map_name(fn, tensor), rank)
 
 
 def _shared_address(event: Event, addr: ir.Addr, symbol) -> Value:
@@ -123,11 +126,18 @@ def _map_name(fn: ir.Function, tensor: ir.TensorAddr) -> str | None:
 # -- TMA copies ----------------------------------------------------------------------
 
 
-def _map_for(copy: Copy, maps: list[MapOption]) -> tma_model.TensorMap | None:
-    """The --tma-map naming the copy's parameter, else the one naming none."""
+def _map_for(copy: Copy, maps: list[MapOption]) -> tma_model.TensorMap | str | None:
+    """The --tma-map naming the copy's parameter, else the one naming none; why it
+    cannot be the copy's map where its box has other dimensions than the copy's .Nd
+    (PTX ISA "cp.async.bulk.tensor": the dimension must match the map's rank)."""
     named = [m.tmap for m in maps if m.param is not None and m.param == copy.map_name]
     anonymous = [m.tmap for m in maps if m.param is None]
     found = named or anonymous
+    if found and copy.rank and len(found[0].box) != copy.rank:
+        return (
+            f"the tensor map stated for the copy at PTX line {copy.event.instr.line} has a "
+            f"box of {len(found[0].box)} dimensions, the copy is .{copy.rank}d"
+        )
     return found[0] if found else None
 
 
@@ -163,6 +173,8 @@ def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult
     facts = {"allocation": kernel.shared_label(where.allocation), "tensor_map": copy.map_name}
     results = [_aligned(kernel, event, cases, facts)]
     tmap = _map_for(copy, maps)
+    if isinstance(tmap, str):
+        return [*results, unknown_result(kernel, event, "placement", tmap)]
     heads = ("ld", "ldmatrix") if copy.load else ("st", "stmatrix", "cp")
     peers = [a for a in placed.get(where.allocation, []) if a.event.instr.parts[0] in heads]
     if tmap is not None:
@@ -284,36 +296,49 @@ def _box_coords(tmap, boxes: int, op: Operand, delta: int) -> tuple[str, str] | 
 def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts) -> CheckResult:
     """writer = reader: the operand is the box the TMA copy wrote, at every base. The
     descriptor at base 0, counted from the box, is decided at every base at once; a
-    base where it differs (a base offset computed from the address) at that base."""
+    base where it differs (a base offset computed from the address) at that base.
+    Where what the operand reads of the box is not rows of one global row each (it
+    reads past a box row, or its rows cross an outer dimension of a box of 3 or more),
+    it is decided in the global tensor from the map's globalStrides
+    (`_global_mismatch`), every element enumerated; without them UNKNOWN."""
     groups: dict = {}
-    strided: dict = {}  # K-major reads wider than an unswizzled box: (map, desc) -> case
+    strided: dict = {}  # decided in the global tensor: (map, desc, dest) -> case
     for point, base, at0, atb in cases:
         found = _containing(kernel, copies, at0.start_address, maps)
         if isinstance(found, str):
             return unknown_result(kernel, event, f"writer_reader {what}", found)
         copy, tmap, boxes, dest0, align = found
-        coords = _box_coords(tmap, boxes, read.op, at0.start_address - dest0)
-        if isinstance(coords, str) and _wider_than_box(tmap, read.op, at0.start_address - dest0):
-            if tmap.strides is None or atb.swizzle is not SwizzleMode.NONE:
-                why = _NO_STRIDES if tmap.strides is None else _SWIZZLED_READ
-                return unknown_result(kernel, event, f"writer_reader {what}", why)
-            strided.setdefault((tmap, _from_box(atb, dest0 + base)), (copy, point, base))
-            continue
-        if isinstance(coords, str):
+        delta = at0.start_address - dest0
+        coords = _box_coords(tmap, boxes, read.op, delta)
+        outer = None if isinstance(coords, str) else _outer_dims(tmap, read.op, delta)
+        if isinstance(coords, str) and not _starts_in_box(tmap, read.op, delta):
             return unknown_result(kernel, event, f"writer_reader {what}", coords)
+        if isinstance(coords, str) or (outer is not None and outer[0] > 1):
+            if tmap.strides is None:
+                why = _NO_STRIDES if isinstance(coords, str) else _NO_STRIDES_OUTER
+                return unknown_result(kernel, event, f"writer_reader {what}", why)
+            if outer is not None and outer[1]:
+                return unknown_result(kernel, event, f"writer_reader {what}", _SECOND_BOX)
+            strided.setdefault(_global_case(tmap, atb, dest0 + base), (copy, point, base))
+            continue
+        assert not isinstance(coords, str)
         run = tma_model.TensorMap(tmap.dtype, (tmap.box[0], tmap.rows * boxes), tmap.swizzle)
         desc = _from_box(at0, dest0)
         moved_desc = _from_box(atb, dest0 + base)
         at_base = None if moved_desc == desc else base
         groups.setdefault((run, moved_desc, coords, align, at_base), (copy, point))
-    for (tmap, desc), (copy, point, base) in strided.items():
-        wrong = _strided_mismatch(tmap, desc, read.op)
+    unknown = None
+    for (tmap, desc, dest), (copy, point, base) in strided.items():
+        wrong = _global_mismatch(tmap, desc, read.op, dest)
         if wrong is None:
             continue
-        row, k, summary = wrong
+        row, k, summary, decided = wrong
+        if not decided:
+            unknown = unknown or summary
+            continue
         cex = Counterexample(
             f"{summary} (the TMA copy at PTX line {copy.event.instr.line}, read through "
-            f"{desc} as operand {read.which})",
+            f"{desc} as operand {read.which}, the box at byte {dest})",
             {**point, "base": base, "row": row, "k": k},
         )
         return check_result(
@@ -330,9 +355,8 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
         if status is Status.PROVED:
             continue
         if mismatch is None:
-            return unknown_result(
-                kernel, event, f"writer_reader {what}", "verify's runner decided nothing"
-            )
+            unknown = unknown or "verify's runner decided nothing"
+            continue
         summary = (
             f"{mismatch}: the box of the TMA copy at PTX line {copy.event.instr.line} "
             f"(its boxes, end to end: {tmap.layout_text()}) read through {desc} as "
@@ -350,6 +374,8 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
             engine="verify runner",
             facts=facts,
         )
+    if unknown is not None:
+        return unknown_result(kernel, event, f"writer_reader {what}", unknown)
     return check_result(
         kernel,
         event,
@@ -361,65 +387,106 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
 
 
 _NO_STRIDES = (
-    "the operand reads more k than the unswizzled box holds in a row: which global "
-    "elements the box's further rows hold is the tensor map's globalStrides: state them "
-    "(--tma-map ...,globalStrides={BYTES,...}, cuTensorMapEncodeTiled's argument)"
+    "the operand reads past a row of the box (more k than an unswizzled box row holds): "
+    "which global elements the box's further rows hold is the tensor map's globalStrides: "
+    "state them (--tma-map ...,globalStrides={BYTES,...}, cuTensorMapEncodeTiled's argument)"
+)
+
+_NO_STRIDES_OUTER = (
+    "the operand's rows cross an outer dimension of the box (3 or more dimensions): "
+    "whether they are rows of one matrix in the global tensor is the tensor map's "
+    "globalStrides: state them (--tma-map ...,globalStrides={BYTES,...}, "
+    "cuTensorMapEncodeTiled's argument)"
+)
+
+_SECOND_BOX = (
+    "the operand's rows cross an outer dimension of the box and continue into a second "
+    "box: boxes are not paired by their coordinates (not modelled)"
 )
 
 
-_SWIZZLED_READ = (
-    "a swizzled descriptor reading more k than the unswizzled box holds in a row: not modelled"
-)
-
-
-def _wider_than_box(tmap, op: Operand, delta: int) -> bool:
-    """A K-major operand read from an unswizzled box whose rows hold less K than it
-    reads (CUTLASS's core matrices: 8 f16 a box row), all of it inside one box."""
+def _starts_in_box(tmap, op: Operand, delta: int) -> bool:
+    """The operand starts on an element of the box, of the box's element type (what
+    it reads past a box row is decided in the global tensor)."""
     return (
-        op.major == "K"
-        and not tmap.swizzle
-        and tmap.elem_bytes * 8 == op.elem_bits
+        tmap.elem_bytes * 8 == op.elem_bits
         and 0 <= delta < tmap.bytes
-        and (delta // tmap.elem_bytes) % tmap.box[0] + op.k > tmap.box[0]
+        and not delta % tmap.elem_bytes
     )
 
 
-def _strided_mismatch(tmap, desc: MatrixDescriptor, op: Operand):
+def _outer_dims(tmap, op: Operand, delta: int) -> tuple[int, bool]:
+    """How many outer dimensions of the box the rows the operand reads (as
+    `_box_coords` places it) take more than one index of, and whether it continues
+    into a further box. One: rows one stride apart in the global tensor, whatever the
+    strides (a 2-D box always)."""
+    elem, inner, rows = tmap.elem_bytes, tmap.box[0], tmap.rows
+    if op.major == "K":
+        row0 = (delta // elem) // inner
+        flat, further = range(row0, min(row0 + op.rows, rows)), row0 + op.rows > rows
+    else:
+        k0, n_in = divmod((delta % tmap.bytes) // elem, inner)
+        flat, further = range(k0, k0 + op.k), n_in + op.rows > inner
+    outer = [tmap.coordinates(f * inner)[1:] for f in flat]
+    varying = sum(len({c[d] for c in outer}) > 1 for d in range(len(tmap.box) - 1))
+    return varying, further
+
+
+def _global_case(tmap, desc: MatrixDescriptor, dest: int):
+    """(map, descriptor, destination) with both addresses moved down together by a
+    multiple of 1024 bytes (every swizzle's pattern), to destination 0 where neither
+    swizzles: the same box bytes read, so bases that differ only so are decided once."""
+    unswizzled = not tmap.swizzle and desc.swizzle is SwizzleMode.NONE
+    shift = dest if unswizzled else dest - dest % tma_model.PATTERN_BYTES[128]
+    return tmap, _from_box(desc, shift), dest - shift
+
+
+def _global_mismatch(tmap, desc: MatrixDescriptor, op: Operand, dest: int):
     """writer = reader in the global tensor, every element enumerated: the element
-    wgmma reads at (row, k) is the global element the box put at that byte (the
-    map's globalStrides), and those are one block of one matrix in order: k
-    contiguous (`elem` bytes apart), rows one pitch apart, the pitch at least a row
-    of the block. An unswizzled box and descriptor move with the base byte for byte,
-    so base 0 decides every base. (row, k, why) of the first element that is not,
-    or None."""
+    wgmma reads at (row, k) through `desc` (absolute addresses) is the global element
+    the box at shared byte `dest` put at that byte (the map's swizzle, then its
+    globalStrides), and those are one block of one matrix in order: along the
+    operand's major dimension contiguous (`elem` bytes apart), along the other one
+    pitch apart, the pitch at least the block's extent (else elements repeat). (row,
+    k, why, decided) of the first element that is not (decided False: it reads past
+    the box, which another copy may write), or None."""
     elem = tmap.elem_bytes
-    table = ReadMap(desc, op).table()
+    read = ReadMap(desc, op)
 
     def held(row: int, k: int) -> tuple[int, int] | str:
-        byte = table[row][k]
+        byte = tma_swizzle(read.address(row, k), tmap.swizzle) - dest
         if not 0 <= byte < tmap.bytes or byte % elem:
-            return f"wgmma reads byte {byte} of the box, which holds {tmap.bytes} bytes"
+            return (
+                f"element (row {row}, k {k}): wgmma reads byte {byte} of the box, which holds "
+                f"{tmap.bytes} bytes (boxes are not paired by their coordinates)"
+            )
         return byte, tmap.global_offset(byte // elem)
 
-    first, below = held(0, 0), held(1, 0)
-    if isinstance(first, str) or isinstance(below, str):
-        row = 0 if isinstance(first, str) else 1
-        return row, 0, f"element (row {row}, k 0): {first if row == 0 else below}"
-    pitch = below[1] - first[1]
-    if abs(pitch) < op.k * elem:
+    k_major = op.major == "K"
+    step = (1, 0) if k_major else (0, 1)  # the element one pitch from the first
+    first, next_ = held(0, 0), held(*step)
+    if isinstance(first, str) or isinstance(next_, str):
+        bad = first if isinstance(first, str) else next_
+        assert isinstance(bad, str)
+        row, k = (0, 0) if isinstance(first, str) else step
+        return row, k, bad, False
+    pitch, extent = next_[1] - first[1], (op.k if k_major else op.rows) * elem
+    if abs(pitch) < extent:
+        row, k = step
         return (
-            1,
-            0,
-            f"element (row 1, k 0) is global byte {below[1]}, {pitch} bytes from row 0's "
-            f"first: rows of {op.k * elem} bytes that close overlap (row 0's k "
-            f"{pitch // elem if pitch > 0 else 0} would be the same global element)",
+            row,
+            k,
+            f"element (row {row}, k {k}) is global byte {next_[1]}, {pitch} bytes from "
+            f"element (0, 0): lines of {extent} bytes that close overlap (the same global "
+            "element is read twice)",
+            True,
         )
     for row in range(op.rows):
         for k in range(op.k):
             here = held(row, k)
             if isinstance(here, str):
-                return row, k, f"element (row {row}, k {k}): {here}"
-            want = first[1] + row * pitch + k * elem
+                return row, k, here, False
+            want = first[1] + (row * pitch + k * elem if k_major else row * elem + k * pitch)
             if here[1] == want:
                 continue
             coords = tmap.coordinates(here[0] // elem)
@@ -428,8 +495,10 @@ def _strided_mismatch(tmap, desc: MatrixDescriptor, op: Operand):
                 k,
                 f"element (row {row}, k {k}): wgmma reads byte {here[0]} of the box, which "
                 f"holds the box's element {coords}, global byte {here[1]} from the box's "
-                f"first; the block it reads starts at global byte {first[1]} with rows "
-                f"{pitch} bytes apart, so the element is global byte {want}",
+                f"first; the block it reads starts at global byte {first[1]} with "
+                f"{'rows' if k_major else 'k'} {pitch} bytes apart, so the element is global "
+                f"byte {want}",
+                True,
             )
     return None
 
@@ -454,6 +523,8 @@ def _containing(kernel, copies, start: int, maps):
         tmap = _map_for(copy, maps)
         if tmap is None:
             return "the tensor map of a copy into it is not stated (--tma-map)"
+        if isinstance(tmap, str):
+            return tmap
         at = compiled(copy.shared)
         placed += [
             (at({**p, where.allocation: 0}), copy, tmap, where.allocation) for p in where.others
