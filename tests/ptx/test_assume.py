@@ -180,12 +180,31 @@ def test_the_stated_class_is_decided_proved_and_the_next_weaker_is_not():
     assert not any("proved_when" in r.facts for r in at32.values())
 
 
-def test_a_class_that_only_repeats_an_alignment_is_not_stated():
-    """pipeline3's copies read ktiles (param_2) through their loop's guard; they are
-    ideal at --global-align 128 whatever ktiles is, so no class is stated."""
+def test_a_parameter_read_only_by_a_guard_is_not_searched(monkeypatch):
+    """pipeline3's copies read ktiles (param_2) only through their loop's guard,
+    which a class cannot make whole: no kernel is checked again for a class."""
+    asked = []
+    monkeypatch.setattr(assume, "_checked_under", lambda *a: asked.append(a) or {})
     results = check_ptx(os.path.join(PTX, "pipeline_sm80.ptx"), Options(kernel="pipeline3"))
-    assert any("proved_under" in r.facts for r in results)
-    assert not any("proved_when" in r.facts for r in results)
+    assert any("proved_under" in r.facts for r in results) and asked == []
+
+
+def test_a_class_that_only_repeats_an_alignment_proves_nothing_new():
+    """Under a class, a check REFUTED with the same `proved_under` as without it
+    owes that to the alignment alone; PROVED, or a weaker alignment, counts."""
+    from verify.results import CheckResult
+
+    def result(status, under=None):
+        r = CheckResult("k.ptx", 1, "conflict_free x", status)
+        if under:
+            r.facts["proved_under"] = under
+        return r
+
+    without = result(Status.REFUTED, {"global_align": 128})
+    assert not assume._holds(result(Status.REFUTED, {"global_align": 128}), without)
+    assert assume._holds(result(Status.REFUTED, {"global_align": 64}), without)
+    assert assume._holds(result(Status.PROVED), without)
+    assert not assume._holds(result(Status.REFUTED), without)
 
 
 def test_a_bound_and_a_class_give_every_value_and_no_other():
@@ -198,6 +217,9 @@ def test_a_bound_and_a_class_give_every_value_and_no_other():
     (q,) = free_vars(value)
     assert ctx.ranges[q] == Range(0, 3) and a.vars[q] == (2, 0) and not q.startswith("param_")
     assert assume.Assumptions(fn, ("param_2<7",), Context({})).value("param_2", bits=32)
+    # a class without a bound keeps its name, param_2_q, as the messages name it
+    unbounded = assume.Assumptions(fn, ("param_2%4==1",), Context({})).value("param_2", bits=32)
+    assert free_vars(unbounded) == {"param_2_q"}
 
 
 def test_contradictory_or_malformed_assumptions_are_refused():

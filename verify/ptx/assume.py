@@ -69,16 +69,16 @@ class Assumptions:
 
     def value(self, name: str, offset: int = 0, bits: int = 0) -> Expr | Unknown:
         """What ``ld.param`` of `bits` bits reads at `offset` bytes into `name`.
-        A parameter under a class or a bound is named by its full PTX name
-        (``matmul_kernel_param_7``, its class's quotient ``..._q``): a ``param_N``
-        variable is taken for a pointer where a copy's source is placed
-        (`verify.ptx.memory.POINTER`), and one assumed so is a value, not a base."""
+        A parameter under a bound is named by its full PTX name
+        (``matmul_kernel_param_7``, in a class its quotient ``..._q``): a
+        ``param_N`` variable is taken for a pointer where a copy's source is placed
+        (`verify.ptx.memory.POINTER`), and a bounded one is a value, not a base."""
         i = self.index.get(name)
         if i is None:
             return Unknown(f"a load from {name}, not a parameter of the kernel")
         key = (i, offset)
         var = f"param_{i}" + (f"_{offset}" if offset else "")
-        if key in self.classes or key in self.bounds:
+        if key in self.bounds:
             full = self.fn.params[i].name + (f"_{offset}" if offset else "")
             var = var if full.startswith("param_") else full
         limit = 1 << min(bits or self.fn.params[i].element_bytes * 8, POINTER_BITS)
@@ -349,7 +349,7 @@ _searching = False  # a kernel checked for a class states no class of its own
 
 def state_classes(kernel, placed: dict, results: list[CheckResult], recheck) -> None:
     """Each failed check of `kernel` that ``NAME % M == 0`` proves, for a parameter
-    its instruction reads (address, source, guard or src-size), gets the least such
+    its instruction's addresses read (`_reads`), gets the least such
     M (`proved_when`, and a sentence as `proved_under`'s). `recheck(options)` checks
     the kernel again (`verify.ptx.check`): the whole kernel, traced again with the
     class among its assumptions and decided by the engines as any kernel is; a
@@ -399,10 +399,12 @@ def _least_classes(kernel, recheck, name: str, keys: list, failed: dict) -> dict
 
 
 def _reads(access) -> set[str]:
-    """The variables an access's checks read: its offset, its source, the guard
-    it runs under and its src-size."""
+    """The variables an access's addresses read: its shared offset and its global
+    source. Not its guard's nor its src-size's: the guards' reader keeps no
+    residue class (a class makes no mask whole there), and a kernel checked again
+    for each of a Triton mask's bounds would cost several kernel checks for nothing."""
     out: set[str] = set()
-    for e in (access.offset, access.source, access.event.condition, access.full):
+    for e in (access.offset, access.source):
         if isinstance(e, Expr):
             out |= free_vars(e)
     return out | (access.source_vars or set())
