@@ -76,8 +76,11 @@ def _options(f):
             click.option(
                 "--tma-map",
                 multiple=True,
-                metavar="dataType=T,boxDim={I,O},swizzle=S[,param=P]",
-                help="A host-built TMA tensor map (cuTensorMapEncodeTiled's arguments).",
+                metavar="dataType=T,boxDim={I,O},swizzle=S[,globalStrides={B,...}][,param=P]",
+                help=(
+                    "A host-built TMA tensor map (cuTensorMapEncodeTiled's arguments); "
+                    "globalStrides (bytes, dimensions 1..) decide reads that cross a box's rows."
+                ),
             ),
             click.option("--json", "as_json", is_flag=True, help="Print one JSON document."),
             click.option(
