@@ -439,8 +439,10 @@ Two fixes got there:
 - the attention's cp.async.cg came out REFUTED at 16 wavefronts (ideal 4) at a
   dynamic base of 48: not the launch's value (`--shared-align 1024`, above).
 
-Left UNKNOWN: attention sm_90's `k_blocks of 4 wgmma into one accumulator` ("no
-stage is proved a block of its matrix for all of them"), a check of the wgmma
+Left UNKNOWN when measured: attention sm_90's `k_blocks of 4 wgmma into one
+accumulator` ("no stage is proved a block of its matrix for all of them"; PROVED
+since commit 01a18df, which joins the operands' stages: re-read 2026-12-02 04:35
+UTC on attention_sm90.ptx and attention_hinted_sm90.ptx), a check of the wgmma
 operands (issue 24's Hopper part, outside item 5's "every instruction other than
 wgmma reads and TMA"); the wgmma operand wavefronts (A 16 + B 8 per m64n32k16, B 16
 per m64n64k16) are PROVED and equal the H200's HGMMA rows (6 and 4 per warp). Read
