@@ -17,8 +17,10 @@ tests/ptx/test_tma_kernels_h200.py replays the same comparison in CI.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import tarfile
 from collections import Counter
 
 from benchmarks.hardware.ptx import triton_tutorials as tt
@@ -45,8 +47,9 @@ SETUPS = {
         (H_MAP % ("128B", 0), H_MAP % ("128B", 5), H_MAP % ("128B", 10)),
     ),
 }  # fmt: skip
-GMMA_WAVEFRONTS = 49152  # l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum, every run
-GMMA_INSTRUCTIONS = 4096  # sm__inst_executed_pipe_tensor_op_gmma.sum (per warp)
+GMMA_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
+GMMA_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum"
+GMMA_INSTRUCTIONS = "sm__inst_executed_pipe_tensor_op_gmma.sum"  # counted per warp
 
 
 def ptx_path(run: str) -> str:
@@ -89,6 +92,10 @@ def by_line(checks: list[dict]) -> dict[int, list[dict]]:
     return out
 
 
+def _is(check: dict, head: str, part: str) -> bool:
+    return check["property"].startswith(head) and part in check["property"]
+
+
 def figure(checks: list[dict]) -> tuple[str, str, str]:
     """(verify's wavefronts per warp instruction, its status, reason) of one PTX line:
     its conflict_free check, or for a wgmma its operands' wavefronts summed over the
@@ -98,7 +105,7 @@ def figure(checks: list[dict]) -> tuple[str, str, str]:
             if c["status"] == "unknown":
                 return "UNKNOWN", "unknown", c["reason"] or ""
             return str(c["wavefronts"]), c["status"], ""
-    operands = [c for c in checks if c["property"].startswith("wavefronts") and " operand " in c["property"]]  # fmt: skip
+    operands = [c for c in checks if _is(c, "wavefronts", " operand ")]
     if operands:
         if any(c["status"] == "unknown" for c in operands):
             return "UNKNOWN", "unknown", "; ".join(c["reason"] or "" for c in operands)
@@ -106,6 +113,8 @@ def figure(checks: list[dict]) -> tuple[str, str, str]:
         return f"{total / 4:g}", "proved", f"wgmma: {total} per warpgroup / 4 warps"
     if any("cp.async.bulk" in c["property"] for c in checks):
         return "", "", "TMA copy: its cost is not modelled"
+    if any("tensormap." in c["property"] for c in checks):
+        return "", "", "tensormap.*: not modelled (ptxas makes it LDS/STS of the map's template)"
     return "", "", "no check at this PTX line" if checks else "no shared access in verify"
 
 
@@ -145,6 +154,7 @@ def rows(run: str, checks: list[dict], measured: dict) -> list[list[str]]:
         lines = dict(list(csv.reader(f))[1:])
     tt._wgmma_by_order(lines, measured, run, ptx_text)
     lined = by_line(checks)
+    on = predicated_on(run)
     out = []
     for (krun, offset), row in measured.items():
         if krun != run or row[2].startswith("@!PT"):
@@ -155,17 +165,64 @@ def rows(run: str, checks: list[dict], measured: dict) -> list[list[str]]:
         ideal = float(row[5].replace(",", "") or 0)
         here = lined.get(line, [])
         value, status, reason = figure(here)
+        threads = on.get(offset, 0)
         out.append([
             run, offset, row[2], str(line), ptx_text[line - 1].strip() if line else "",
             str(execs), f"{waves / execs:g}" if execs else "-",
             f"{ideal / execs:g}" if execs else "-", value, status, verdicts(here), reason,
+            str(threads), agreement(value, execs, waves, threads),
         ])  # fmt: skip
     return out
 
 
+def agreement(value: str, execs: int, waves: float, threads: int) -> str:
+    """Whether verify's figure per warp instruction is the H200's: per execution, or,
+    for an instruction some warps execute with every lane off (ncu counts those
+    executions, with no wavefront), per warp of its predicated-on threads."""
+    if value in ("", "UNKNOWN") or not execs:
+        return ""
+    if f"{waves / execs:g}" == value:
+        return "yes"
+    warps = threads // 32
+    if threads % 32 == 0 and warps < execs and f"{waves / warps:g}" == value:
+        return f"yes, per warp with lanes on ({warps} of {execs} executions)"
+    return "no"
+
+
+def _raw(run: str, kind: str, raw: str = RAW) -> str:
+    with tarfile.open(raw) as tar:
+        member = tar.extractfile(f"tma_kernels_h200/{run}.{kind}.csv")
+        assert member is not None
+        return io.TextIOWrapper(member, encoding="utf-8").read()
+
+
+def gmma(run: str) -> dict[str, float]:
+    """The gmma counters of `run`'s one profiled launch (ncu's raw page)."""
+    text = _raw(run, "gmma")
+    launch = list(csv.DictReader(text[text.find('"ID"') :].splitlines()))[1]  # [0]: units
+    keys = (GMMA_WAVEFRONTS, GMMA_CONFLICTS, GMMA_INSTRUCTIONS)
+    return {k: float(launch[k].replace(",", "")) for k in keys}
+
+
+def predicated_on(run: str) -> dict[str, int]:
+    """ncu's Predicated-On Thread Instructions Executed per SASS offset of `run`
+    (its source page in the committed raw archive)."""
+    table = list(csv.reader(_raw(run, "ncu").splitlines()))
+    head = next(i for i, r in enumerate(table) if r and r[0] == "Address")
+    col = {name: i for i, name in enumerate(table[head])}
+    body = [r for r in table[head + 1 :] if len(r) == len(table[head])]
+    start = int(body[0][col["Address"]], 16)
+    key = "Predicated-On Thread Instructions Executed"
+    return {
+        f"0x{int(r[col['Address']], 16) - start:x}": int(r[col[key]].replace(",", "") or 0)
+        for r in body
+    }
+
+
 HEADER = ["run", "sass_offset", "sass", "ptx_line", "ptx", "executions",
           "h200_wavefronts_per_exec", "h200_ideal_per_exec", "verify_wavefronts",
-          "verify_status", "verify_checks", "reason"]  # fmt: skip
+          "verify_status", "verify_checks", "reason", "h200_predicated_on_threads",
+          "agree"]  # fmt: skip
 
 
 def summary(run: str, checks: list[dict]) -> dict:
@@ -179,7 +236,7 @@ def summary(run: str, checks: list[dict]) -> dict:
         for what in ("writer_reader", "placement", "aligned 128"):
             if prop.startswith(what):
                 count[(what, c["status"])] += 1
-    operands = [c for c in checks if c["property"].startswith("wavefronts") and "wgmma" in c["property"]]  # fmt: skip
+    operands = [c for c in checks if _is(c, "wavefronts", "wgmma")]
     per_wgmma = {c["facts"]["ptx_line"]: 0 for c in operands}
     for c in operands:
         per_wgmma[c["facts"]["ptx_line"]] += c["wavefronts"] or 0
@@ -194,10 +251,12 @@ def _cell(count: Counter, what: str) -> str:
 
 
 def first_refutation(checks: list[dict]) -> str:
+    """verify's first writer = reader or placement refutation, with its counterexample."""
     for c in checks:
         if c["status"] == "refuted" and c["property"].startswith(("writer_reader", "placement")):
-            cex = (c.get("counterexample") or {}).get("detail") or c.get("reason") or ""
-            return f"`{c['property'].split(' of ')[0].split(':')[0]}` (PTX line {c['facts']['ptx_line']}): {cex}"
+            cex = (c.get("counterexample") or {}).get("summary") or c.get("reason") or ""
+            what = c["property"].split(" [")[0]
+            return f"`{what}` (PTX line {c['facts']['ptx_line']}): {cex}"
     return ""
 
 
@@ -255,18 +314,23 @@ def main(measured_csv: str = MEASURED_CSV) -> None:
         launches = [r for r in results["runs"] if r["run"] == run]
         product = ", ".join(
             f"{'right' if r['right'] else 'WRONG'} ({r['relative_error']:.1e}, "
-            f"{r['wrong_elements']:,} of {r['elements']:,} off)"
+            f"{r['wrong_elements']:,} of {r['elements']:,} off"
+            + ("" if r["right"] else f"; {r['error_against_prediction']:.1e} off the predicted")
+            + ")"
             for r in launches
         )
         s = summary(run, checks)
         with_figure = [r for r in mine if r[8] not in ("", "UNKNOWN")]
-        agree = sum(r[6] == r[8] for r in with_figure)
-        gmma = "/".join(map(str, s["per_wgmma"]))
-        h200 = GMMA_WAVEFRONTS / (GMMA_INSTRUCTIONS / 4)
+        agree = sum(r[13].startswith("yes") for r in with_figure)
+        per = "/".join(map(str, s["per_wgmma"]))
+        g = gmma(run)
+        h200 = f"{g[GMMA_WAVEFRONTS] / (g[GMMA_INSTRUCTIONS] / 4):g}"
+        h200 += f" ({g[GMMA_WAVEFRONTS]:,.0f} / {g[GMMA_INSTRUCTIONS] / 4:,.0f})"
+        h200 += f", {g[GMMA_CONFLICTS]:g} conflicts"
         lines.append(
             f"| {run} | {product} | {_cell(s['count'], 'writer_reader')} | "
             f"{_cell(s['count'], 'placement')} | {_cell(s['count'], 'aligned 128')} | "
-            f"{gmma} / {h200:g} | {agree} of {len(with_figure)} with a figure "
+            f"{per} / {h200} | {agree} of {len(with_figure)} with a figure "
             f"({len(mine)} rows) |"
         )
         refuted = first_refutation(checks)
@@ -286,8 +350,8 @@ def markdown(table: list[list[str]]) -> str:
     writer = reader, placement and alignment verdicts at its PTX line."""
     out = [
         "| run | SASS (offset) | PTX line: instruction | executions | H200 (ideal) | verify "
-        "| verify's other checks there |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| agree | verify's other checks there |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in table[1:]:
         opcode = r[4].split()[0] if r[4] else ""
@@ -299,7 +363,7 @@ def markdown(table: list[list[str]]) -> str:
         out.append(
             f"| {r[0]} | `{r[2].split()[1] if r[2].startswith('@') else r[2].split()[0]}` "
             f"({r[1]}) | {r[3]}: `{opcode}` | {r[5]} | {r[6]} ({r[7]}) | {shown} "
-            f"| {r[10] or '-'} |"
+            f"| {r[13] or '-'} | {r[10] or '-'} |"
         )
     return "\n".join(out) + "\n"
 
@@ -311,10 +375,51 @@ def _header(results: dict) -> dict:
         "gpu": f"{gpu} (driver {driver})",
         "ncu": "Nsight Compute " + results["ncu"].split()[1],
         "cupy": results["cupy"],
-        "device": results.get("device_time", "4.3 minutes in all (two calls)"),
+        "device": results.get(
+            "device_time",
+            "4.8 minutes (three calls; the first failed to launch)",
+        ),
     }
 
 
-FINDINGS = """**Findings.**
+FINDINGS = """"Predicted": the product the model's counterexamples describe, every element placed
+where verify says it lands (`tma_kernels.chunks`): for `t09_tma_swnone` wgmma reads chunk
+`j ^ (row % 8)` of each unswizzled 128-byte box row (verify: "element (row 1, k 0) ...
+written at byte 128, read from byte 144"), for `t09_tma_pad128` the TMA store reads chunk
+`j ^ (row % 8) ^ ((row + 1) % 8)` of what stmatrix wrote (verify: "element (inner 0, row
+0) is at byte 144, but stmatrix ... writes it at byte 128").
 
+**Findings.**
+
+- Every right product is one verify proves, and every wrong one is one it refutes, at the
+  instruction that goes wrong: `t09_tma` (maps from Triton's `tensordesc_meta`) has its 16
+  wgmma operands' writer = reader, its 7 copies' `aligned 128` and its store's placement
+  PROVED, and computed the right product. The host maps encoded without swizzle refute
+  all 16 writer = reader checks, and the H200's product equals, to fp16 rounding
+  (2.1e-4), the one the counterexample's misplacement gives. With 128 static bytes the
+  TMA loads and wgmma stay right (writer = reader PROVED at every 128-aligned base: both
+  swizzle absolute addresses) and only the epilogue's TMA store is REFUTED (stmatrix
+  writes at offsets from the base); the H200's product is exactly the predicted chunk
+  permutation, so its A and B tiles were read right, as proved.
+- `device_matmul` (maps built on the device, read from its `tensormap.replace`
+  instructions, each copy paired with its own map): right product; 16 of 16 writer =
+  reader checks against the TMA boxes PROVED, the 6 copies' `aligned 128` and 2
+  placements PROVED, 16 wgmma placements PROVED. 16 more writer = reader checks stay
+  UNKNOWN: "st.shared.b32 at PTX line 57 writes 4 bytes, not 16", the zero-fill of the
+  map's 128-byte template at the start of shared memory, which the A tile later
+  overwrites; `verify/ptx/hopper_copies.py` counts it among the operand's thread writers.
+- wgmma cost: 48 gmma wavefronts per m64n128k16 (A 16 + B 32, operand bytes / 128),
+  verify's figure, on all four runs: 49,152 over 1,024 warpgroup instructions
+  (`sm__inst_executed_pipe_tensor_op_gmma.sum` 4,096 per warp), no gmma bank conflicts;
+  per SASS row 12 per HGMMA per warp. Every SASS instruction with a verify figure equals
+  the H200's (the epilogue stmatrix 4 and `ld.shared.v4` 4 per warp instruction). The
+  zero-fill `@%p2 st.shared.b32` runs in one warp of four (`tid < 32`): ncu divides its
+  16 wavefronts over all 64 executions (0.25), verify's 1 is per warp that stores (ncu's
+  predicated-on threads: 512 = 16 full warps).
+- Not modelled, measured: TMA copies (UTMALDG, UTMASTG) count no L1 shared wavefronts;
+  `tensormap.replace` and `tensormap.cp_fenceproxy` become single-thread LDS/STS of the
+  template in shared memory, 1 wavefront each (32 SASS rows of `device_matmul`),
+  reported "not modelled" by verify.
+- The per-SASS measurement was taken twice (two calls, fresh inputs): identical in every
+  row.
 """
