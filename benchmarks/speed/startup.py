@@ -1,7 +1,7 @@
 """Start-up: the CPU seconds a quick command costs above Python's own start
 (issue 23: the seed spec in at most 0.3 s, ``verify --help`` in at most 0.15 s).
 
-    python -m benchmarks.speed.startup [--before COMMIT]     # results/startup.md
+    python -m benchmarks.speed.startup [--before COMMIT] [--tree DIR]   # results/startup.md
 
 Each command runs ROUNDS times in its own process, one after another; a run's
 figure is its user + system CPU time (`resource.RUSAGE_CHILDREN`), and the table
@@ -11,7 +11,10 @@ is written (into a private PYTHONPYCACHEPREFIX) and the grammar's analysis cache
 (in a private XDG_CACHE_HOME) by one warm-up run of each command, as after an
 install and a first use; the ``first run`` column is that warm-up, with neither.
 The heavy libraries each command loaded are read from ``python -X importtime``.
-``--before COMMIT`` measures that commit's tree too, for comparison.
+``--before COMMIT`` measures that commit's tree too, for comparison; ``--tree DIR``
+a tree given as a directory holding `verify/` (a proposed change not yet
+committed, say), run from there as `python -m verify.cli`. The trees take turns
+run by run, so the machine's load weighs on each alike.
 """
 
 from __future__ import annotations
@@ -74,30 +77,38 @@ def heavy_loaded(command: list[str], env: dict[str, str], cwd: str) -> list[str]
     return [m for m in HEAVY if m in names]
 
 
-def measure(verify: list[str], env: dict[str, str], cwd: str) -> list[dict]:
-    rows = []
-    for name, command, target in commands(verify):
-        first = cpu_seconds(command, env, cwd)
-        runs = [cpu_seconds(command, env, cwd) for _ in range(ROUNDS)]
-        rows.append(
-            {
-                "name": name,
-                "target": target,
-                "first": first,
-                "median": statistics.median(runs),
-                "spread": (min(runs), max(runs)),
-                "heavy": heavy_loaded(command, env, cwd),
-            }
-        )
-    return rows
+def measure(trees: list[tuple[list[str], str]], env: dict[str, str]) -> list[list[dict]]:
+    """Each command's rows for each (verify command, working directory) in `trees`.
+    The trees take turns run by run, so a change of the machine's load while this
+    runs weighs on every tree alike."""
+    listed = [commands(verify) for verify, _ in trees]
+    out: list[list[dict]] = [[] for _ in trees]
+    for i, (name, _, target) in enumerate(listed[0]):
+        runs: list[list[float]] = [[] for _ in trees]
+        firsts = [cpu_seconds(listed[t][i][1], env, cwd) for t, (_, cwd) in enumerate(trees)]
+        for _ in range(ROUNDS):
+            for t, (_, cwd) in enumerate(trees):
+                runs[t].append(cpu_seconds(listed[t][i][1], env, cwd))
+        for t, (_, cwd) in enumerate(trees):
+            out[t].append(
+                {
+                    "name": name,
+                    "target": target,
+                    "first": firsts[t],
+                    "median": statistics.median(runs[t]),
+                    "spread": (min(runs[t]), max(runs[t])),
+                    "heavy": heavy_loaded(listed[t][i][1], env, cwd),
+                }
+            )
+    return out
 
 
-def measure_commit(commit: str, env: dict[str, str], scratch: str) -> list[dict]:
-    """The same commands on `commit`'s tree, exported with git archive: run from
-    there as `python -m verify.cli`, so that its verify is the one imported."""
+def exported(commit: str, scratch: str) -> str:
+    """`commit`'s tree, exported with git archive into `scratch`: run from there as
+    `python -m verify.cli`, so that its verify is the one imported."""
     archive = subprocess.run(["git", "archive", commit], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", scratch], input=archive.stdout, check=True)
-    return measure([sys.executable, "-m", "verify.cli"], env, scratch)
+    return scratch
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -121,21 +132,30 @@ def table(rows: list[dict]) -> list[str]:
 
 def main():
     before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+    other = sys.argv[sys.argv.index("--tree") + 1] if "--tree" in sys.argv else None
     verify = [sys.executable, os.path.join(os.path.dirname(sys.executable), "verify")]
     with tempfile.TemporaryDirectory() as scratch:
         bytecode, cache, tree = (os.path.join(scratch, d) for d in ("pyc", "cache", "tree"))
         os.makedirs(tree)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env.update(PYTHONPYCACHEPREFIX=bytecode, XDG_CACHE_HOME=cache)
-        rows = measure(verify, env, os.getcwd())
-        earlier = measure_commit(before, env, tree) if before else None
+        module = [sys.executable, "-m", "verify.cli"]
+        trees = [(verify, os.getcwd())]
+        if before:
+            trees.append((module, exported(before, tree)))
+        if other:
+            trees.append((module, os.path.abspath(other)))
+        rows, *rest = measure(trees, env)
+        earlier = rest.pop(0) if before else None
+        proposed = rest.pop(0) if other else None
     load = os.getloadavg()[0]
     lines = [
         "# Start-up: CPU seconds above Python's own start",
         "",
         f"Machine: {machine()}; {platform.system()} {platform.release()}; load average "
         f"{load:.1f} at the end. `python -m benchmarks.speed.startup"
-        f"{f' --before {before}' if before else ''}`: median of {ROUNDS} runs after one "
+        f"{f' --before {before}' if before else ''}{f' --tree {other}' if other else ''}`: "
+        f"median of {ROUNDS} runs after one "
         "warm-up run (bytecode written, grammar analysis cached); `python -c pass` itself "
         f"took {rows[0]['median']:.3f} s. `first run`: the warm-up, with no bytecode and "
         "no cached grammar (raw seconds, Python included).",
@@ -150,6 +170,8 @@ def main():
             *table(earlier),
             "",
         ]
+    if proposed:
+        lines += [f"The tree in {other} (run as `python -m verify.cli`):", "", *table(proposed), ""]
     with open(RESULTS, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
