@@ -16,6 +16,9 @@ file, ``cubin/t09_tma_pad128.ptx``: tutorial 09 with 128 bytes of static shared 
 declared (and stored to), which moves the dynamic base from 1024 to 1152 (the
 tilelang#2379 mechanism, ``benchmarks/results/smem_base_h200.txt``).
 
+``cubin/device_matmul_a_swnone.ptx`` is the device-built-map matmul with A's map built
+without swizzle (its ``tensormap.replace.tile.swizzle_mode`` 0), read by 128B descriptors.
+
 **measure** (CuPy and the driver API through ctypes; no Triton) launches every
 `RUNS` entry once on fresh random fp16 inputs at M = N = K = `MM` with the output
 poisoned (NaN), compares the product with numpy's in float64 (‖out − ref‖ / ‖ref‖,
@@ -64,6 +67,11 @@ KERNELS = {
     "t09_tma": (os.path.join(DATA, "t09_tma.sm90.ptx"), "matmul_kernel_tma", 98328),
     "device_matmul": (os.path.join(DATA, "device_matmul.sm90.ptx"), "device_matmul", 98328),
     "t09_tma_pad128": (os.path.join(BUILD, "t09_tma_pad128.ptx"), "matmul_kernel_tma", 98328),
+    "device_matmul_a_swnone": (
+        os.path.join(BUILD, "device_matmul_a_swnone.ptx"),
+        "device_matmul",
+        98328,
+    ),
 }
 # run -> (cubin stem, A's and B's host-map swizzle: CUtensorMapSwizzle; None: no host map)
 RUNS = {
@@ -71,8 +79,9 @@ RUNS = {
     "t09_tma_swnone": ("t09_tma", 0),
     "t09_tma_pad128": ("t09_tma_pad128", 3),
     "device_matmul": ("device_matmul", None),
+    "device_matmul_a_swnone": ("device_matmul_a_swnone", None),
 }
-PROFILED = ("t09_tma", "device_matmul", "t09_tma_swnone", "t09_tma_pad128")
+PROFILED = tuple(RUNS)
 GMMA = (
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum",
@@ -91,12 +100,24 @@ def pad_variant(ptx: str) -> str:
     return ptx.replace(first, f"{first}\n\tst.shared.u32 \t[h9_pad], %r19;")
 
 
+def a_unswizzled(ptx: str) -> str:
+    """device_matmul with A's map built without swizzle (``swizzle_mode`` 0 in its
+    first ``tensormap.replace``); its wgmma descriptors still read 128B."""
+    first = "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [ %rd9 + 0 ], 0x3;"
+    assert ptx.count(first) == 1
+    return ptx.replace(first, first.replace("0x3;", "0x0;"))
+
+
 def build() -> None:
     os.makedirs(BUILD, exist_ok=True)
-    with open(KERNELS["t09_tma"][0], encoding="utf-8") as f:
-        padded = pad_variant(f.read())
-    with open(KERNELS["t09_tma_pad128"][0], "w", encoding="utf-8") as f:
-        f.write(padded)
+    for variant, source, change in (
+        ("t09_tma_pad128", "t09_tma", pad_variant),
+        ("device_matmul_a_swnone", "device_matmul", a_unswizzled),
+    ):
+        with open(KERNELS[source][0], encoding="utf-8") as f:
+            text = change(f.read())
+        with open(KERNELS[variant][0], "w", encoding="utf-8") as f:
+            f.write(text)
     for stem, (ptx_path, _, _) in KERNELS.items():
         with open(ptx_path, encoding="utf-8") as f:
             ptx = f.read()
@@ -226,6 +247,8 @@ def launch(run: str) -> dict:
     rows = np.arange(MM) % 8
     if run == "t09_tma_swnone":  # wgmma reads chunk j ^ (row % 8) of each unswizzled row
         predicted = chunks(a, rows).astype(np.float64) @ chunks(b, rows).astype(np.float64).T
+    elif run == "device_matmul_a_swnone":  # A only, its box rows read as t09_tma_swnone's
+        predicted = chunks(a, rows).astype(np.float64) @ b.astype(np.float64)
     elif run == "t09_tma_pad128":  # the store reads chunk j ^ (row % 8) ^ ((row + 1) % 8)
         predicted = chunks(want, rows ^ ((rows + 1) % 8))
     else:
