@@ -382,11 +382,7 @@ def _divrem(op: str):
             exact = m.ctx.exact_bounds(a[1])
             low = exact[0] if exact else low
         if low is None or low < 1:
-            # PTX leaves a division by zero unspecified; a runtime divisor that may be
-            # 0 (a parameter Triton's `% M` reads) is decided once --assume bounds it
-            wide = sorted(free_vars(a[1]))
-            through = f" ({', '.join(wide)}: --assume decides it)" if wide else ""
-            return Unknown(f"{instr.opcode} by a value that may be 0{through}")
+            return Unknown(f"{instr.opcode} by {_maybe_zero(m.ctx, a[1])}")
         if kind == "s":
             for v in a:
                 s = m.ctx.signed(v, w)
@@ -395,6 +391,31 @@ def _divrem(op: str):
         return m.ctx.op(op, a[0], a[1])
 
     return run
+
+
+def _maybe_zero(ctx: Context, divisor: Expr) -> str:
+    """Why a divisor may be 0, for the reason of an UNKNOWN. PTX leaves a division
+    by zero unspecified. A divisor of block ids only is searched for its first 0
+    (Triton's ``pid % group_size_m`` divides by ``min(num_pid_m - first_pid_m, 8)``,
+    0 at the first block past a grid of ``num_pid_m * num_pid_n`` blocks): a
+    --grid below it decides the division; a parameter's is decided by --assume."""
+    names = sorted(free_vars(divisor))
+    if names and all(n.startswith("ctaid_") for n in names):
+        at = ctx.first_zero(divisor, names)
+        if at is not None:
+            point = ", ".join(f"{n}={v}" for n, v in at.items())
+            if not any(at.values()):
+                return f"a value that is 0 at {point}, in every grid"
+            if len(at) == 1:
+                (n,) = at.values()
+                return (
+                    f"a value that is 0 at {point}, the first block where it is "
+                    f"(--grid {n} or fewer decides it)"
+                )
+            return f"a value that is 0 at {point} (a --grid without that block may decide it)"
+        return f"a value that may be 0 ({', '.join(names)}: --grid decides it)"
+    through = f" ({', '.join(names)}: --assume decides it)" if names else ""
+    return f"a value that may be 0{through}"
 
 
 def _minmax(op: str):

@@ -84,16 +84,38 @@ def _polynomial(e: Expr) -> bool:
 
 
 def _multiple(e: Expr, k: int) -> bool:
-    """e is a polynomial whose every term has a constant factor divisible by k."""
+    """e is provably a multiple of k: a product with such a factor, a shift by
+    at least log2 k, or a sum of such."""
     if isinstance(e, Const):
         return e.value % k == 0
     if isinstance(e, BinOp) and e.op == "*":
         return _multiple(e.a, k) or _multiple(e.b, k)
     if isinstance(e, BinOp) and e.op == "+":
         return _multiple(e.a, k) and _multiple(e.b, k)
-    if isinstance(e, BinOp) and e.op == "<<" and isinstance(e.b, Const) and _polynomial(e.a):
-        return (1 << e.b.value) % k == 0
+    if isinstance(e, BinOp) and e.op == "<<" and isinstance(e.b, Const):
+        # x << s is x * 2^s for any integer x (a block's pid_n, however derived)
+        return (1 << e.b.value) % k == 0 or _multiple(e.a, k)
     return False
+
+
+def _expanded(e: Expr) -> Expr:
+    """`e` with every product by a constant (and shift by one) spread over the sum
+    it multiplies, so each term of a source is a term of its own: Triton's
+    ``((pid_m * 128 + row) * stride + col) * 2`` has ``pid_m * 128 * stride * 2``,
+    a multiple of 128 bytes whatever the block, apart from the lane's terms."""
+    if not isinstance(e, BinOp):
+        return e
+    a, b = _expanded(e.a), _expanded(e.b)
+    factor: Expr | None = None
+    if e.op == "<<" and isinstance(b, Const) and b.value <= 64:
+        x, factor = a, Const(1 << b.value)
+    elif e.op == "*" and isinstance(b, Const):
+        x, factor = a, b
+    elif e.op == "*" and isinstance(a, Const):
+        x, factor = b, a
+    if factor is not None and isinstance(x, BinOp) and x.op == "+":
+        return BinOp("+", _expanded(BinOp("*", x.a, factor)), _expanded(BinOp("*", x.b, factor)))
+    return BinOp(e.op, a, b)
 
 
 def _sum(terms: list[Expr]) -> Expr:
@@ -111,6 +133,7 @@ def source_expr(
     assert src is not None, "only a cp.async has a source"
     if isinstance(src, Unknown):
         return Unknown(f"its global source: {src.reason}")
+    src = _expanded(src)
     lane_terms = [t for t in _terms(src) if "lane" in free_vars(t)]
     # a lane-independent term that is a multiple of 128 moves no source's residue
     uniform = [t for t in _terms(src) if "lane" not in free_vars(t) and not _multiple(t, RESIDUES)]

@@ -37,6 +37,7 @@ MAX_NODES = 4000  # a value larger than this is Unknown: no address needs it
 MAX_TABLE = 64  # a subexpression of one variable with at most this many values is tabulated
 # a value over at most this many points (lanes x warps x blocks) is bounded exactly
 MAX_POINTS = 1 << 14
+MAX_SEARCH = 1 << 16  # points searched for where a divisor is 0
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Context:
     def __init__(self, ranges: Mapping[str, Range]):
         self.ranges = dict(ranges)
         self._exact: dict[Expr, tuple[int, int] | None] = {}
+        self._mixed: dict[Expr, tuple[int, int] | None] = {}
 
     def top(self, e: Expr) -> int | None:
         """The largest value `e` takes, or None if its bounds are not provable."""
@@ -84,7 +86,37 @@ class Context:
         if top is not None and top < limit:
             return True
         exact = self.exact_bounds(e)
-        return exact is not None and exact[1] < limit
+        if exact is not None:
+            return exact[1] < limit
+        mixed = self.mixed_bounds(e)
+        return mixed is not None and mixed[1] < limit
+
+    def mixed_bounds(self, e: Expr) -> tuple[int, int] | None:
+        """Interval bounds of `e` where every largest subexpression over at most
+        MAX_POINTS points is first bounded exactly (`exact_bounds`): Triton's
+        ``pid_m * 128 | tid / 8`` reads the block and the thread, too many points
+        together, but its ``pid_m`` (a subtraction interval bounds lose) reads only
+        the block."""
+        if e in self._mixed:
+            return self._mixed[e]
+        fresh: dict[str, Range] = {}
+        reduced = self._reduced(e, fresh)
+        try:
+            out: tuple[int, int] | None = bounds(reduced, {**self.ranges, **fresh})
+        except SpecError:
+            out = None
+        self._mixed[e] = out
+        return out
+
+    def _reduced(self, e: Expr, fresh: dict[str, Range]) -> Expr:
+        if not isinstance(e, BinOp):
+            return e
+        exact = self.exact_bounds(e)
+        if exact is not None:
+            name = f"_exact{len(fresh)}"
+            fresh[name] = Range(exact[0], exact[1] + 1)
+            return Var(name)
+        return BinOp(e.op, self._reduced(e.a, fresh), self._reduced(e.b, fresh))
 
     def exact_bounds(self, e: Expr) -> tuple[int, int] | None:
         """(least, largest) value of `e` by evaluating it at every point, where its
@@ -103,6 +135,22 @@ class Context:
         if e not in self._exact:
             self._exact[e] = _evaluated_bounds(e, names, self.ranges)
         return self._exact[e]
+
+    def first_zero(
+        self, e: Expr, names: list[str], limit: int = MAX_SEARCH
+    ) -> dict[str, int] | None:
+        """The first point (in the order of `names`, the first fastest) of the first
+        `limit` where `e` is 0, by evaluation; None if none is found there."""
+        value = compiled(e)
+        domains = [range(self.ranges[n].lo, self.ranges[n].hi) for n in names]
+        for at in itertools.islice(_points(domains), limit):
+            env = dict(zip(names, at))
+            try:
+                if value(env) == 0:
+                    return {n: env[n] for n in names}
+            except SpecError:
+                return None
+        return None
 
     # -- construction with simplification -------------------------------------
 
@@ -143,8 +191,10 @@ class Context:
                 return self.op("+", a.a, Const(a.b.value - b.value))
         if op == "&" and isinstance(b, Const):
             return self._mask(a, b.value)
-        if op in ("^", "|") and _high_bit(a, b, self):  # a bit above every bit of a: the sum
-            return self.op("+", a, b)
+        if op in ("^", "|"):
+            joined = self._disjoint(op, a, b)
+            if joined is not None:
+                return joined
         if op in ("%", "/") and isinstance(b, Const) and b.value > 0:
             return self._divmod(op, a, b.value)
         if op == ">>" and isinstance(b, Const) and self.below(a, 1 << b.value):
@@ -155,6 +205,22 @@ class Context:
         if op == "<<" and isinstance(b, Const) and _shifted(a):
             assert isinstance(a, BinOp) and isinstance(a.b, Const)
             return self.op("<<", a.a, Const(a.b.value + b.value))
+        return None
+
+    def _disjoint(self, op: str, a: Expr, b: Expr) -> Expr | None:
+        """a | b (or a ^ b) as a sum where their bits cannot meet: Triton's row
+        ``pid_m << 7 | tid / 8`` is ``pid_m * 128 + tid / 8``, so the block's part
+        of an address is a term of its own; and ``(m + t) | c``, with m a multiple
+        of 2^k above both t and c, is ``m + (t | c)``."""
+        for x, y in ((a, b), (b, a)):
+            k = _zero_bits(x)
+            if k and self.below(y, 1 << k):
+                return self.op("+", x, y)
+            if isinstance(x, BinOp) and x.op == "+":
+                for m, t in ((x.a, x.b), (x.b, x.a)):
+                    k = _zero_bits(m)
+                    if k and self.below(t, 1 << k) and self.below(y, 1 << k):
+                        return self.op("+", m, self.op(op, t, y))
         return None
 
     def _and_not(self, x: Expr, m: Expr) -> Expr | None:
@@ -337,6 +403,17 @@ class Context:
         return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
 
 
+def _points(domains: list[range]):
+    """The points of `domains`, the first fastest, lazily (`itertools.product` would
+    hold a range of 2^31 block ids as a tuple)."""
+    if not domains:
+        yield ()
+        return
+    for rest in _points(domains[1:]):
+        for x in domains[0]:
+            yield (x, *rest)
+
+
 def _period(values: list[int]) -> int:
     """The least p with values[k] == values[k + p] for every k (len(values) if none)."""
     n = len(values)
@@ -356,9 +433,17 @@ def _evaluated_bounds(e: Expr, names: list[str], ranges) -> tuple[int, int] | No
     return None if lo is None or hi is None else (lo, hi)
 
 
-def _high_bit(a: Expr, b: Expr, ctx: Context) -> bool:
-    """b is one power of two above every bit `a` can have."""
-    return isinstance(b, Const) and b.value & (b.value - 1) == 0 and ctx.below(a, b.value)
+def _zero_bits(e: Expr) -> int:
+    """Low bits `e` provably has 0 (a shift, a product, a sum of such; capped at 64)."""
+    if isinstance(e, Const):
+        return 64 if e.value == 0 else min(64, (e.value & -e.value).bit_length() - 1)
+    if isinstance(e, BinOp) and e.op == "<<" and isinstance(e.b, Const):
+        return min(64, _zero_bits(e.a) + e.b.value)
+    if isinstance(e, BinOp) and e.op == "*":
+        return min(64, _zero_bits(e.a) + _zero_bits(e.b))
+    if isinstance(e, BinOp) and e.op == "+":
+        return min(_zero_bits(e.a), _zero_bits(e.b))
+    return 0
 
 
 def _plus_const(e: Expr) -> bool:
