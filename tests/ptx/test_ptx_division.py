@@ -16,6 +16,7 @@ import conftest
 import pytest
 
 from oracle.ptx_interpreter import PtxRunError, run_block
+from verify import api
 from verify.model.expr import Expr, evaluate, free_vars
 from verify.ptx import memory
 from verify.ptx.check import Kernel, Options, check_ptx
@@ -103,7 +104,8 @@ def _pairs(k, access, fixed, lanes, base):
 @pytest.mark.parametrize("block", [0, 7, 255, 256, 517, 1023])
 def test_every_copy_is_the_readers_source_and_destination(block):
     """Warps 0 and 3 of the block: each executed cp.async's (shared destination,
-    global source) per lane is one the reader's expressions give at that block."""
+    global source) per lane is one the reader's expressions give at that block, and
+    its cost by rule S on those addresses is the 4 wavefronts decided."""
     with open(PTX, encoding="utf-8") as f:
         ptx = f.read()
     threads = list(range(32)) + list(range(96, 128))
@@ -125,5 +127,10 @@ def test_every_copy_is_the_readers_source_and_destination(block):
             lanes = [t.thread % 32 for t in live]
             shown = tuple((t.address, t.source - pointer) for t in live)
             assert shown in _pairs(k, access, {"ctaid_x": block, "warp": warp}, lanes, base)
+            if len(live) == 32:  # rule S on the interpreter's addresses: the decided 4
+                cost = api.wavefronts(
+                    "cp.async.cg.16", [t.address for t in live], [t.source for t in live]
+                )
+                assert cost == 4, (acc.line, block, warp, cost)
             compared += 1
     assert compared >= 2 * 48
