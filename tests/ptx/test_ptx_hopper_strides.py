@@ -179,3 +179,37 @@ def test_swizzled_descriptor_over_an_unswizzled_box(box, strides):
     if want is not None:
         cex = found[0].counterexample
         assert cex is not None and (cex.instance["row"], cex.instance["k"]) == want
+
+
+# -- boxes laid end to end, paired by their copies' coordinates ----------------------
+
+TMA_MATMUL = Path(__file__).parents[2] / "tests/data/hopper/tma_matmul.sm90.ptx"
+TRITON_MAPS = (
+    "dataType=FLOAT16,boxDim={64,128},swizzle=128B,param=tma_matmul_param_0",
+    "dataType=FLOAT16,boxDim={64,64},swizzle=128B,param=tma_matmul_param_5",
+)
+
+
+@pytest.mark.parametrize(
+    ("second_half", "status"),
+    [
+        ("shl.b32 \t%r28, %r26, 6;", Status.PROVED),  # as compiled: n + 64
+        ("shl.b32 \t%r28, %r26, 5;", Status.UNKNOWN),  # n + 32
+        ("mov.b32 \t%r28, 0;", Status.UNKNOWN),  # the same 64 columns twice
+    ],
+)
+def test_boxes_end_to_end_are_paired_by_coordinates(second_half, status):
+    """Triton's 128-wide MN-major B is two 64x64 boxes, one copy by warps 0 and 1 (the
+    warp's bit, shifted by 6, is both the box's 8192-byte offset's and the n
+    coordinate's +64). Before, any box laid after the first was taken as its
+    continuation: the +32 and +0 kernels were PROVED."""
+    text = TMA_MATMUL.read_text()
+    assert text.count("shl.b32 \t%r28, %r26, 6;") == 1
+    text = text.replace("shl.b32 \t%r28, %r26, 6;", second_half)
+    found = check_ptx_text(text, "tma_matmul.ptx", Options(tma_maps=TRITON_MAPS))
+    b = [r for r in found if r.property.startswith("writer_reader operand B")]
+    assert {r.status for r in b} == {status}
+    a = [r for r in found if r.property.startswith("writer_reader operand A")]
+    assert {r.status for r in a} == {Status.PROVED}
+    if status is Status.UNKNOWN:
+        assert "coordinates do not prove the continuation" in b[0].reason

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from verify.errors import SpecError
 from verify.model import tma as tma_model
-from verify.model.expr import BinOp, Const, Expr, bounds, compiled
+from verify.model.expr import BinOp, Const, Expr, bounds, compiled, evaluate, free_vars, render
 from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand, ReadMap, SwizzleMode
 from verify.ptx import ir, memory, tensormaps
 from verify.ptx.hopper_common import (
@@ -303,13 +303,17 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
     (`_global_mismatch`), every element enumerated; without them UNKNOWN."""
     groups: dict = {}
     strided: dict = {}  # decided in the global tensor: (map, desc, dest) -> case
+    memo: dict = {}
     for point, base, at0, atb in cases:
-        found = _containing(kernel, copies, at0.start_address, maps)
+        found = _containing(kernel, copies, at0.start_address, maps, read.op, memo)
         if isinstance(found, str):
             return unknown_result(kernel, event, f"writer_reader {what}", found)
-        copy, tmap, boxes, dest0, align = found
+        copy, tmap, boxes, dest0, align, cut = found
         delta = at0.start_address - dest0
         coords = _box_coords(tmap, boxes, read.op, delta)
+        if isinstance(coords, str) and cut:
+            why = _UNPAIRED.format(at=dest0 + boxes * tmap.bytes, line=copy.event.instr.line)
+            return unknown_result(kernel, event, f"writer_reader {what}", why)
         outer = None if isinstance(coords, str) else _outer_dims(tmap, read.op, delta)
         if isinstance(coords, str) and not _starts_in_box(tmap, read.op, delta):
             return unknown_result(kernel, event, f"writer_reader {what}", coords)
@@ -397,6 +401,13 @@ _NO_STRIDES_OUTER = (
     "whether they are rows of one matrix in the global tensor is the tensor map's "
     "globalStrides: state them (--tma-map ...,globalStrides={BYTES,...}, "
     "cuTensorMapEncodeTiled's argument)"
+)
+
+_UNPAIRED = (
+    "the operand runs on into the box at byte {at} (at base 0), which its copies' box "
+    "coordinates do not prove the continuation of the box of the copy at PTX line {line} "
+    "(paired by coordinates: the same iteration, the first box's plus its extent along "
+    "the operand's rows, every other coordinate the same)"
 )
 
 _SECOND_BOX = (
@@ -514,11 +525,16 @@ def _from_box(desc: MatrixDescriptor, destination: int) -> MatrixDescriptor:
     )
 
 
-def _containing(kernel, copies, start: int, maps):
-    """(copy, map, boxes, destination at base 0, destination alignment) of the TMA
+def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None = None):
+    """(copy, map, boxes, destination at base 0, destination alignment, cut) of the TMA
     box that holds byte `start` at base 0 and the boxes of the same map laid end to
-    end after it (at most MAX_BOX rows in all), or why there is none."""
-    placed: list[tuple[int, Copy, tma_model.TensorMap, str]] = []
+    end after it (at most MAX_BOX rows in all) that continue it in the global tensor
+    along the operand's rows (`_continues`: paired by their coordinates), or why there
+    is none. A box after it that is not proved to continue it ends the run there
+    (cut: True)."""
+    if memo is not None and (start, op) in memo:
+        return memo[start, op]
+    placed: list[tuple[int, Copy, tma_model.TensorMap, str, dict]] = []
     for copy, where in copies:
         tmap = _map_for(copy, maps)
         if tmap is None:
@@ -527,27 +543,123 @@ def _containing(kernel, copies, start: int, maps):
             return tmap
         at = compiled(copy.shared)
         placed += [
-            (at({**p, where.allocation: 0}), copy, tmap, where.allocation) for p in where.others
+            (at({**p, where.allocation: 0}), copy, tmap, where.allocation, p) for p in where.others
         ]
+    by_dest: dict[tuple[int, int], list] = {}
+    for d, c, m, _, p in placed:
+        by_dest.setdefault((d, id(m)), []).append((c, p))
     # one box per destination (a prologue's and a loop's copies write the same stages)
-    placed = sorted(
-        {(d, id(m)): (d, c, m, a) for d, c, m, a in placed}.values(), key=lambda x: x[0]
+    boxes_at = sorted(
+        {(d, id(m)): (d, c, m, a) for d, c, m, a, _ in placed}.values(), key=lambda x: x[0]
     )
-    for i, (dest0, copy, tmap, allocation) in enumerate(placed):
+    found: tuple | str = "no TMA box written in the kernel holds the descriptor's start"
+    for i, (dest0, copy, tmap, allocation) in enumerate(boxes_at):
         if not dest0 <= start < dest0 + tmap.bytes:
             continue
         last = i  # the boxes after it, end to end, that the operand may run into
         while (
-            last + 1 < len(placed)
+            last + 1 < len(boxes_at)
             and last - i + 1 < tma_model.MAX_BOX // tmap.rows
-            and placed[last + 1][2] == tmap
-            and placed[last + 1][0] == placed[last][0] + tmap.bytes
+            and boxes_at[last + 1][2] == tmap
+            and boxes_at[last + 1][0] == boxes_at[last][0] + tmap.bytes
+            and _run_continues(tmap, op, by_dest, dest0, last + 1 - i)
         ):
             last += 1
         boxes = last - i + 1
+        cut = (
+            last + 1 < len(boxes_at)
+            and boxes_at[last + 1][2] == tmap
+            and boxes_at[last + 1][0] == boxes_at[last][0] + tmap.bytes
+        )
         step = base_residues(kernel, allocation)[1:2] or [BASE_PERIOD]
-        return copy, tmap, boxes, dest0, _alignment(dest0, step[0])
-    return "no TMA box written in the kernel holds the descriptor's start"
+        found = copy, tmap, boxes, dest0, _alignment(dest0, step[0]), cut
+        break
+    if memo is not None:
+        memo[start, op] = found
+    return found
+
+
+def _run_continues(tmap, op: Operand, by_dest, dest0: int, j: int) -> bool:
+    """Whether every copy writing the box at `dest0` has one writing the box `j`
+    boxes after it whose box continues its box there in the global tensor: along
+    the box's inner dimension by j inner extents (an MN-major operand, rows along
+    it) or along its rows by j box rows (K-major; a 2-D box, or outer extents 1)."""
+    if op.major == "K" and any(b != 1 for b in tmap.box[2:]):
+        return False
+    dim, extent = (1, tmap.box[1]) if op.major == "K" else (0, tmap.box[0])
+    there = by_dest.get((dest0 + j * tmap.bytes, id(tmap)), [])
+    return all(
+        any(_continues(x, y, dim, j * extent) for y in there)
+        for x in by_dest.get((dest0, id(tmap)), [])
+    )
+
+
+def _continues(x, y, dim: int, amount: int) -> bool:
+    """Whether copy instance y's box coordinates are copy instance x's plus `amount`
+    along `dim` and equal along the others, for every value of what the point does
+    not fix (an instance: (Copy, point)). The points must agree on every variable
+    both have but the warp (the copies of one iteration). Decided on the coordinates'
+    terms: those the points do not fix must be the same in both (they cancel), the
+    others are evaluated; anything else is not proved (False)."""
+    (cx, px), (cy, py) = x, y
+    if any(px[v] != py[v] for v in set(px) & set(py) if v != "warp"):
+        return False
+    ax, ay = _coordinates(cx), _coordinates(cy)
+    if ax is None or ay is None or len(ax) != len(ay):
+        return False
+    for d, (ex, ey) in enumerate(zip(ax, ay)):
+        diff = _difference(ex, px, ey, py)
+        if diff != (amount if d == dim else 0):
+            return False
+    return True
+
+
+def _coordinates(copy: Copy) -> tuple[Expr, ...] | None:
+    ops = copy.event.instr.operands
+    tensor = ops[1] if copy.load else ops[0]
+    if not isinstance(tensor, ir.TensorAddr):
+        return None
+    values: list[Expr] = []
+    for c in tensor.coords:
+        if isinstance(c, ir.Reg):
+            value = copy.event.state.get(c.name)
+        elif isinstance(c, ir.Imm):
+            value = Const(c.value)
+        else:
+            return None
+        if not isinstance(value, Expr):
+            return None
+        values.append(value)
+    return tuple(values)
+
+
+def _difference(ex: Expr, px: dict, ey: Expr, py: dict) -> int | None:
+    """ey at py minus ex at px where that is a constant: their terms (a sum, split
+    at its +) with no variable the point fixes must be the same in both."""
+    fixed_x, free_x = _terms(ex, px)
+    fixed_y, free_y = _terms(ey, py)
+    if fixed_x is None or fixed_y is None or sorted(free_x) != sorted(free_y):
+        return None
+    return fixed_y - fixed_x
+
+
+def _terms(e: Expr, point: dict) -> tuple[int | None, list[str]]:
+    """(the sum of the terms the point fixes, the other terms as text), or None
+    first where a term mixes both."""
+    stack, fixed, free = [e], 0, []
+    while stack:
+        t = stack.pop()
+        if isinstance(t, BinOp) and t.op == "+":
+            stack += [t.a, t.b]
+            continue
+        names = free_vars(t)
+        if names <= set(point):
+            fixed += evaluate(t, point)
+        elif names & set(point):
+            return None, []
+        else:
+            free.append(render(t))
+    return fixed, free
 
 
 def _alignment(dest0: int, step: int) -> int:
