@@ -109,6 +109,19 @@ def test_the_device_built_maps_kernel_is_never_refuted_and_right():
     assert all(r["right"] for r in launches()["device_matmul"])
 
 
+def test_a_device_built_map_without_swizzle_is_read_and_refuted():
+    """A's tensormap.replace swizzle_mode 0: A's operands REFUTED from the map verify
+    reads in the PTX, B's PROVED; the H200's product is the predicted one."""
+    wr = [
+        (" operand A " in c["property"], c["status"])
+        for c in checks("device_matmul_a_swnone")
+        if c["property"].startswith("writer_reader") and c["status"] != "unknown"
+    ]
+    assert sorted(wr) == [(False, "proved")] * 8 + [(True, "refuted")] * 8
+    for r in launches()["device_matmul_a_swnone"]:
+        assert not r["right"] and r["error_against_prediction"] < 1e-3
+
+
 @pytest.mark.parametrize("run", RUNS)
 def test_every_figure_verify_gives_is_the_h200s(run):
     measured = table.measured_rows()

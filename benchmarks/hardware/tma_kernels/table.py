@@ -32,38 +32,49 @@ RAW = os.path.join(tk.RESULTS, "tma_kernels_h200.raw.tar.gz")
 OUT_CSV = os.path.join(tk.RESULTS, "tma_kernels_h200.csv")
 OUT_MD = os.path.join(tk.RESULTS, "tma_kernels_h200.md")
 SIZES = ("512",) * 3
-# run -> (PTX verify reads, its TTGIR or None (then verify ptx), grid, i32 params M N K,
-#         --shared-align, --tma-map terms for verify ptx)
+# run -> (the TTGIR (tests/data/hopper/tensormaps/STEM.ttgir) verify ttgir reads with
+#         the run's PTX, or None: verify ptx; grid; i32 params M N K; --shared-align;
+#         --tma-map terms for verify ptx)
 H_MAP = "dataType=FLOAT16,boxDim={64,128},swizzle=%s,param=matmul_kernel_tma_param_%d"
+T09 = ((16, 1, 1), (15, 16, 17))
+DEVICE = ((4, 4, 1), (3, 4, 5))
 SETUPS = {
-    "t09_tma": ("t09_tma.sm90", True, (16, 1, 1), (15, 16, 17), 1024, ()),
-    "device_matmul": ("device_matmul.sm90", True, (4, 4, 1), (3, 4, 5), 1024, ()),
+    "t09_tma": ("t09_tma.sm90", *T09, 1024, ()),
     "t09_tma_swnone": (
-        "t09_tma.sm90", False, (16, 1, 1), (15, 16, 17), 1024,
+        None,
+        *T09,
+        1024,
         (H_MAP % ("NONE", 0), H_MAP % ("NONE", 5), H_MAP % ("128B", 10)),
     ),
     "t09_tma_pad128": (
-        "t09_tma_pad128", False, (16, 1, 1), (15, 16, 17), 128,
+        None,
+        *T09,
+        128,
         (H_MAP % ("128B", 0), H_MAP % ("128B", 5), H_MAP % ("128B", 10)),
     ),
-}  # fmt: skip
+    "device_matmul": ("device_matmul.sm90", *DEVICE, 1024, ()),
+    "device_matmul_a_swnone": ("device_matmul.sm90", *DEVICE, 1024, ()),
+}
+DEVICE_TIME = (
+    "7.0 minutes (four calls: the first launched only device_matmul, each later one "
+    "measured every run defined by then)"
+)
 GMMA_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
 GMMA_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum"
 GMMA_INSTRUCTIONS = "sm__inst_executed_pipe_tensor_op_gmma.sum"  # counted per warp
 
 
 def ptx_path(run: str) -> str:
-    stem = SETUPS[run][0]
-    folder = tk.BUILD if stem == "t09_tma_pad128" else tk.DATA
-    return os.path.join(folder, f"{stem}.ptx")
+    """The PTX the run's cubin was assembled from."""
+    return tk.KERNELS[tk.RUNS[run][0]][0]
 
 
 def verify_checks(run: str) -> list[dict]:
     """verify's checks of `run`'s PTX at the launch's values, as JSON dicts."""
     from verify.report.text import result_json
 
-    stem, ttgir, grid, params, align, maps = SETUPS[run]
-    if ttgir:
+    stem, grid, params, align, maps = SETUPS[run]
+    if stem:
         from verify.ttgir import from_ptx
 
         with open(os.path.join(tk.DATA, f"{stem}.json"), encoding="utf-8") as f:
@@ -269,12 +280,13 @@ the device with `tensormap.replace` (`device_matmul.sm90.ptx`, maps in a 256-byt
 scratch per program, no host encode); sm_90a PTX assembled by Triton's bundled ptxas
 13.4 (`-arch=sm_90a -lineinfo`, each SASS instruction's PTX line from `nvdisasm -g`,
 HGMMA in order). fp16, M = N = K = 512, 128 x 128 x 64 tiles (16 CTAs, 8 k-tiles), 4
-warps, 3 stages. Two variants of tutorial 09 that verify must refute:
+warps, 3 stages. Three variants that verify must refute, two of tutorial 09:
 `t09_tma_swnone`, the same cubin with A's and B's host maps encoded without swizzle
 while its wgmma descriptors read 128B; `t09_tma_pad128`, its PTX with 128 bytes of
 static shared memory (`benchmarks/hardware/tma_kernels/cubin/t09_tma_pad128.ptx`), which
 moves the dynamic base from 1024 to 1152 (`smem_base_h200.txt`; ncu's static shared
-128 bytes).
+128 bytes); and `device_matmul_a_swnone`, the device-built-map matmul whose PTX builds A's
+map with `swizzle_mode` 0 (`benchmarks/hardware/tma_kernels/cubin/device_matmul_a_swnone.ptx`).
 
 Measured {date} on one {gpu} ({ncu}, `--clock-control none`; CuPy {cupy}, maps
 encoded by `cuTensorMapEncodeTiled` through ctypes as Triton's launcher encodes them),
@@ -377,7 +389,7 @@ def _header(results: dict) -> dict:
         "cupy": results["cupy"],
         "device": results.get(
             "device_time",
-            "4.8 minutes (three calls; the first failed to launch)",
+            DEVICE_TIME,
         ),
     }
 
@@ -385,7 +397,8 @@ def _header(results: dict) -> dict:
 FINDINGS = """"Predicted": the product the model's counterexamples describe, every element placed
 where verify says it lands (`tma_kernels.chunks`): for `t09_tma_swnone` wgmma reads chunk
 `j ^ (row % 8)` of each unswizzled 128-byte box row (verify: "element (row 1, k 0) ...
-written at byte 128, read from byte 144"), for `t09_tma_pad128` the TMA store reads chunk
+written at byte 128, read from byte 144"; `device_matmul_a_swnone`: the same for A
+only), for `t09_tma_pad128` the TMA store reads chunk
 `j ^ (row % 8) ^ ((row + 1) % 8)` of what stmatrix wrote (verify: "element (inner 0, row
 0) is at byte 144, but stmatrix ... writes it at byte 128").
 
@@ -408,8 +421,12 @@ written at byte 128, read from byte 144"), for `t09_tma_pad128` the TMA store re
   UNKNOWN: "st.shared.b32 at PTX line 57 writes 4 bytes, not 16", the zero-fill of the
   map's 128-byte template at the start of shared memory, which the A tile later
   overwrites; `verify/ptx/hopper_copies.py` counts it among the operand's thread writers.
+- A device-built map is read, not assumed: with A's `tensormap.replace.tile.swizzle_mode`
+  set to 0, verify (`verify ttgir --ptx`, no option) REFUTES A's 8 writer = reader checks
+  and keeps B's 8 PROVED; the H200's product is the predicted one (A's chunks misread,
+  B right) to 2.1e-4.
 - wgmma cost: 48 gmma wavefronts per m64n128k16 (A 16 + B 32, operand bytes / 128),
-  verify's figure, on all four runs: 49,152 over 1,024 warpgroup instructions
+  verify's figure, on all five runs: 49,152 over 1,024 warpgroup instructions
   (`sm__inst_executed_pipe_tensor_op_gmma.sum` 4,096 per warp), no gmma bank conflicts;
   per SASS row 12 per HGMMA per warp. Every SASS instruction with a verify figure equals
   the H200's (the epilogue stmatrix 4 and `ld.shared.v4` 4 per warp instruction). The
@@ -420,6 +437,6 @@ written at byte 128, read from byte 144"), for `t09_tma_pad128` the TMA store re
   `tensormap.replace` and `tensormap.cp_fenceproxy` become single-thread LDS/STS of the
   template in shared memory, 1 wavefront each (32 SASS rows of `device_matmul`),
   reported "not modelled" by verify.
-- The per-SASS measurement was taken twice (two calls, fresh inputs): identical in every
-  row.
+- The per-SASS measurement was taken three times (three calls, fresh inputs): identical
+  in every row of the four runs measured each time.
 """

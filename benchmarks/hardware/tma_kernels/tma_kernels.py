@@ -20,7 +20,7 @@ tilelang#2379 mechanism, ``benchmarks/results/smem_base_h200.txt``).
 without swizzle (its ``tensormap.replace.tile.swizzle_mode`` 0), read by 128B descriptors.
 
 **measure** (CuPy and the driver API through ctypes; no Triton) launches every
-`RUNS` entry once on fresh random fp16 inputs at M = N = K = `MM` with the output
+`RUNS` entry twice on fresh random fp16 inputs at M = N = K = `MM` with the output
 poisoned (NaN), compares the product with numpy's in float64 (‖out − ref‖ / ‖ref‖,
 right under 1e-2), then profiles the `PROFILED` runs under ``ncu --section
 SourceCounters --page source --print-source sass`` (per SASS instruction: L1
