@@ -32,7 +32,7 @@ RAW = os.path.join(tk.RESULTS, "tma_kernels_h200.raw.tar.gz")
 OUT_CSV = os.path.join(tk.RESULTS, "tma_kernels_h200.csv")
 OUT_MD = os.path.join(tk.RESULTS, "tma_kernels_h200.md")
 SIZES = ("512",) * 3
-# run -> (the TTGIR (tests/data/hopper/tensormaps/STEM.ttgir) verify ttgir reads with
+# run -> (the TTGIR stem, in tests/data/hopper/tensormaps/, that verify ttgir reads with
 #         the run's PTX, or None: verify ptx; grid; i32 params M N K; --shared-align;
 #         --tma-map terms for verify ptx)
 H_MAP = "dataType=FLOAT16,boxDim={64,128},swizzle=%s,param=matmul_kernel_tma_param_%d"
