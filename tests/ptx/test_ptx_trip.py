@@ -34,6 +34,7 @@ LAUNCHES = [
     ("after_loop", (32, 1, 1), (40, 1, 1)),
     ("after_loop", (32, 1, 1), (100, 1, 1)),
     ("per_warp", (64, 1, 1), (1, 1, 1)),
+    ("in_loop", (32, 1, 1), (2, 1, 1)),
 ]
 IDS = [f"{k}-grid{g[0]}" for k, _, g in LAUNCHES]
 
@@ -67,7 +68,7 @@ def test_every_block_and_warp_is_the_readers_address(kernel, block, grid):
     with open(PTX, encoding="utf-8") as f:
         ptx = f.read()
     k, by_line = _reader(kernel, block, grid)
-    after = max(by_line)  # the store after the loop
+    after = max(by_line) if kernel != "in_loop" else 0  # the store after the loop
     compared = 0
     for c in range(grid[0]):
         run = run_block(ptx, kernel, block=block, ctaid=(c, 0, 0), grid=grid)
@@ -139,3 +140,17 @@ def test_a_trip_count_not_written_leaves_the_value_after_the_loop_unknown():
     ctx = Context({"a": Range(0, 3), "b": Range(0, 3)})
     trips = {(a, b): (a * b) % 2 for a in range(3) for b in range(3)}
     assert loops.trip_expression(["a", "b"], trips, ctx) is None
+
+
+def test_a_counterexample_inside_the_loop_names_an_iteration_its_block_runs():
+    """in_loop's address reads both the iteration and the block: under --grid 2 the
+    2-way store is block 0's second iteration (block 1 runs one), stated as the
+    guard ``[it0 < its block's count]`` holding there; under --grid 3 the engine's
+    worst case (block 2 at it0 = 1, 16 bytes apart) never runs: UNKNOWN."""
+    results = check_ptx(PTX, Options(kernel="in_loop", grid=(2, 1, 1)))
+    (refuted,) = [r for r in results if r.status == Status.REFUTED]
+    assert refuted.counterexample is not None
+    assert refuted.counterexample.instance == {"ctaid_x": 0, "it0": 1, "base": 0}
+    results = check_ptx(PTX, Options(kernel="in_loop", grid=(3, 1, 1)))
+    (bank,) = [r for r in results if r.property.startswith("conflict_free")]
+    assert bank.status == Status.UNKNOWN

@@ -13,6 +13,10 @@ condition (a 0/1 expression, `verify.ptx.trace.Event.condition`) holds. So:
   shows, at its instance; variables of the condition the counterexample does
   not fix are searched over a few values of their ranges (a parameter bound,
   say); if no value makes it hold, the result is UNKNOWN, never a guess.
+* Where a loop's trip count varies with the block or warp, its iteration ranges
+  up to the largest count; each access in it runs under ``[it < its own count]``
+  (`verify.ptx.trace.LoopInfo.runs`), so a counterexample naming both is checked
+  as against a guard; where the count is not written, it is UNKNOWN.
 * A counterexample over loop counters whose relation to each other the trace
   could not keep (a cycling stage counter beside the iteration of a loop whose
   trip count is unknown) may be unreachable: UNKNOWN. Where the trip count is
@@ -146,7 +150,7 @@ def settle(result: CheckResult, access, trace, kernel) -> CheckResult:
         )
     used = _access_vars(access)
     for name in used & set(trace.loops):
-        if trace.loops[name].bounded & used:
+        if trace.loops[name].bounded & used and trace.loops[name].runs is None:
             return _unknown(
                 result,
                 f"its counterexample's iteration of {name} may be past the trip count "

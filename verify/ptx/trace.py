@@ -55,6 +55,9 @@ class LoopInfo:
     bounded: set[str] = field(default_factory=set)
     # where `bounded`: the trip count at every point of those variables, in order
     trips: dict[tuple[int, ...], int] = field(default_factory=dict)
+    # where `bounded` and the count is written: [it < its own count], in every event's
+    # condition in the loop
+    runs: Expr | None = None
 
 
 @dataclass
@@ -274,11 +277,25 @@ class Tracer:
         self.open.pop()
         exit_subst: dict[str, Value] = {}
         if info.trip is not None:
-            exit_subst[info.name] = self._last_iteration(info)
+            last = exit_subst[info.name] = self._last_iteration(info)
+            if info.bounded and isinstance(last, Expr):
+                self._runs_to(info, last, top.first_event)
         for blk in loop.body:
             self.out[blk] = {r: self._after(v, exit_subst, info) for r, v in self.out[blk].items()}
             self.cond[blk] = self._after(self.cond[blk], exit_subst, info)
         self.loose.update(info.counters)
+
+    def _runs_to(self, info: LoopInfo, last: Expr, first_event: int) -> None:
+        """Where the trip count varies with the block or warp, the iteration variable
+        ranges up to the largest count: each event in the loop runs only where its
+        iteration is at most its own block's last, ``[it < last + 1]``, a condition
+        `verify.ptx.guards` checks a counterexample against (`LoopInfo.runs`)."""
+        runs = self.ctx.less(Var(info.name), self.ctx.op("+", last, Const(1)))
+        if isinstance(runs, Unknown):
+            return
+        info.runs = runs
+        for event in self.events[first_event:]:
+            event.condition = self._and(event.condition, runs)
 
     def _last_iteration(self, info: LoopInfo) -> Value:
         """The iteration the loop leaves at: trip - 1, or, where the trip count varies
