@@ -213,3 +213,15 @@ def test_boxes_end_to_end_are_paired_by_coordinates(second_half, status):
     assert {r.status for r in a} == {Status.PROVED}
     if status is Status.UNKNOWN:
         assert "coordinates do not prove the continuation" in b[0].reason
+
+
+def test_an_mn_major_read_past_a_box_row_stays_unknown_with_strides():
+    """B read MN-major from start +32 bytes of a 64-wide box: n 48..63 are the next box
+    row's first elements. In global bytes that is a block (the rows 128 bytes apart,
+    exactly the line), but whether the tensor's row goes on past column 63 is its
+    coordinates': UNKNOWN, not PROVED, with or without globalStrides."""
+    text = (SPECS / "tma_wgmma_sw128.ptx").read_text().replace(", 1, 1, 1, 0;", ", 1, 1, 1, 1;")
+    for strides in (None, (128,)):
+        options = Options(tma_maps=(tma_map((64, 64), strides),))
+        found = writer_reader(check_ptx_text(text, "mn.ptx", options))
+        assert [r.status for r in found] == [Status.PROVED, Status.UNKNOWN]

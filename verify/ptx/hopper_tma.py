@@ -315,7 +315,7 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
             why = _UNPAIRED.format(at=dest0 + boxes * tmap.bytes, line=copy.event.instr.line)
             return unknown_result(kernel, event, f"writer_reader {what}", why)
         outer = None if isinstance(coords, str) else _outer_dims(tmap, read.op, delta)
-        if isinstance(coords, str) and not _starts_in_box(tmap, read.op, delta):
+        if isinstance(coords, str) and not _wider_than_box(tmap, read.op, delta):
             return unknown_result(kernel, event, f"writer_reader {what}", coords)
         if isinstance(coords, str) or (outer is not None and outer[0] > 1):
             if tmap.strides is None:
@@ -391,8 +391,8 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
 
 
 _NO_STRIDES = (
-    "the operand reads past a row of the box (more k than an unswizzled box row holds): "
-    "which global elements the box's further rows hold is the tensor map's globalStrides: "
+    "the operand reads more k than the unswizzled box holds in a row: which global "
+    "elements the box's further rows hold is the tensor map's globalStrides: "
     "state them (--tma-map ...,globalStrides={BYTES,...}, cuTensorMapEncodeTiled's argument)"
 )
 
@@ -416,13 +416,19 @@ _SECOND_BOX = (
 )
 
 
-def _starts_in_box(tmap, op: Operand, delta: int) -> bool:
-    """The operand starts on an element of the box, of the box's element type (what
-    it reads past a box row is decided in the global tensor)."""
+def _wider_than_box(tmap, op: Operand, delta: int) -> bool:
+    """A K-major operand read from an unswizzled box whose rows hold less K than it
+    reads (CUTLASS's core matrices: 8 f16 a box row), starting inside the box: its
+    k past a box row are decided in the global tensor. (Other reads past a box row,
+    an MN-major one wrapping into the next row, stay UNKNOWN: that a line of the
+    block stays inside one row of the tensor is its coordinates', not read.)"""
     return (
-        tmap.elem_bytes * 8 == op.elem_bits
+        op.major == "K"
+        and not tmap.swizzle
+        and tmap.elem_bytes * 8 == op.elem_bits
         and 0 <= delta < tmap.bytes
         and not delta % tmap.elem_bytes
+        and (delta // tmap.elem_bytes) % tmap.box[0] + op.k > tmap.box[0]
     )
 
 
