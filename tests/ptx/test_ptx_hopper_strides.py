@@ -225,3 +225,29 @@ def test_an_mn_major_read_past_a_box_row_stays_unknown_with_strides():
         options = Options(tma_maps=(tma_map((64, 64), strides),))
         found = writer_reader(check_ptx_text(text, "mn.ptx", options))
         assert [r.status for r in found] == [Status.PROVED, Status.UNKNOWN]
+
+
+# -- k_blocks of TMA-fed operands ----------------------------------------------------
+
+
+def k_blocks_of(found):
+    return [r for r in found if r.property.startswith("k_blocks")]
+
+
+def test_k_blocks_of_tma_fed_operands():
+    """Triton's TMA matmul: each accumulator adds 4 wgmma whose A descriptors step 32
+    bytes (16 k) along A's box rows and B's 2048 bytes (16 k rows of 128 bytes):
+    PROVED (it had no k_blocks check: only cp.async-fed operands were blocks). With
+    A's fourth k-block at +4 (chunks) instead of +6, A's K columns from 32 meet B's
+    K rows from 48: REFUTED. Offsets are in each box's own coordinates."""
+    text = TMA_MATMUL.read_text()
+    found = k_blocks_of(check_ptx_text(text, "tma_matmul.ptx", Options(tma_maps=TRITON_MAPS)))
+    assert [r.status for r in found] == [Status.PROVED] * 2
+    assert text.count("add.s32 \t%r56, %r49, 6;") == 1
+    wrong = text.replace("add.s32 \t%r56, %r49, 6;", "add.s32 \t%r56, %r49, 4;")
+    found = k_blocks_of(check_ptx_text(wrong, "tma_matmul.ptx", Options(tma_maps=TRITON_MAPS)))
+    refuted = [r for r in found if r.status is Status.REFUTED]
+    assert refuted and refuted[0].counterexample is not None
+    assert "multiplies A's K columns from 32 by B's K rows from 48" in (
+        refuted[0].counterexample.summary
+    )

@@ -44,8 +44,9 @@ value with `verify.model.wgmma` and checks:
   elements their registers hold is not followed).
 
 * **k_blocks** -- the wgmma of one accumulator, their operands proved blocks of
-  their matrices, add A's K columns against the same K rows of B, each K slice
-  once (`verify.ptx.hopper_kblocks`).
+  their matrices (cp.async-fed: in the global tensor; TMA-fed: inside one box),
+  add A's K columns against the same K rows of B, each K slice once; UNKNOWN where
+  one wgmma of the accumulator is not proved so (`verify.ptx.hopper_kblocks`).
 
 A TMA copy gets ``aligned 128`` (PTX ISA "cp.async.bulk.tensor": the shared
 address is 128-byte aligned; the H200 refuses 16 bytes off) and, where thread
@@ -57,7 +58,8 @@ base only when the box starts on its pattern's repeat (tilelang#2379: a
 
 This module decodes the descriptors and decides placement and cost; TMA copies are
 `verify.ptx.hopper_tma`, writer = reader for thread writers `verify.ptx.hopper_copies`,
-the k-blocks `verify.ptx.hopper_kblocks`, what they share `verify.ptx.hopper_common`.
+the k-blocks `verify.ptx.hopper_kblocks`, what they share `verify.ptx.hopper_common`,
+boxes paired by their coordinates `verify.ptx.hopper_pairing`.
 """
 
 from __future__ import annotations
@@ -211,7 +213,9 @@ def _wgmma_results(
                 copied_reader(kernel, event, read, what, cases, written[key], facts, blocks)
             )
         if tma_writers:
-            results.append(tma_reader(kernel, event, read, what, cases, tma_writers, maps, facts))
+            results.append(
+                tma_reader(kernel, event, read, what, cases, tma_writers, maps, facts, blocks)
+            )
         if not feeding and not tma_writers:
             results.append(
                 unknown_result(

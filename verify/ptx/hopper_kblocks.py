@@ -33,17 +33,42 @@ class Block:
     pitch: int
 
 
+# The param of a block read from a TMA box (verify.ptx.hopper_tma.tma_block): its
+# origin and pitch are in the box's own coordinates, so blocks of two boxes are not
+# comparable (their copies' coordinates are not paired): such a group is UNKNOWN.
+TMA_BLOCK = "tma:"
+_TMA_BOXES = "k-blocks read from different TMA boxes"
+
 # (event id, "A"/"B") -> (event, operand, {(point, generation): Block})
 Blocks = dict[tuple[int, str], tuple[Event, Operand, dict[tuple, Block]]]
 
 
 def k_blocks(kernel, trace: Trace, blocks: Blocks) -> list[CheckResult]:
+    """One check per accumulator (its D registers in one loop body) of 2 or more wgmma
+    with some of them reading operands proved blocks of their matrices; UNKNOWN where
+    one of the group's wgmma is not proved so (a group is never decided on part of
+    its wgmma)."""
     groups: dict[tuple, list[Event]] = {}
     for event in trace.events:
-        if (id(event), "A") in blocks and (id(event), "B") in blocks:
+        if tuple(event.instr.parts[:2]) == ("wgmma", "mma_async"):
             accumulator = event.instr.operands[0]
             groups.setdefault((repr(accumulator), tuple(event.loops)), []).append(event)
-    return [_k_group(kernel, events, blocks) for events in groups.values() if len(events) > 1]
+    results = []
+    for events in groups.values():
+        proved = [e for e in events if (id(e), "A") in blocks and (id(e), "B") in blocks]
+        if len(events) < 2 or not proved:
+            continue
+        if len(proved) < len(events):
+            missing = next(e for e in events if e not in proved)
+            name = f"k_blocks of {len(events)} wgmma into one accumulator, first"
+            why = (
+                f"the wgmma at PTX line {missing.instr.line} reads operands not proved "
+                "blocks of their matrices (its writer = reader, or A in registers)"
+            )
+            results.append(unknown_result(kernel, events[0], name, why))
+            continue
+        results.append(_k_group(kernel, events, blocks))
+    return results
 
 
 def _k_offset(op: Operand, block: Block, origin: int) -> tuple[int, int] | None:
@@ -114,6 +139,8 @@ def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
         wrong = _k_mismatch(events, blocks, chosen)
         if not wrong:
             continue
+        if wrong.startswith(_TMA_BOXES):
+            return unknown_result(kernel, first, name, f"{wrong} at {env}")
         if not _paired_exactly(events, blocks, env, chosen):
             return unknown_result(
                 kernel,
@@ -141,6 +168,12 @@ def _k_mismatch(events: list[Event], blocks: Blocks, chosen: dict) -> str:
             for e in events
         ]
         if len({(b.param, b.pitch) for _, b in found}) > 1:
+            if any(b.param.startswith(TMA_BLOCK) for _, b in found):
+                return (
+                    f"{_TMA_BOXES} ({which}: "
+                    f"{sorted({b.param[len(TMA_BLOCK) :] for _, b in found})}): their "
+                    "copies' coordinates are not paired"
+                )
             return f"the {which} operands read blocks of different matrices or pitches"
         origin = min(b.origin for _, b in found)
         offsets[which] = [_k_offset(op, b, origin) for op, b in found]

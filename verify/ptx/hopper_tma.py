@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from verify.errors import SpecError
 from verify.model import tma as tma_model
-from verify.model.expr import BinOp, Const, Expr, bounds, compiled, evaluate, free_vars, render
+from verify.model.expr import BinOp, Const, Expr, bounds, compiled
 from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand, ReadMap, SwizzleMode
 from verify.ptx import ir, memory, tensormaps
 from verify.ptx.hopper_common import (
@@ -24,6 +24,8 @@ from verify.ptx.hopper_common import (
     points,
     unknown_result,
 )
+from verify.ptx.hopper_kblocks import TMA_BLOCK, Block
+from verify.ptx.hopper_pairing import run_continues
 from verify.ptx.trace import Event, Trace
 from verify.ptx.values import Unknown, Value
 from verify.results import CheckResult, Counterexample
@@ -293,15 +295,20 @@ def _box_coords(tmap, boxes: int, op: Operand, delta: int) -> tuple[str, str] | 
     return f"(row + {n0}) % {inner}", f"k + {k0} + {rows} * ((row + {n0}) / {inner})"
 
 
-def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts) -> CheckResult:
+def tma_reader(
+    kernel, event, read: Read, what: str, cases, copies, maps, facts, blocks=None
+) -> CheckResult:
     """writer = reader: the operand is the box the TMA copy wrote, at every base. The
     descriptor at base 0, counted from the box, is decided at every base at once; a
     base where it differs (a base offset computed from the address) at that base.
     Where what the operand reads of the box is not rows of one global row each (it
     reads past a box row, or its rows cross an outer dimension of a box of 3 or more),
     it is decided in the global tensor from the map's globalStrides
-    (`_global_mismatch`), every element enumerated; without them UNKNOWN."""
+    (`_global_mismatch`), every element enumerated; without them UNKNOWN. PROVED by
+    verify's runner, the operand's block of its box goes into `blocks` for k_blocks
+    (`tma_block`)."""
     groups: dict = {}
+    found_blocks: dict = {}
     strided: dict = {}  # decided in the global tensor: (map, desc, dest) -> case
     memo: dict = {}
     for point, base, at0, atb in cases:
@@ -331,6 +338,10 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
         moved_desc = _from_box(atb, dest0 + base)
         at_base = None if moved_desc == desc else base
         groups.setdefault((run, moved_desc, coords, align, at_base), (copy, point))
+        if not base:
+            found_blocks[tuple(sorted(point.items())), ()] = tma_block(
+                copy, tmap, read.op, dest0, delta
+            )
     unknown = None
     for (tmap, desc, dest), (copy, point, base) in strided.items():
         wrong = _global_mismatch(tmap, desc, read.op, dest)
@@ -380,6 +391,8 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
         )
     if unknown is not None:
         return unknown_result(kernel, event, f"writer_reader {what}", unknown)
+    if blocks is not None and found_blocks and not strided:
+        blocks.setdefault((id(event), read.which), (event, read.op, {}))[2].update(found_blocks)
     return check_result(
         kernel,
         event,
@@ -388,6 +401,26 @@ def tma_reader(kernel, event, read: Read, what: str, cases, copies, maps, facts)
         engine="verify runner" if groups else "enumeration",
         facts={**facts, "boxes": len(groups) + len(strided)},
     )
+
+
+_LINE = 1 << 24  # its pitch: more bytes than any run of boxes holds in a line
+
+
+def tma_block(copy: Copy, tmap, op: Operand, dest0: int, delta: int) -> Block:
+    """The block of its box an operand proved to read it reads, for k_blocks: in the
+    box's own coordinates, not the global tensor's (`TMA_BLOCK` + the map and the box's
+    destination name the box; rows or k a `_LINE` apart), so that operands of one
+    accumulation are compared only inside one box (k_blocks leaves blocks of two boxes
+    UNKNOWN: they are not paired by coordinates)."""
+    elem, inner = tmap.elem_bytes, tmap.box[0]
+    if op.major == "K":
+        row0, k0 = divmod(delta // elem, inner)
+        origin = row0 * _LINE + k0 * elem
+    else:
+        box, within = divmod(delta, tmap.bytes)
+        k0, n_in = divmod(within // elem, inner)
+        origin = k0 * _LINE + (box * inner + n_in) * elem
+    return Block(f"{TMA_BLOCK}{copy.map_name}@{dest0}", origin, _LINE)
 
 
 _NO_STRIDES = (
@@ -535,8 +568,8 @@ def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None
     """(copy, map, boxes, destination at base 0, destination alignment, cut) of the TMA
     box that holds byte `start` at base 0 and the boxes of the same map laid end to
     end after it (at most MAX_BOX rows in all) that continue it in the global tensor
-    along the operand's rows (`_continues`: paired by their coordinates), or why there
-    is none. A box after it that is not proved to continue it ends the run there
+    along the operand's rows (paired by their coordinates: `verify.ptx.hopper_pairing`),
+    or why there is none. A box after it that is not proved to continue it ends the run there
     (cut: True)."""
     if memo is not None and (start, op) in memo:
         return memo[start, op]
@@ -568,7 +601,7 @@ def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None
             and last - i + 1 < tma_model.MAX_BOX // tmap.rows
             and boxes_at[last + 1][2] == tmap
             and boxes_at[last + 1][0] == boxes_at[last][0] + tmap.bytes
-            and _run_continues(tmap, op, by_dest, dest0, last + 1 - i)
+            and run_continues(tmap, op, by_dest, dest0, last + 1 - i)
         ):
             last += 1
         boxes = last - i + 1
@@ -583,89 +616,6 @@ def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None
     if memo is not None:
         memo[start, op] = found
     return found
-
-
-def _run_continues(tmap, op: Operand, by_dest, dest0: int, j: int) -> bool:
-    """Whether every copy writing the box at `dest0` has one writing the box `j`
-    boxes after it whose box continues its box there in the global tensor: along
-    the box's inner dimension by j inner extents (an MN-major operand, rows along
-    it) or along its rows by j box rows (K-major; a 2-D box, or outer extents 1)."""
-    if op.major == "K" and any(b != 1 for b in tmap.box[2:]):
-        return False
-    dim, extent = (1, tmap.box[1]) if op.major == "K" else (0, tmap.box[0])
-    there = by_dest.get((dest0 + j * tmap.bytes, id(tmap)), [])
-    return all(
-        any(_continues(x, y, dim, j * extent) for y in there)
-        for x in by_dest.get((dest0, id(tmap)), [])
-    )
-
-
-def _continues(x, y, dim: int, amount: int) -> bool:
-    """Whether copy instance y's box coordinates are copy instance x's plus `amount`
-    along `dim` and equal along the others, for every value of what the point does
-    not fix (an instance: (Copy, point)). The points must agree on every variable
-    both have but the warp (the copies of one iteration). Decided on the coordinates'
-    terms: those the points do not fix must be the same in both (they cancel), the
-    others are evaluated; anything else is not proved (False)."""
-    (cx, px), (cy, py) = x, y
-    if any(px[v] != py[v] for v in set(px) & set(py) if v != "warp"):
-        return False
-    ax, ay = _coordinates(cx), _coordinates(cy)
-    if ax is None or ay is None or len(ax) != len(ay):
-        return False
-    for d, (ex, ey) in enumerate(zip(ax, ay)):
-        diff = _difference(ex, px, ey, py)
-        if diff != (amount if d == dim else 0):
-            return False
-    return True
-
-
-def _coordinates(copy: Copy) -> tuple[Expr, ...] | None:
-    ops = copy.event.instr.operands
-    tensor = ops[1] if copy.load else ops[0]
-    if not isinstance(tensor, ir.TensorAddr):
-        return None
-    values: list[Expr] = []
-    for c in tensor.coords:
-        if isinstance(c, ir.Reg):
-            value = copy.event.state.get(c.name)
-        elif isinstance(c, ir.Imm):
-            value = Const(c.value)
-        else:
-            return None
-        if not isinstance(value, Expr):
-            return None
-        values.append(value)
-    return tuple(values)
-
-
-def _difference(ex: Expr, px: dict, ey: Expr, py: dict) -> int | None:
-    """ey at py minus ex at px where that is a constant: their terms (a sum, split
-    at its +) with no variable the point fixes must be the same in both."""
-    fixed_x, free_x = _terms(ex, px)
-    fixed_y, free_y = _terms(ey, py)
-    if fixed_x is None or fixed_y is None or sorted(free_x) != sorted(free_y):
-        return None
-    return fixed_y - fixed_x
-
-
-def _terms(e: Expr, point: dict) -> tuple[int | None, list[str]]:
-    """(the sum of the terms the point fixes, the other terms as text), or None
-    first where a term mixes both."""
-    stack, fixed, free = [e], 0, []
-    while stack:
-        t = stack.pop()
-        if isinstance(t, BinOp) and t.op == "+":
-            stack += [t.a, t.b]
-            continue
-        names = free_vars(t)
-        if names <= set(point):
-            fixed += evaluate(t, point)
-        elif names & set(point):
-            return None, []
-        else:
-            free.append(render(t))
-    return fixed, free
 
 
 def _alignment(dest0: int, step: int) -> int:
