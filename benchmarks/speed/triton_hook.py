@@ -201,32 +201,53 @@ def main() -> int:
     parser.add_argument(
         "--parser",
         action="store_true",
-        help="read the PTX's generated specs with the spec parser, as before verify.spec.direct",
+        help="also read the PTX's generated specs with the spec parser, as before "
+        "verify.spec.direct: rounds of both ways take turns in one process (OUT_parser.md)",
     )
     parser.add_argument("--out", default=RESULTS, help="where the .csv and .md go (no suffix)")
     args = parser.parse_args()
-    if args.parser:
-        from benchmarks.speed.kernel_check import read_with_parser
-        from verify.ptx import specgen
+    from benchmarks.speed.kernel_check import read_with_parser
+    from verify.ptx import specgen
 
-        specgen.SharedSpec.read = read_with_parser  # type: ignore[method-assign]
+    readers = {"direct": specgen.SharedSpec.read, "parser": read_with_parser}
+    modes = ["direct", "parser"] if args.parser else ["direct"]
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     knobs.compilation.always_compile = True
     load_at_start = os.getloadavg()[0]
+    rounds: dict[str, list] = {mode: [] for mode in modes}
+    phases = {}
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton")
         first, second = first_kernel_seconds(tmp)
-        rounds = [one_round(os.path.join(tmp, f"verify{i}")) for i in range(ROUNDS)]
-        phases = breakdown()
-    rows = [
-        {
-            "kernel": stem,
-            **{k: statistics.median(r[stem][k] for r in rounds) for k in FIGURES},
-            **counts(rounds, stem),
-        }
-        for stem in rounds[0]
-    ]
-    write(rows, first, second, phases, load_at_start, args.out)
+        for i in range(ROUNDS):
+            for mode in modes if i % 2 == 0 else modes[::-1]:
+                specgen.SharedSpec.read = readers[mode]  # type: ignore[method-assign]
+                rounds[mode].append(one_round(os.path.join(tmp, f"verify-{mode}{i}")))
+        for mode in modes:
+            specgen.SharedSpec.read = readers[mode]  # type: ignore[method-assign]
+            phases[mode] = breakdown()
+    specgen.SharedSpec.read = readers["direct"]  # type: ignore[method-assign]
+    for mode in modes:
+        rows = [
+            {
+                "kernel": stem,
+                **{k: statistics.median(r[stem][k] for r in rounds[mode]) for k in FIGURES},
+                **counts(rounds[mode], stem),
+            }
+            for stem in rounds[mode][0]
+        ]
+        out = args.out if mode == "direct" else f"{args.out}_parser"
+        note = ""
+        if args.parser:
+            note = (
+                " The PTX's generated specs read by the spec parser (lark), as before "
+                "verify.spec.direct; rounds took turns with those reading them directly, "
+                f"in one process: `--parser`, {args.out}.md and {out}.md."
+                if mode == "parser"
+                else " Rounds took turns, in one process, with rounds reading the PTX's "
+                f"generated specs by the spec parser (`--parser`: {args.out}_parser.md)."
+            )
+        write(rows, first, second, phases[mode], load_at_start, out, note)
     return 0
 
 
@@ -253,6 +274,7 @@ def write(
     phases: dict[str, dict],
     load_at_start: float,
     out: str = RESULTS,
+    note: str = "",
 ):
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(f"{out}.csv", "w", newline="") as f:
@@ -271,7 +293,7 @@ def write(
         f"Machine: {machine()}, shared with other work: load average "
         f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
         f"Triton {triton.__version__}, target sm_80, compiled on the CPU. "
-        f"Median of {ROUNDS} rounds; `python -m benchmarks.speed.triton_hook`.",
+        f"Median of {ROUNDS} rounds; `python -m benchmarks.speed.triton_hook`.{note}",
         "",
         "`alone`: wall seconds of `triton.compile` with no listener; `hooked`: with "
         "verify's listener installed; `verify`: verify's seconds inside the listener "
