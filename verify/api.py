@@ -16,6 +16,7 @@ from verify.spec import layout_text
 from verify.spec.ast import LayoutDef
 from verify.spec.layout_text import DEFAULT_LAYOUT_NAME, check_dtype, layout_statement
 from verify.spec.parser import parse_file, parse_text
+from verify.verdicts import Status
 
 MAX_MAP_SIZE = 1 << 22
 
@@ -132,9 +133,7 @@ def check(
     run = _options(timeout, engine, options)
     try:
         spec = parse_file(path)
-        from verify.synth import repair as suggest  # synthesis: loaded when a spec is checked
-
-        return Report(suggest.attach(spec, run_spec(spec, run), timeout=run))
+        return Report(_suggested(spec, run_spec(spec, run), None, run))
     except SpecError as e:
         raise _with_file_source(e.located(path), path) from None
 
@@ -152,11 +151,19 @@ def check_text(
     run = _options(timeout, engine, options)
     try:
         spec = parse_text(text, name)
-        from verify.synth import repair as suggest  # synthesis: loaded when a spec is checked
-
-        return Report(suggest.attach(spec, run_spec(spec, run), text, run))
+        return Report(_suggested(spec, run_spec(spec, run), text, run))
     except SpecError as e:
         raise e.located(name).with_source(text) from None
+
+
+def _suggested(spec, results, source, run):
+    """`results`, each failing bank check with a suggested layout (`verify.synth.repair`,
+    loaded only when some check is refuted and failed: it needs numpy)."""
+    if not any(r.status == Status.REFUTED and not r.passed for r in results):
+        return results
+    from verify.synth import repair as suggest
+
+    return suggest.attach(spec, results, source, run)
 
 
 def _options(timeout: float | None, engine: str, options: RunOptions | None) -> RunOptions:

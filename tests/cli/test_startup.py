@@ -43,12 +43,12 @@ def test_help_lists_every_command_without_loading_one():
 
 
 @pytest.mark.parametrize("command", [[SEED], WAVEFRONTS])
-def test_a_quick_question_loads_no_formula_kernel_or_drawing_library(command):
+def test_a_quick_question_loads_no_formula_kernel_drawing_or_array_library(command):
     statement = (
         "from click.testing import CliRunner\nfrom verify.cli import main\n"
         f"assert CliRunner().invoke(main, {command!r}).exit_code == 0"
     )
-    assert not {"sympy", "triton", "matplotlib", "z3"} & set(loaded_after(statement))
+    assert not {"sympy", "triton", "matplotlib", "z3", "numpy"} & set(loaded_after(statement))
 
 
 def test_the_solver_loads_only_for_a_check_it_decides():
