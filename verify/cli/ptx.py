@@ -70,8 +70,8 @@ def _options(f):
             click.option(
                 "--assume",
                 multiple=True,
-                metavar="NAME=V | 'NAME%M==R'",
-                help="A parameter's value or residue class (param_N or its name).",
+                metavar="NAME=V | 'NAME%M==R' | 'NAME<B'",
+                help="A parameter's value, residue class or bound (param_N or its name).",
             ),
             click.option(
                 "--tma-map",
@@ -224,8 +224,8 @@ def triton_ptx_options(f):
             click.option(
                 "--assume",
                 multiple=True,
-                metavar="NAME=V | 'NAME%M==R'",
-                help="A parameter's value or residue class (Triton's name or param_N).",
+                metavar="NAME=V | 'NAME%M==R' | 'NAME<B'",
+                help="A parameter's value, residue class or bound (Triton's name or param_N).",
             ),
         ]
     ):
