@@ -134,7 +134,8 @@ def test_the_tutorial_matmuls_wrapping_a_tile_copies_are_decided_exactly():
     for r in a_tile:
         assert r.status is Status.REFUTED, r.reason
         assert (r.wavefronts, r.ideal_wavefronts) == (8, 4) and not r.facts.get("zfill")
-        assert r.counterexample is not None and "ctaid_x" in r.counterexample.instance
+        # the block's term is a multiple of 128 bytes: one counterexample serves every block
+        assert r.counterexample is not None and r.counterexample.instance.get("warp") == 0
     assert all(r.status is Status.PROVED and r.wavefronts == 4 for r in b_tile)
     assert not any("modulo 128" in (r.reason or "") for r in copies)
 
