@@ -1,7 +1,26 @@
+import pickle
+import random
+from functools import partial
+
 import pytest
 
-from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Range, Var, bounds, evaluate, max_intermediate
+from verify.errors import Pos, SpecError
+from verify.model.expr import (
+    GENERATE_AFTER,
+    OPS,
+    BinOp,
+    Const,
+    Range,
+    Var,
+    _closures,
+    _evaluate_tree,
+    bounds,
+    compiled,
+    evaluate,
+    free_vars,
+    max_intermediate,
+    render,
+)
 
 
 def e(op, a, b):
@@ -59,3 +78,86 @@ def test_max_intermediate_sees_inner_terms_larger_than_the_result():
     expr = e(">>", e("<<", X, Const(40)), Const(40))
     assert bounds(expr, RANGES)[1] == 63
     assert max_intermediate(expr, RANGES) == 63 << 40
+
+
+# The generated evaluators (`evaluate` of a node seen often, `compiled`) against the
+# tree walks they replace: same value or the same error (type, message, position).
+
+
+def _outcome(fn, env):
+    try:
+        return ("value", fn(env))
+    except SpecError as err:
+        return ("SpecError", str(err), err.pos)
+    except (ValueError, ZeroDivisionError) as err:
+        return (type(err).__name__, str(err))
+
+
+def _random_tree(rng, depth, shared):
+    if depth == 0 or rng.random() < 0.2:
+        pick = rng.random()
+        if pick < 0.15 and shared:
+            return rng.choice(shared)
+        if pick < 0.55:
+            return Var(rng.choice("xyz"), Pos(rng.randint(1, 99), 1))
+        return Const(rng.choice([0, 1, 2, 3, 5, 8, 64, 65, -1]))
+    op = rng.choice(OPS)
+    node = BinOp(
+        op,
+        _random_tree(rng, depth - 1, shared),
+        _random_tree(rng, depth - 1, shared),
+        Pos(rng.randint(1, 99), rng.randint(1, 40)),
+    )
+    shared.append(node)
+    return node
+
+
+def test_generated_evaluators_match_the_tree_walks_value_and_error():
+    rng = random.Random(23)
+    envs = [
+        {"x": x, "y": y, "z": z} for x in (0, 1, 7, 64) for y in (0, 2, 65) for z in (-3, 5)
+    ] + [{"x": 3}, {"y": 1, "z": 2}, {}]
+    for _ in range(400):
+        tree = _random_tree(rng, rng.randint(1, 5), [])
+        walk = _closures(tree)
+        fast = compiled(tree)
+        for env in envs:
+            assert _outcome(fast, env) == _outcome(walk, env), render(tree)
+            want = _outcome(partial(_evaluate_tree, tree), env)
+            for _ in range(GENERATE_AFTER + 1):  # walked first, then generated
+                assert _outcome(partial(evaluate, tree), env) == want, render(tree)
+
+
+def test_a_shared_subtree_is_evaluated_once_and_gives_the_same_value():
+    inner = e("*", X, Const(3))
+    tree = e("+", e("-", inner, Y), inner)
+    env = {"x": 5, "y": 2}
+    assert compiled(tree)(env) == 28
+    assert [evaluate(tree, env) for _ in range(GENERATE_AFTER + 2)] == [28] * (GENERATE_AFTER + 2)
+
+
+def test_an_unknown_variable_is_located_by_the_generated_code_too():
+    tree = e("+", X, Var("w", Pos(3, 7)))
+    for fn in [compiled(tree)] + [lambda env: evaluate(tree, env)] * (GENERATE_AFTER + 1):
+        with pytest.raises(SpecError, match="unknown variable 'w'") as err:
+            fn({"x": 1})
+        assert err.value.pos == Pos(3, 7)
+
+
+def test_free_vars_is_a_new_set_each_call():
+    tree = e("+", X, e("*", Y, X))
+    first = free_vars(tree)
+    first.add("changed")
+    assert free_vars(tree) == {"x", "y"}
+
+
+def test_nodes_pickle_and_compare_without_what_was_kept_on_them():
+    tree = e("+", X, e("*", Y, Const(2)))
+    for _ in range(GENERATE_AFTER + 1):
+        evaluate(tree, {"x": 1, "y": 2})
+    compiled(tree)
+    free_vars(tree)
+    back = pickle.loads(pickle.dumps(tree))
+    assert back == tree and hash(back) == hash(tree) and repr(back) == repr(tree)
+    assert not [k for k in vars(back) if k.startswith("_")]
+    assert evaluate(back, {"x": 1, "y": 2}) == 5

@@ -28,20 +28,29 @@ OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 MAX_SHIFT = 64
 
 
+class _Node:
+    """Nodes are immutable, so what is derived from one alone (its free variables,
+    its generated evaluator) is kept in its ``__dict__`` under a ``_``-name: no
+    field, so equality, hashing and repr are as before; pickling leaves it out."""
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
 @dataclass(frozen=True)
-class Const:
+class Const(_Node):
     value: int
     pos: Pos = field(default=Pos(), compare=False)
 
 
 @dataclass(frozen=True)
-class Var:
+class Var(_Node):
     name: str
     pos: Pos = field(default=Pos(), compare=False)
 
 
 @dataclass(frozen=True)
-class BinOp:
+class BinOp(_Node):
     op: str
     a: Expr
     b: Expr
@@ -84,11 +93,23 @@ def mul(a: Expr, b: Expr) -> Expr:
 
 
 def free_vars(e: Expr) -> set[str]:
+    """The variables of `e` (a new set each call: callers may change it)."""
+    return set(_free(e))
+
+
+_NO_VARS: frozenset[str] = frozenset()
+
+
+def _free(e: Expr) -> frozenset[str]:
+    """`free_vars`, kept on each BinOp node (shared subtrees are walked once)."""
     if isinstance(e, Var):
-        return {e.name}
-    if isinstance(e, BinOp):
-        return free_vars(e.a) | free_vars(e.b)
-    return set()
+        return frozenset((e.name,))
+    if not isinstance(e, BinOp):
+        return _NO_VARS
+    found = e.__dict__.get("_free")
+    if found is None:
+        found = e.__dict__["_free"] = _free(e.a) | _free(e.b)
+    return found
 
 
 def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
@@ -133,6 +154,25 @@ def _apply(op: str, x: int, y: int, pos: Pos) -> int:
 
 def evaluate(e: Expr, env: Mapping[str, int]) -> int:
     """Concrete value of `e` under `env` (every free variable must be bound)."""
+    if isinstance(e, BinOp):
+        # A node evaluated again and again (a table of its values, every lane) gets
+        # straight-line Python generated for it: same values, same errors.
+        fn = e.__dict__.get("_evaluate")
+        if fn is not None:
+            return fn(env)
+        seen = e.__dict__.get("_evaluations", 0) + 1
+        if seen >= GENERATE_AFTER:
+            fn = e.__dict__["_evaluate"] = _generated(e, checked=True)
+            return fn(env)
+        e.__dict__["_evaluations"] = seen
+    return _evaluate_tree(e, env)
+
+
+# Evaluations of one node by walking it before `evaluate` generates code for it.
+GENERATE_AFTER = 3
+
+
+def _evaluate_tree(e: Expr, env: Mapping[str, int]) -> int:
     if isinstance(e, Const):
         return e.value
     if isinstance(e, Var):
@@ -140,12 +180,22 @@ def evaluate(e: Expr, env: Mapping[str, int]) -> int:
             return env[e.name]
         except KeyError:
             raise SpecError(f"unknown variable '{e.name}'", e.pos) from None
-    return _apply(e.op, evaluate(e.a, env), evaluate(e.b, env), e.pos)
+    return _apply(e.op, _evaluate_tree(e.a, env), _evaluate_tree(e.b, env), e.pos)
 
 
 def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
     """`evaluate` prepared once for many environments (the brute-force oracle
     evaluates one address millions of times); same values, same errors."""
+    if not isinstance(e, BinOp):
+        return _closures(e)
+    fn = e.__dict__.get("_compiled")
+    if fn is None:
+        fn = e.__dict__["_compiled"] = _generated(e, checked=False)
+    return fn
+
+
+def _closures(e: Expr) -> Callable[[Mapping[str, int]], int]:
+    """`compiled` as nested closures: the reference the generated code falls back on."""
     if isinstance(e, Const):
         value = e.value
         return lambda env: value
@@ -159,11 +209,107 @@ def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
                 return evaluate(e, env)  # raises the located "unknown variable"
 
         return variable
-    a, b, op, pos = compiled(e.a), compiled(e.b), e.op, e.pos
+    a, b, op, pos = _closures(e.a), _closures(e.b), e.op, e.pos
     fn = CONCRETE_OPS[op]
     if op in ("+", "*", "&", "|", "^"):  # cannot fail on non-negative operands
         return lambda env: fn(a(env), b(env))
     return lambda env: _apply(op, a(env), b(env), pos)
+
+
+# Python source of a generated evaluator -> its factory (shapes repeat across nodes).
+_FACTORIES: dict[str, Callable] = {}
+_MAX_FACTORIES = 4096
+_UNCHECKED = ("+", "*", "&", "|", "^")
+_PYTHON_OPS = {"/": "//"}  # the rest are written as Python writes them
+
+
+class _NotGenerated(Exception):
+    """A constant that is not a plain int: such a tree is walked instead."""
+
+
+def _generated(e: BinOp, checked: bool) -> Callable[[Mapping[str, int]], int]:
+    """Straight-line Python for `e`, one local per distinct subexpression, in the
+    order the tree walk takes them, so the first failure is the same one: each check
+    is `_apply`'s, and a failing one calls `_apply` itself to raise its error. A
+    missing variable falls back to the tree walk (`checked`: `_evaluate_tree`, else
+    `_closures`) for the located error. `checked` checks every result for a
+    negative value as `evaluate` does; else only the operators `compiled` checks."""
+    if checked:
+        slow = lambda env: _evaluate_tree(e, env)  # noqa: E731
+    else:
+        slow = lambda env: _closures(e)(env)  # noqa: E731
+    try:
+        source, cells = _source(e, checked)
+    except _NotGenerated:
+        return slow if checked else _closures(e)
+    factory = _FACTORIES.get(source)
+    if factory is None:
+        if len(_FACTORIES) >= _MAX_FACTORIES:
+            _FACTORIES.clear()
+        scope: dict = {}
+        exec(compile(source, "<verify.model.expr>", "exec"), scope)
+        factory = _FACTORIES[source] = scope["factory"]
+    return factory(slow, _apply, *cells)
+
+
+def _source(e: BinOp, checked: bool) -> tuple[str, list]:
+    """The factory's text and its arguments after the first two: constants, names
+    and positions are arguments, so trees of one shape share one compiled text."""
+    lines: list[str] = []
+    names: dict[object, str] = {}  # ("var", name) or a subexpression's id -> its local
+    cells: list = []
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, Const):
+            continue
+        if isinstance(node, Var):
+            if ("var", node.name) not in names:
+                local = names[("var", node.name)] = f"v{len(names)}"
+                lines.append(f"{local} = env[c{len(cells)}]")
+                cells.append(node.name)
+            continue
+        if id(node) in names:
+            continue
+        if not ready:
+            stack.append((node, True))
+            stack.append((node.b, False))
+            stack.append((node.a, False))
+            continue
+        x, y, op = _operand(node.a, names, cells), _operand(node.b, names, cells), node.op
+        local = names[id(node)] = f"t{len(names)}"
+        call = f"_apply({op!r}, {x}, {y}, c{len(cells)})"
+        cells.append(node.pos)
+        if op in ("/", "%"):
+            lines.append(f"if {y} == 0: {call}")
+        if op in ("<<", ">>"):
+            lines.append(f"if {y} > {MAX_SHIFT}: {call}")
+        lines.append(f"{local} = {x} {_PYTHON_OPS.get(op, op)} {y}")
+        if checked or op not in _UNCHECKED:
+            lines.append(f"if {local} < 0: {call}")
+    body = "\n            ".join(lines)
+    parameters = "".join(f", c{k}" for k in range(len(cells)))
+    source = f"""def factory(slow, _apply{parameters}):
+    def generated(env):
+        try:
+            {body}
+        except KeyError:
+            return slow(env)
+        return {names[id(e)]}
+    return generated
+"""
+    return source, cells
+
+
+def _operand(e: Expr, names: dict[object, str], cells: list) -> str:
+    if isinstance(e, Const):
+        if type(e.value) is not int:
+            raise _NotGenerated
+        cells.append(e.value)
+        return f"c{len(cells) - 1}"
+    if isinstance(e, Var):
+        return names[("var", e.name)]
+    return names[id(e)]
 
 
 def _interval(op: str, a: tuple[int, int], b: tuple[int, int], pos: Pos) -> tuple[int, int]:
