@@ -161,3 +161,19 @@ def test_nodes_pickle_and_compare_without_what_was_kept_on_them():
     assert back == tree and hash(back) == hash(tree) and repr(back) == repr(tree)
     assert not [k for k in vars(back) if k.startswith("_")]
     assert evaluate(back, {"x": 1, "y": 2}) == 5
+
+
+def test_bounds_kept_on_a_node_follow_the_ranges_they_are_asked_under():
+    tree = e("+", e("*", X, Const(2)), Y)
+    assert bounds(tree, RANGES) == (1, 134)
+    assert bounds(tree, RANGES) == (1, 134)
+    ranges = dict(RANGES, y=Range(4, 5))
+    assert bounds(tree, ranges) == (4, 130)
+    assert max_intermediate(tree, ranges) == 130
+    ranges["x"] = Range(0, 1000)  # the same dict, changed: asked again, not kept
+    assert bounds(tree, ranges) == (4, 2002)
+    assert max_intermediate(tree, ranges) == 2002
+    with pytest.raises(SpecError, match="unknown variable 'y'"):
+        bounds(tree, {"x": Range(0, 4)})
+    with pytest.raises(SpecError, match="subtraction may be negative"):
+        bounds(e("-", tree, X), ranges)

@@ -101,14 +101,16 @@ _NO_VARS: frozenset[str] = frozenset()
 
 
 def _free(e: Expr) -> frozenset[str]:
-    """`free_vars`, kept on each BinOp node (shared subtrees are walked once)."""
-    if isinstance(e, Var):
-        return frozenset((e.name,))
-    if not isinstance(e, BinOp):
+    """`free_vars`, kept on each node (shared subtrees are walked once)."""
+    if isinstance(e, Const):
         return _NO_VARS
     found = e.__dict__.get("_free")
     if found is None:
-        found = e.__dict__["_free"] = _free(e.a) | _free(e.b)
+        if isinstance(e, Var):
+            found = frozenset((e.name,))
+        else:
+            found = _free(e.a) | _free(e.b)
+        e.__dict__["_free"] = found
     return found
 
 
@@ -117,7 +119,10 @@ def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
     if isinstance(e, Var):
         return env.get(e.name, e)
     if isinstance(e, BinOp):
-        return BinOp(e.op, substitute(e.a, env), substitute(e.b, env), e.pos)
+        a, b = substitute(e.a, env), substitute(e.b, env)
+        if a is e.a and b is e.b:  # nothing replaced below: `e` itself, as for a leaf
+            return e
+        return BinOp(e.op, a, b, e.pos)
     return e
 
 
@@ -356,7 +361,24 @@ def bounds(e: Expr, ranges: Mapping[str, Range]) -> tuple[int, int]:
         if r is None:
             raise SpecError(f"unknown variable '{e.name}'", e.pos)
         return r.lo, r.hi - 1
-    return _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
+    # Kept on the node with the ranges of its variables it was found under (a
+    # simplifier asks again and again of the same subtrees under the same ranges).
+    key = tuple(map(ranges.get, _free(e)))
+    kept = e.__dict__.get("_bounds")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    found = _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
+    _keep(e, "_bounds", key, found)
+    return found
+
+
+def _keep(e: BinOp, slot: str, key: tuple, found: object) -> None:
+    """Keep `found` on `e` if `key` is all `Range`s: frozen, and a `Range` equals
+    nothing else, so a later key equal to it means the same ranges."""
+    for r in key:
+        if type(r) is not Range:
+            return
+    e.__dict__[slot] = (key, found)
 
 
 def max_intermediate(e: Expr, ranges: Mapping[str, Range]) -> int:
@@ -370,9 +392,15 @@ def _bounds_and_top(e: Expr, ranges: Mapping[str, Range]) -> tuple[tuple[int, in
     if not isinstance(e, BinOp):
         interval = bounds(e, ranges)
         return interval, interval[1]
+    key = tuple(map(ranges.get, _free(e)))
+    kept = e.__dict__.get("_bounds_and_top")
+    if kept is not None and kept[0] == key:
+        return kept[1]
     (a, top_a), (b, top_b) = _bounds_and_top(e.a, ranges), _bounds_and_top(e.b, ranges)
     interval = _interval(e.op, a, b, e.pos)
-    return interval, max(interval[1], top_a, top_b)
+    found = interval, max(interval[1], top_a, top_b)
+    _keep(e, "_bounds_and_top", key, found)
+    return found
 
 
 def render(e: Expr) -> str:
