@@ -290,6 +290,7 @@ def _refusal(message: str, refused: str = "verify refused") -> dict:
 
 
 def _check_lit(item: dict, timeout: float, ptx: bool) -> dict:
+    from verify.engines.options import RunOptions
     from verify.errors import Pos, SpecError
     from verify.ttgir import module
 
@@ -310,7 +311,7 @@ def _check_lit(item: dict, timeout: float, ptx: bool) -> dict:
     except SpecError as e:  # Triton's parser or verifier: the module is not valid TTGIR
         return _refusal(e.header, "triton refused")
     found["target"] = found.get("target") or target
-    checker = module.KernelChecker(name, found, timeout)
+    checker = module.KernelChecker(name, found, RunOptions(seconds=timeout))
     if not checker.run():
         raise SpecError(
             "nothing to verify: no shared-memory allocation or operation found", Pos(1, 1), name

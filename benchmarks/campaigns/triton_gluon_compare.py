@@ -78,7 +78,7 @@ def gluon_ops(path: str) -> dict[str, dict]:
 
 def rows_of(path: str) -> list[dict]:
     """One row per data op with a register tensor: Gluon's answer and verify's."""
-    checker = run_kernel(path, 60)
+    checker = run_kernel(path)
     checks = {
         r.property.removeprefix("conflict_free "): r
         for r in checker.results

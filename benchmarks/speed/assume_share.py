@@ -20,6 +20,7 @@ import sys
 import time
 
 from benchmarks.speed import kernel_check as kc
+from verify.engines.options import RunOptions
 from verify.ptx import check
 
 
@@ -52,7 +53,7 @@ def main() -> int:
     for path, options in kc.CASES:
         case[0] = key = kc._key(path, options)
         start = time.process_time()
-        results = check.check_ptx(path, check.Options(timeout=30, **options))
+        results = check.check_ptx(path, check.Options(run=RunOptions(seconds=30), **options))
         seconds[key] = time.process_time() - start
         found[key] = [
             [*kc._record(r), r.facts.get("proved_under"), r.facts.get("proved_when")]

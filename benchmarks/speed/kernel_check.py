@@ -23,6 +23,7 @@ import json
 import sys
 import time
 
+from verify.engines.options import RunOptions
 from verify.ptx import specgen
 from verify.ptx.check import Options, check_ptx
 from verify.spec.parser import parse_text
@@ -97,7 +98,7 @@ def run(rounds: int = 1) -> tuple[dict, dict]:
         for path, options in CASES:
             start = time.process_time()
             try:
-                results = check_ptx(path, Options(timeout=30, **options))
+                results = check_ptx(path, Options(run=RunOptions(seconds=30), **options))
                 rows = [_record(r) for r in results]
             except Exception as e:  # a case that errors is recorded as its error
                 rows = [["error", type(e).__name__, str(e)]]

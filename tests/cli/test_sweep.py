@@ -409,9 +409,9 @@ def test_a_kernel_sweep_decides_its_checks_by_the_engine_asked_for(tmp_path, mon
 
     engines = []
 
-    def recording(spec, timeout, engine):
-        engines.append(engine)
-        return run_spec(spec, timeout, engine)
+    def recording(spec, options):
+        engines.append(options.engine)
+        return run_spec(spec, options)
 
     monkeypatch.setattr(module, "run_spec", recording)
     args = ["--triton", PHASE, "-D", "ROWS=32", *F32, "--param", "MAX_PHASE=1,32"]

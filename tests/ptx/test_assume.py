@@ -80,7 +80,7 @@ def test_in_bounds_is_not_asked_again(monkeypatch):
     has no stated size) and nothing else fails; no alignment changes an in_bounds,
     so no spec is run again."""
     runs = _runs(monkeypatch)
-    results = check_ptx(os.path.join(PTX, "triton_matmul_sm80.ptx"), Options(timeout=30))
+    results = check_ptx(os.path.join(PTX, "triton_matmul_sm80.ptx"), Options(run=conftest.WORK))
     failed = [r for r in results if r.status != Status.PROVED]
     assert failed and all(r.property.startswith("in_bounds") for r in failed)
     assert runs == []
@@ -91,7 +91,7 @@ def test_an_identical_question_is_asked_once(monkeypatch):
     the second kernel's copies get their `proved_under` from the first's answers,
     each settled for its own access, with no spec run again."""
     assume._ANSWERS.clear()
-    options = Options(kernel="pipeline3", timeout=30)
+    options = Options(kernel="pipeline3", run=conftest.WORK)
     runs = _runs(monkeypatch)
     first = check_ptx(os.path.join(PTX, "pipeline_sm80.ptx"), options)
     assert 0 < len(runs) <= 3  # 256, then 64, then 128 bytes
@@ -119,7 +119,7 @@ FREE_STRIDE = (*(f"param_{n}=512" for n in (3, 4, 5, 6, 8)), "param_7<1024")
 def _matmul(*extra: str):
     options = Options(
         assume=FREE_STRIDE + extra, grid=(64,), global_align=256, shared_align=128,
-        timeout=conftest.WORK,
+        run=conftest.WORK,
     )  # fmt: skip
     return check_ptx(MATMUL, options)
 

@@ -234,7 +234,7 @@ def test_unknown_is_never_a_guess():
 def test_wgmma_goes_to_the_hopper_reader():
     """wgmma is no longer listed as not modelled: verify.ptx.hopper checks it
     (tests/ptx/test_ptx_hopper.py)."""
-    results = check_ptx(sample("triton_matmul_sm90.ptx"), Options(timeout=20))
+    results = check_ptx(sample("triton_matmul_sm90.ptx"), Options(run=conftest.WORK))
     wgmma = [r for r in results if r.facts["instruction"].startswith("wgmma")]
     assert wgmma and not any(r.property.startswith("not modelled") for r in wgmma)
     assert {r.status for r in wgmma if r.property.startswith("placement")} == {Status.PROVED}
@@ -346,7 +346,7 @@ SOFTMAX_LAUNCH = (
 
 def test_assumptions_decide_triton_copies():
     path = sample("triton_softmax_sm80.ptx")
-    bare = check_ptx(path, Options(timeout=30))
+    bare = check_ptx(path, Options(run=conftest.WORK))
     copies = [r for r in bare if r.facts["instruction"].startswith("cp.async")]
     assert copies and all(r.status == Status.UNKNOWN for r in copies)
     assert any("--assume" in r.reason for r in copies)
@@ -357,7 +357,7 @@ def test_assumptions_decide_triton_copies():
             grid=(64, 1, 1),
             global_align=256,
             dynamic_shared=16384,
-            timeout=30,
+            run=conftest.WORK,
         ),
     )
     first = [
@@ -379,7 +379,7 @@ def test_a_masked_copy_is_a_guard_not_a_zero_fill():
 
     def copies(columns: str) -> list:
         launch = (*SOFTMAX_LAUNCH[:3], columns)
-        options = Options(assume=launch, grid=(64, 1, 1), global_align=256, timeout=30)
+        options = Options(assume=launch, grid=(64, 1, 1), global_align=256, run=conftest.WORK)
         found = check_ptx(sample("triton_softmax_sm80.ptx"), options)
         return [r for r in found if r.property.startswith("conflict_free cp.async")]
 
@@ -397,7 +397,9 @@ def test_a_lane_guard_that_runs_the_warp_whole_keeps_the_figure():
     iteration (enumerated), so the copy's rule-S figure stands: 4, as the H200
     measured (benchmarks/results/triton_matmul_h200.md)."""
     launch = tuple(f"param_{i}=512" for i in range(3, 9))
-    options = Options(assume=launch, grid=(64,), global_align=256, shared_align=128, timeout=30)
+    options = Options(
+        assume=launch, grid=(64,), global_align=256, shared_align=128, run=conftest.WORK
+    )
     found = check_ptx("tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx", options)
     b_loop = [
         r
@@ -419,7 +421,7 @@ CUTE_LAUNCH = (
 
 def test_cute_sgemm_sm80_decided_at_its_source_lines():
     path = sample("cute_sgemm_sm80.ptx")
-    bare = check_ptx(path, Options(timeout=30))
+    bare = check_ptx(path, Options(run=conftest.WORK))
     loads = [r for r in bare if r.facts["instruction"].startswith("ldmatrix")]
     assert loads and all(r.status != Status.REFUTED for r in loads)
     launched = check_ptx(
@@ -429,7 +431,7 @@ def test_cute_sgemm_sm80_decided_at_its_source_lines():
             grid=(32, 32, 1),
             global_align=256,
             dynamic_shared=98304,
-            timeout=30,
+            run=conftest.WORK,
         ),
     )
     assert all(r.status == Status.PROVED for r in launched)
@@ -504,7 +506,7 @@ def test_cute_wgmma_sm90_copies_and_wgmma_decided():
             grid=(32, 32, 1),
             global_align=256,
             dynamic_shared=98304,
-            timeout=30,
+            run=conftest.WORK,
         ),
     )  # fmt: skip
     copies = [r for r in launched if r.facts["instruction"].startswith("cp.async")]
@@ -543,7 +545,7 @@ def test_a_mask_src_size_of_zero_or_the_copy_size_is_not_the_zfill_form():
             global_align=256,
             shared_align=128,
             dynamic_shared=16384,
-            timeout=30,
+            run=conftest.WORK,
         ),
     )
     copies = [r for r in results if r.property.startswith("conflict_free cp.async")]
@@ -556,7 +558,7 @@ def test_the_one_parameter_left_unassumed_is_named():
     launch = tuple(f"param_{i}=512" for i in range(4, 9))
     results = check_ptx(
         "tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx",
-        Options(assume=launch, grid=(64,), timeout=30),
+        Options(assume=launch, grid=(64,), run=conftest.WORK),
     )
     reasons = " ".join(r.reason for r in results if "cp.async" in r.property)
     assert "param_3" in reasons and "--assume" in reasons
@@ -621,7 +623,9 @@ def test_a_copy_proved_under_a_dynamic_shared_alignment():
     """The tutorial matmul's B-tile copies at its launch, dynamic base left at its
     declared 16 bytes: ideal at --shared-align 128 (docs/ptx.md, launch (E))."""
     launch = tuple(f"param_{i}=512" for i in range(3, 9))
-    options = Options(assume=launch, grid=(64,), global_align=256, dynamic_shared=16384, timeout=30)
+    options = Options(
+        assume=launch, grid=(64,), global_align=256, dynamic_shared=16384, run=conftest.WORK
+    )
     results = check_ptx("tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx", options)
     under = [r for r in results if "proved_under" in r.facts]
     assert under and all(r.facts["proved_under"] == {"shared_align": 128} for r in under)
@@ -647,7 +651,7 @@ def test_a_pipeline_stage_is_tied_to_the_iteration():
         global_align=256,
         shared_align=128,
         dynamic_shared=16384,
-        timeout=30,
+        run=conftest.WORK,
     )
     found = check_ptx("tests/data/ttgir_ptx/matmul_64x64x32.sm80.ptx", options)
     a_loop = [
@@ -675,7 +679,7 @@ def test_a_stage_picked_by_the_iteration_stays_small():
         global_align=256,
         shared_align=128,
         dynamic_shared=65536,
-        timeout=30,
+        run=conftest.WORK,
     )
     results = check_ptx(sample("triton_attention_sm80.ptx"), options)
     assert len(results) == 144 and all(r.status == Status.PROVED for r in results)

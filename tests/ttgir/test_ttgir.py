@@ -6,6 +6,7 @@ import subprocess
 import sys
 from typing import Any
 
+import conftest
 import pytest
 
 pytest.importorskip("triton")
@@ -42,12 +43,12 @@ def test_gluon_plain_transpose_reads_a_column_32_way(target):
 def test_gluon_plain_store_is_stmatrix_x4_on_sm90_with_a_verdict():
     """The PTX has 2 stmatrix.x4 for sm_90 and 8 st.shared.b32 for sm_80
     (benchmarks/results/triton_kernels.md): lanes along a row, 4 words per row."""
-    checker = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir", conftest.WORK)
     store = next(r for r in checker.results if r.property == "conflict_free local_store %tile_8")
     assert (store.status, store.max_ways, store.wavefronts) == (Status.PROVED, 1, 4)
     assert (store.file, store.line) == ("specs/triton_kernels/gluon_transpose.py", 31)
     assert ("local_store %tile_8", "stmatrix.x4", 2) in decisions(checker)
-    sm80 = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm80.ttgir", 30)
+    sm80 = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm80.ttgir", conftest.WORK)
     assert ("local_store %tile_8", "st.shared.b32", 8) in decisions(sm80)
 
 
@@ -58,7 +59,7 @@ def decisions(checker) -> set[tuple[str, str, int]]:
 def test_matmul_sm80_operands_are_ldmatrix_x4_and_conflict_free():
     """A (K-contiguous) by ldmatrix.x4, B (N-contiguous) by ldmatrix.x4.trans, 4 per
     warp for each of the 5 loads of each: the PTX's 20 + 20."""
-    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", conftest.WORK)
     found = decisions(checker)
     assert {i for _, i, _ in found} == {"ldmatrix.x4", "ldmatrix.x4.trans", "cp.async.cg.16"}
     assert sum(n for op, i, n in found if i == "ldmatrix.x4" and "%a" in op) == 20
@@ -477,7 +478,7 @@ def test_reader_and_writer_disagree_through_a_reinterpret_view(target):
 def test_fp16_columns_with_an_8_phase_swizzle_are_8_way(target):
     """Lane r holds row r of a 32x64 fp16 tile at column c ^ (r % 8): 128-byte
     rows, two columns a word, so 4 banks with 8 rows' words each."""
-    checker = run_kernel(f"{KERNELS}/gluon_columns_swizzled_fp16.{target}.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/gluon_columns_swizzled_fp16.{target}.ttgir", conftest.WORK)
     for prop in ("conflict_free local_store %tile_8", "conflict_free local_load %back"):
         r = next(r for r in checker.results if r.property == prop)
         assert (r.status, r.max_ways, r.wavefronts, r.ideal_wavefronts) == (Status.REFUTED, 8, 8, 1)
@@ -507,7 +508,7 @@ def test_softmax_reductions_across_warps_are_listed_at_the_users_lines():
 
 
 def test_attention_sm80_operands_are_ldmatrix_and_q_is_stored_in_128_bit_vectors():
-    checker = run_kernel(f"{KERNELS}/attention.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/attention.sm80.ttgir", conftest.WORK)
     thread_ops = {d for d in decisions(checker) if not d[1].startswith("cp.async")}
     assert thread_ops == {
         ("local_alloc %q_21", "st.shared.v4.b32", 4),
@@ -526,12 +527,12 @@ def test_attention_sm80_operands_are_ldmatrix_and_q_is_stored_in_128_bit_vectors
 def test_each_op_knows_the_loops_around_it():
     """The matmul's operand loads run inside the K loop (matmul.py:27), its
     prologue's first subslice load before it; the Gluon transposes have no loop."""
-    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", conftest.WORK)
     lines = sorted(tuple(loc["line"] for loc in d["loops"]) for d in checker.decisions)
     assert lines == [()] * 2 + [(27,)] * 8
     copies = sorted(tuple(loc["line"] for loc in d["loops"]) for d in checker.copies)
     assert copies == [()] * 2 + [(27,)]  # A's: two in the prologue, one in the loop
-    plain = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir", 30)
+    plain = run_kernel(f"{KERNELS}/gluon_transpose_plain.sm90.ttgir", conftest.WORK)
     assert all(d["loops"] == [] for d in plain.decisions)
 
 

@@ -6,7 +6,9 @@ that cannot be traced listed not modelled with why."""
 import math
 import os
 import re
+from dataclasses import replace
 
+import conftest
 import pytest
 
 pytest.importorskip("triton")
@@ -45,7 +47,7 @@ def test_two_rows_per_quarter_warp_share_source_banks_for_some_strides():
     sources are stride_xm * 2 bytes apart, a multiple of 32 bytes (divisibility
     16), so for strides that are multiples of 64 elements both rows read banks
     0-15: 2 wavefronts a phase, 8 (ideal 4). Rule C: exact."""
-    checker = run_kernel(f"{KERNELS}/tile_sum_32.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/tile_sum_32.sm80.ttgir", conftest.WORK)
     found = by_property(checker)
     copy = found[f"conflict_free {COPY} %acc_54"]
     assert (copy.status, copy.wavefronts, copy.ideal_wavefronts) == (Status.REFUTED, 8, 4)
@@ -61,7 +63,7 @@ def test_two_rows_per_quarter_warp_share_source_banks_for_some_strides():
 
 
 def test_one_row_per_quarter_warp_is_conflict_free_for_every_stride():
-    checker = run_kernel(f"{KERNELS}/tile_sum_64.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/tile_sum_64.sm80.ttgir", conftest.WORK)
     copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
     assert len(copies) == 3
     for r in copies:
@@ -99,7 +101,7 @@ def test_the_stride_residue_loop_agrees_with_every_actual_stride():
     modulo 128). Substituting every actual stride 0, 16, ..., 496 elements (no
     reduction) into the same access gives the same worst case, and each stride
     costs what its residue costs."""
-    checker = run_kernel(f"{KERNELS}/tile_sum_32.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/tile_sum_32.sm80.ttgir", conftest.WORK)
     copy = checker.copies[0]
     text, access = copy["spec"].text, copy["access"]
     line = _copy_line(text, access)
@@ -144,7 +146,7 @@ def test_a_constant_stride_decides_the_verdict(stride, status, wavefronts):
         {"stride_xm": stride, "BLOCK_M": 32, "BLOCK_N": 32},
         {"x_ptr": 16, "out_ptr": 16},
     )
-    checker = run_kernel(ttgir, 30)
+    checker = run_kernel(ttgir, conftest.WORK)
     copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
     assert copies and all((r.status, r.wavefronts) == (status, wavefronts) for r in copies)
     assert not any("_div" in _copy_line(d["spec"].text, d["access"]) for d in checker.copies)
@@ -160,7 +162,7 @@ def test_a_weaker_divisibility_hint_quantifies_over_more_residues():
         {"BLOCK_M": 32, "BLOCK_N": 32},
         {"x_ptr": 16, "out_ptr": 16, "stride_xm": 8},
     )
-    checker = run_kernel(ttgir, 30)
+    checker = run_kernel(ttgir, conftest.WORK)
     lines = [_copy_line(d["spec"].text, d["access"]) for d in checker.copies]
     assert lines and all("stride_xm_div8 in 0..8" in line for line in lines)
     assert {d["instruction"] for d in checker.copies} == {"cp.async.ca.16"}
@@ -189,7 +191,7 @@ def test_a_gluon_copy_width_follows_the_stride_divisibility_as_in_the_ptx(hint):
             compiled.asm["ptx"],
         )
     }
-    checker = run_kernel(compiled.asm["ttgir"], 30)
+    checker = run_kernel(compiled.asm["ttgir"], conftest.WORK)
     assert {d["instruction"] for d in checker.copies} == emitted
     assert emitted == {
         {16: "cp.async.cg.16", 8: "cp.async.cg.16", 4: "cp.async.ca.8", 2: "cp.async.ca.4"}[hint]
@@ -236,7 +238,7 @@ def test_a_gathered_pointer_is_listed_not_modelled_with_the_reason(tmp_path):
         {"BLOCK_M": 32, "BLOCK_N": 64},
         {"x_ptr": 16, "stride_xm": 16},
     )
-    checker = run_kernel(ttgir, 30)
+    checker = run_kernel(ttgir, conftest.WORK)
     listed = [r for r in checker.results if r.property.startswith(f"not modelled: {COPY}")]
     assert len(listed) == 3 and not checker.copies
     for r in listed:
@@ -250,7 +252,7 @@ def test_offsets_that_wrap_by_less_than_128_bytes_are_not_modelled():
     and unit stride wraps by multiples of 32 bytes, so its banks depend on N; A's
     (offs_am % M) * stride_am wraps by multiples of 16 * 16 * 2 bytes, nothing
     modulo 128, and is modelled."""
-    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/matmul.sm80.ttgir", conftest.WORK)
     found = by_property(checker)
     b = found[f"not modelled: {COPY} %b_156"]
     assert "wrap (arith.remsi) by multiples of 32 bytes" in b.reason
@@ -268,7 +270,7 @@ def test_catalog_cg_copies_are_decided_by_rule_s_or_say_why_not(name):
     exact up to the base (attention, gluon_async_copy), or, where the trace keeps
     them modulo 128 bytes only (matmul's A: offsets wrapped by % M), UNKNOWN by
     bound G with the copy and the reason named; never REFUTED by bound G."""
-    checker = run_kernel(f"{KERNELS}/{name}", 60)
+    checker = run_kernel(f"{KERNELS}/{name}", conftest.WORK)
     found = by_property(checker)
     for copy in (d for d in checker.copies if ".cg." in d["instruction"]):
         r = found[f"conflict_free {copy['op']}"]
@@ -282,7 +284,7 @@ def test_catalog_cg_copies_are_decided_by_rule_s_or_say_why_not(name):
 
 
 def test_a_wrapped_cg_source_keeps_bound_g_and_says_why():
-    checker = run_kernel(f"{KERNELS}/matmul.sm90.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/matmul.sm90.ttgir", conftest.WORK)
     copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
     assert copies
     for r in copies:
@@ -295,7 +297,7 @@ def test_cg_copies_of_attention_are_refuted_by_rule_s_at_a_global_base():
     """K and V tiles of 64 halves per row (128 bytes), constant row stride: a row
     is one line when the base is line-aligned, two otherwise; rule S, exact, 24
     wavefronts (ideal 4) at global base 32 bytes, where bound G said 32."""
-    checker = run_kernel(f"{KERNELS}/attention.sm80.ttgir", 30)
+    checker = run_kernel(f"{KERNELS}/attention.sm80.ttgir", conftest.WORK)
     copies = [r for r in checker.results if r.property.startswith(f"conflict_free {COPY}")]
     assert len(copies) == 6
     for r in copies:
@@ -548,7 +550,7 @@ def test_the_solver_and_enumeration_agree_on_the_generated_copy_checks(name):
     by enumerating it: the same verdicts and figures."""
     figures = {}
     for engine in ("z3", "enumeration"):
-        checker = run_kernel(f"{KERNELS}/{name}.ttgir", 60, engine)
+        checker = run_kernel(f"{KERNELS}/{name}.ttgir", replace(conftest.WORK, engine=engine))
         figures[engine] = {
             r.property: (r.status, r.wavefronts)
             for r in checker.results
@@ -650,7 +652,7 @@ def test_cg_figures_hold_for_actual_strides_and_bases(name):
 
     path = f"{KERNELS}/{name}.ttgir"
     found, copies, signatures, (defs, args, loops), alive = _walk(path)
-    checker = run_kernel(path, 60)
+    checker = run_kernel(path, conftest.WORK)
     results = by_property(checker)
     draw = random.Random(name)
     hints = dict(signatures[0])

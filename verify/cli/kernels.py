@@ -69,14 +69,15 @@ def triton_cmd(
 ):
     """Compile a @triton.jit / @gluon.jit kernel for TARGET on this CPU (needs the
     triton extra) and check every shared-memory op, as `verify ttgir` does."""
+    from verify.engines.options import RunOptions
     from verify.errors import SpecError
     from verify.report.text import json_report, text_report
     from verify.ttgir.kernel import check_reference
 
     try:
         results = check_reference(
-            kernel, target, defines, signature, num_warps, num_stages, timeout, engine,
-            triton_ptx(ptx),
+            kernel, target, defines, signature, num_warps, num_stages,
+            RunOptions(engine, timeout), triton_ptx(ptx),
         )  # fmt: skip
     except SpecError as e:
         fail(str(e.located(kernel.rpartition(":")[0] or kernel)))

@@ -128,6 +128,7 @@ def _assumed(o: Options) -> str:
 
 
 def _run(path: str, o: dict) -> None:
+    from verify.engines.options import RunOptions
     from verify.errors import SpecError
     from verify.ptx.check import Options, check_ptx, parse_dims
     from verify.report.text import json_report, text_report
@@ -143,8 +144,7 @@ def _run(path: str, o: dict) -> None:
             dynamic_shared=o["dynamic_shared"],
             assume=tuple(o["assume"]),
             tma_maps=tuple(o["tma_map"]),
-            timeout=o["timeout"],
-            engine=o["engine"],
+            run=RunOptions(o["engine"], o["timeout"]),
         )
         results = check_ptx(path, options)
     except SpecError as e:

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 
 from verify.engines.decide import AUTO
+from verify.engines.options import RunOptions
 from verify.errors import InternalError, Pos, SpecError
 from verify.integrations.extract_worker import ExtractWorker
 from verify.report.text import ErrorRecord, counted, summary_line
@@ -87,7 +88,7 @@ class Session:
         verbose: bool = False,
         targets: tuple[int, ...] = (),
     ):
-        self.timeout, self.engine, self.verbose = timeout, engine, verbose
+        self.options, self.verbose = RunOptions(engine, timeout), verbose
         self.targets = targets  # compute capabilities to check kernels for (default: theirs)
         self._retargeting = False
         self.cache: Cache | None = None if cache_dir == "" else KernelCache(cache_dir)
@@ -202,7 +203,7 @@ class Session:
     def _check(self, src, metadata: dict, group: dict, compile_seconds: float):
         start, cpu_start = time.perf_counter(), time.process_time()
         kernel = self._record(src, metadata, compile_seconds)
-        key = answer_key(f"triton-kernel {kernel.hash} {os.getcwd()}", self.engine, self.timeout)
+        key = answer_key(f"triton-kernel {kernel.hash} {os.getcwd()}", self.options)
         cached = self.cache.get(key) if self.cache is not None else None
         if isinstance(cached, KernelOutcome):
             kernel.results, kernel.cached = cached.results(), True
@@ -257,7 +258,7 @@ class Session:
         from verify.ttgir import from_ptx
         from verify.ttgir.module import KernelChecker
 
-        checker = KernelChecker(path, self._worker.read(text, path), self.timeout, self.engine)
+        checker = KernelChecker(path, self._worker.read(text, path), self.options)
         try:
             if ptx_path is None:
                 raise OSError("Triton kept no PTX for this kernel")

@@ -261,7 +261,7 @@ class Questions:
     def _key(self, header: tuple, line: int, prop: str) -> tuple:
         a = id(self.spec.origin[line][0])
         o = self.kernel.options
-        return (header, self.question[a], self._plain(a, prop), o.engine, o.timeout)
+        return (header, self.question[a], self._plain(a, prop), o.run.key())
 
     def proved(self, raised: dict[int, str], keys: list) -> set:
         """The (line, property) keys of `keys` that the spec, its lines `raised`
@@ -300,7 +300,7 @@ class Questions:
         ]
         o = self.kernel.options
         try:
-            decided = run_spec(self.spec.read(self.spec.label, kept), o.timeout, o.engine)
+            decided = run_spec(self.spec.read(self.spec.label, kept), o.run)
         except SpecError:
             return {}
         out = {}

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from verify.engines.decide import AUTO
+from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
 from verify.model import shared_memory
@@ -48,8 +48,7 @@ class Options:
     dynamic_shared: int | None = None
     assume: tuple[str, ...] = ()
     tma_maps: tuple[str, ...] = ()  # --tma-map: host-built tensor maps (verify.ptx.hopper)
-    timeout: float = 60.0
-    engine: str = AUTO
+    run: RunOptions = RunOptions()  # how each check is decided: engine and budget
 
 
 def parse_dims(text: str, what: str) -> tuple[int, int, int]:
@@ -302,7 +301,7 @@ def _allocation_results(kernel, trace, allocation, accesses) -> list[CheckResult
     results = [_unknown(kernel, a, "unknown", why) for a, why in refused]
     name = f"{kernel.module.file}#{kernel.fn.name}#{label}"
     try:
-        checked = run_spec(spec.read(name), kernel.options.timeout, kernel.options.engine)
+        checked = run_spec(spec.read(name), kernel.options.run)
     except SpecError as e:
         return results + [
             _unknown(kernel, a, "unknown", f"verify refused its spec: {e.message}")

@@ -57,13 +57,11 @@ def question_key(spec: Spec) -> str:
     return _digest(canonical(spec))
 
 
-def answer_key(question: str, options: RunOptions | str, timeout: float | None = None) -> str:
+def answer_key(question: str, options: RunOptions) -> str:
     """Where the answer to `question` is cached: it depends on the code and on the
     run's options as well (an UNKNOWN is never cached, but a PROVED by enumeration
-    and one by the solver are different answers to report). `options` may still be
-    an engine name with `timeout` beside it, the older pair."""
-    run = options if isinstance(options, RunOptions) else RunOptions(options, timeout)
-    return _digest([question, *run.key(), code_fingerprint()])
+    and one by the solver are different answers to report)."""
+    return _digest([question, *options.key(), code_fingerprint()])
 
 
 @lru_cache(maxsize=1)

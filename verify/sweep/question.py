@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from verify.engines.options import DEFAULT_SECONDS, RunOptions
+from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import InternalError, SpecError, each_error
 from verify.results import CheckResult
@@ -117,10 +117,7 @@ def answer(question: Question) -> Outcome:
         if question.ttgir:
             from verify.ttgir.module import check_module
 
-            # The kernel checker still takes the older (seconds, engine) pair.
-            run = question.options
-            seconds = DEFAULT_SECONDS if run.seconds is None else run.seconds
-            results = check_module(question.text, seconds, run.engine)
+            results = check_module(question.text, question.options)
         else:
             spec = parse_text(question.text, question.file)
             results = run_spec(spec, question.options)

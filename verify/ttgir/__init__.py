@@ -21,6 +21,7 @@ an already compiled kernel (`verify.ttgir.kernel`).
 from __future__ import annotations
 
 from verify.engines.decide import AUTO
+from verify.engines.options import RunOptions
 from verify.results import CheckResult
 from verify.ttgir import from_ptx
 from verify.ttgir.from_ptx import PtxOptions
@@ -30,7 +31,12 @@ __all__ = ["PtxOptions", "check", "check_compiled", "check_kernel"]
 
 
 def check(
-    path_or_text: str, timeout: float = 60.0, engine: str = AUTO, ptx: PtxOptions | None = None
+    path_or_text: str,
+    timeout: float = 60.0,
+    engine: str = AUTO,
+    ptx: PtxOptions | None = None,
+    options: RunOptions | None = None,
 ) -> list[CheckResult]:
-    """Every check of a compiled kernel's shared-memory ops (see the module doc)."""
-    return from_ptx.check(path_or_text, timeout, engine, ptx)
+    """Every check of a compiled kernel's shared-memory ops (see the module doc);
+    `options`, when given, stands for (`engine`, `timeout`)."""
+    return from_ptx.check(path_or_text, options or RunOptions(engine, timeout), ptx)

@@ -33,7 +33,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from verify.engines.decide import AUTO
+from verify.engines.options import RunOptions
 from verify.errors import SpecError
 from verify.ptx import check as ptx_check
 from verify.ptx import tensormaps
@@ -89,8 +89,7 @@ class PtxOptions:
 
 def check(
     path_or_text: str,
-    timeout: float = 60.0,
-    engine: str = AUTO,
+    run: RunOptions = RunOptions(),
     options: PtxOptions | None = None,
 ) -> list[CheckResult]:
     """Every check of a kernel's TTGIR, its per-op checks decided from the PTX."""
@@ -98,10 +97,10 @@ def check(
     name, text = read_source(path_or_text)
     if not options.use:
         return mark_ttgir(
-            run_kernel(path_or_text, timeout, engine, options.target).results,
+            run_kernel(path_or_text, run, options.target).results,
             "TTGIR's lowering rules (--no-ptx)",
         )
-    checker = prepare_kernel(path_or_text, timeout, engine, options.target)
+    checker = prepare_kernel(path_or_text, run, options.target)
     try:
         ptx, ptx_name, shared = _ptx(text, name, options)
     except lower.NotLowered as e:
@@ -159,8 +158,8 @@ def _op_label(result: CheckResult) -> str:
 
 def merge(checker: KernelChecker, text: str, options: PtxOptions) -> list[CheckResult]:
     """TTGIR's buffer checks, and each op's checks from the PTX `options` give
-    (see the module doc; best in hand, ``ptx_text``), decided with the checker's
-    timeout and engine; `checker` has run."""
+    (see the module doc; best in hand, ``ptx_text``), decided under the checker's
+    run options; `checker` has run."""
     from_ptx, decided = _ptx_checks(checker, text, options)
     return _merged(checker.results, from_ptx, decided)
 
@@ -190,8 +189,7 @@ def _ptx_checks(
         shared_align=_shared_align(checker, options.shared_align),
         dynamic_shared=shared,
         assume=_assumptions(params, options.assume),
-        timeout=checker.timeout,
-        engine=checker.engine,
+        run=checker.options,
         tma_maps=tensormaps.tma_maps(module, maps),
     )
     try:

@@ -28,6 +28,7 @@ import traceback
 from dataclasses import replace
 
 from verify.engines.decide import AUTO
+from verify.engines.options import RunOptions
 from verify.errors import Pos, SpecError
 from verify.results import CheckResult
 from verify.ttgir import from_ptx
@@ -382,21 +383,27 @@ def compile_kernel(
 
 
 def check_compiled(
-    compiled, timeout: float = 60.0, engine: str = AUTO, ptx: PtxOptions | None = None
+    compiled,
+    timeout: float = 60.0,
+    engine: str = AUTO,
+    ptx: PtxOptions | None = None,
+    options: RunOptions | None = None,
 ) -> list[CheckResult]:
     """The checks of an already compiled kernel (``triton.compile``'s result, or a
     launched kernel's ``CompiledKernel``): its ``asm["ttgir"]``, each op's
     instructions from its own ``asm["ptx"]`` (`verify.ttgir.from_ptx`). Source
-    paths under the working directory are reported relative to it."""
+    paths under the working directory are reported relative to it. `options`, when
+    given, stands for (`engine`, `timeout`)."""
     text = compiled.asm["ttgir"].replace(f'"{os.getcwd()}/', '"')
-    options = replace(ptx or PtxOptions())
-    if options.ptx is None and "ptx" in compiled.asm:
-        options.ptx_text = compiled.asm["ptx"].replace(f'"{os.getcwd()}/', '"')
-        options.shared_bytes = getattr(compiled.metadata, "shared", None)
-        options.ptx_name = f"{getattr(compiled.metadata, 'name', 'kernel')}.ptx"
-    if options.tensordesc_meta is None:  # the compiled kernel's own: no child asks Triton
-        options.tensordesc_meta = getattr(compiled.metadata, "tensordesc_meta", None)
-    return from_ptx.check(text, timeout, engine, options)
+    run = options or RunOptions(engine, timeout)
+    given = replace(ptx or PtxOptions())
+    if given.ptx is None and "ptx" in compiled.asm:
+        given.ptx_text = compiled.asm["ptx"].replace(f'"{os.getcwd()}/', '"')
+        given.shared_bytes = getattr(compiled.metadata, "shared", None)
+        given.ptx_name = f"{getattr(compiled.metadata, 'name', 'kernel')}.ptx"
+    if given.tensordesc_meta is None:  # the compiled kernel's own: no child asks Triton
+        given.tensordesc_meta = getattr(compiled.metadata, "tensordesc_meta", None)
+    return from_ptx.check(text, run, given)
 
 
 def check_kernel(
@@ -409,18 +416,21 @@ def check_kernel(
     timeout: float = 60.0,
     engine: str = AUTO,
     ptx: PtxOptions | None = None,
+    options: RunOptions | None = None,
 ) -> list[CheckResult]:
     """Compile `fn` (a @triton.jit or @gluon.jit function) for `target` and check
     every shared-memory op of the result; ``ptx.assume``'s integer values and
     residues specialise it as Triton's launcher would (`launcher_specialisation`),
-    and every result's ``specialisation`` fact says how."""
+    and every result's ``specialisation`` fact says how. `options`, when given,
+    stands for (`engine`, `timeout`)."""
     ptx = ptx or PtxOptions()
+    run = options or RunOptions(engine, timeout)
     compiled = compile_kernel(fn, target, constexprs, signature, num_warps, num_stages, ptx.assume)
-    return check_specialised(fn, compiled, signature or {}, constexprs or {}, timeout, engine, ptx)
+    return check_specialised(fn, compiled, signature or {}, constexprs or {}, run, ptx)
 
 
 def check_specialised(
-    fn, compiled, given: dict, constexprs: dict, timeout: float, engine: str, ptx: PtxOptions
+    fn, compiled, given: dict, constexprs: dict, run: RunOptions, ptx: PtxOptions
 ) -> list[CheckResult]:
     """`check_compiled` of `fn` compiled with `ptx.assume`'s specialisation; the
     assumptions about parameters compiled as the constant 1 are dropped (the PTX
@@ -430,7 +440,7 @@ def check_specialised(
     assumed = assumed_integers(ptx.assume)[0]
     ones = launcher_constants(fn, sig, constexprs, assumed)
     kept = tuple(a for a in ptx.assume if not _names_one_of(a, ones))
-    results = check_compiled(compiled, timeout, engine, replace(ptx, assume=kept))
+    results = check_compiled(compiled, ptx=replace(ptx, assume=kept), options=run)
     what = describe_specialisation(sig, attrs, ones)
     for r in results:
         r.facts["specialisation"] = what
@@ -533,8 +543,7 @@ def check_reference(
     signature: str | None,
     num_warps: int,
     num_stages: int,
-    timeout: float,
-    engine: str = AUTO,
+    run: RunOptions,
     ptx: PtxOptions | None = None,
 ) -> list[CheckResult]:
     """``verify triton path/kernel.py:name ...``: load, compile, check; any failure
@@ -549,4 +558,4 @@ def check_reference(
         raise
     except (Exception, SystemExit) as e:  # noqa: BLE001 -- Triton's or the user's, located
         raise located(e, path, f"compiling {fn.__name__} for {target} failed", fn) from None
-    return check_specialised(fn, compiled, given, constexprs, timeout, engine, ptx)
+    return check_specialised(fn, compiled, given, constexprs, run, ptx)

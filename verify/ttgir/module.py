@@ -19,7 +19,7 @@ import sys
 import tempfile
 from dataclasses import replace
 
-from verify.engines.decide import AUTO
+from verify.engines.options import RunOptions
 from verify.engines.runner import run_spec
 from verify.errors import Pos, SpecError
 from verify.model import shared_memory
@@ -210,11 +210,10 @@ def _memdesc_reason(md: dict) -> str | None:
 
 
 class KernelChecker:
-    def __init__(self, name: str, found: dict, timeout: float, engine: str = AUTO):
+    def __init__(self, name: str, found: dict, run: RunOptions):
         self.name = name
         self.found = found
-        self.timeout = timeout
-        self.engine = engine
+        self.options = run  # how each check is decided (engine and budget)
         target = found.get("target") or ""
         self.capability = int(target.split(":")[1]) if target.startswith("cuda:") else 0
         self.results: list[CheckResult] = []
@@ -361,7 +360,7 @@ class KernelChecker:
         # global lines rule S reads: `specgen.exact_source_address` says why) makes
         # the whole buffer's .cg copies answered by bound G (the flag is per spec).
         spec_read.sources_modulo_128 = bool(spec.banks_only)
-        results = run_spec(spec_read, self.timeout, self.engine)
+        results = run_spec(spec_read, self.options)
         self._footprint(results, stages * stage_elems * bits // 8)
         return [_why_banks_only(self._relabel(r, spec), spec) for r in results] + extra
 
@@ -582,7 +581,7 @@ def mask_span(solve, view_shape: list[int], stage_shape: list[int]) -> int:
 
 
 def run_kernel(
-    path_or_text: str, timeout: float = 60.0, engine: str = AUTO, target: str | None = None
+    path_or_text: str, run: RunOptions = RunOptions(), target: str | None = None
 ) -> KernelChecker:
     """A kernel's checker after its run: ``results`` (nothing to check is an error,
     not a pass, as for a spec), ``decisions`` (each modelled thread op's
@@ -590,16 +589,16 @@ def run_kernel(
     (``cuda:90``) stands for a ``ttg.target`` the module does not carry, as
     Triton's lit tests give it on their RUN lines; else it is inferred from
     the encodings (`infer_target`)."""
-    return ran(prepare_kernel(path_or_text, timeout, engine, target))
+    return ran(prepare_kernel(path_or_text, run, target))
 
 
 def prepare_kernel(
-    path_or_text: str, timeout: float = 60.0, engine: str = AUTO, target: str | None = None
+    path_or_text: str, run: RunOptions = RunOptions(), target: str | None = None
 ) -> KernelChecker:
     """`run_kernel`'s checker before it runs (read, its target found)."""
     name, found = read_module(path_or_text)
     found["target"] = module_target(found.get("target"), target, read_source(path_or_text)[1], name)
-    return KernelChecker(name, found, timeout, engine)
+    return KernelChecker(name, found, run)
 
 
 _OWN_TARGET = re.compile(r'"?ttg\.target"?\s*=')
@@ -636,7 +635,7 @@ def nothing_to_verify(name: str) -> SpecError:
     )
 
 
-def check_module(path_or_text: str, timeout: float = 60.0, engine: str = AUTO) -> list[CheckResult]:
-    """Every check of a kernel (see `run_kernel`), each decided by `engine` as
+def check_module(path_or_text: str, run: RunOptions = RunOptions()) -> list[CheckResult]:
+    """Every check of a kernel (see `run_kernel`), each decided under `run` as
     `verify.engines.runner.run_spec` decides a spec's."""
-    return run_kernel(path_or_text, timeout, engine).results
+    return run_kernel(path_or_text, run).results
