@@ -309,7 +309,51 @@ def test_different_device_maps_are_paired_by_register():
     module, _, _ = sample("device_matmul")
     paired = checked(module, tensormaps.read(module, []))
     assert set(tma(paired, "placement cp") + tma(paired, "aligned 128")) == {Status.PROVED}
-    assert tma(paired, "writer_reader").count(Status.PROVED) == 16
+    assert tma(paired, "writer_reader") == [Status.PROVED] * 16
+
+
+def test_the_template_zero_fill_is_overwritten_by_the_tma_copies():
+    """The map template's zero-fill (st.shared.b32 at PTX lines 57 and 149, bytes
+    0..128 of global_smem, where A's first box lands) runs once, and a
+    fence.proxy.async then a bar.sync order it before every TMA copy: it writes
+    nothing wgmma reads, and the boxes alone decide the operands."""
+    module, _, _ = sample("device_matmul")
+    results = checked(module, tensormaps.read(module, []))
+    wr = [r for r in results if r.property.startswith("writer_reader")]
+    assert [r.status for r in wr] == [Status.PROVED] * 16
+    assert {r.facts.get("overwritten_by_tma") for r in wr} == {"PTX line 57, PTX line 149"}
+    assert not [r for r in results if r.property.startswith("placement operand")]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("\tfence.proxy.async.shared::cta;\n", "\n"),  # no fence: the copy may not see it
+        ("\tfence.proxy.async.shared::cta;\n", "\tfence.proxy.async.global;\n"),
+        ("\tfence.proxy.async.shared::cta;\n\tbar.sync \t0;", "\tfence.proxy.async.shared::cta;"),
+    ],
+)
+def test_a_zero_fill_not_ordered_before_the_copies_still_counts(edit):
+    """Without the shared fence or the CTA barrier between the zero-fill and the
+    copies, the store stays a writer of the operand's buffer: UNKNOWN, never PROVED."""
+    _, text, _ = sample("device_matmul")
+    assert edit[0] in text
+    module = parse_ptx(text.replace(edit[0], edit[1], 1), "edited.ptx")
+    results = checked(module, tensormaps.read(module, []))
+    wr = [r for r in results if r.property.startswith("writer_reader")]
+    thread = [r for r in wr if r.status is Status.UNKNOWN]
+    assert thread and all("PTX line 57 writes 4 bytes" in r.reason for r in thread)
+    assert not [r for r in wr if "overwritten_by_tma" in r.facts]
+
+
+def test_a_zero_fill_in_the_loop_says_it_stores_constants():
+    """Tutorial 09's persistent kernel zeroes a buffer with st.shared.v4.b32 {0, 0,
+    0, 0} in its tile loop: UNKNOWN, the reason naming constants, not registers."""
+    module, _, meta = sample("t09_tma_persistent")
+    results = checked(module, tensormaps.read(module, meta))
+    why = {r.reason for r in results if r.property.startswith("writer_reader") and r.reason}
+    assert any("line 131 stores constants" in w for w in why)
+    assert not any("registers" in w and "line 131" in w for w in why)
 
 
 # -- TTGIR and Triton's own metadata ---------------------------------------------------------

@@ -70,7 +70,7 @@ from functools import lru_cache
 from verify.errors import SpecError
 from verify.model.expr import Expr, compiled
 from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand, read_wavefronts
-from verify.ptx import memory
+from verify.ptx import cfg, memory
 from verify.ptx.hopper_common import (
     BLACKWELL,
     Points,
@@ -86,7 +86,7 @@ from verify.ptx.hopper_common import (
     unknown_result,
     wgmma_reads,
 )
-from verify.ptx.hopper_copies import Generations, copied, copied_reader
+from verify.ptx.hopper_copies import Generations, copied, copied_reader, overwritten_by_tma
 from verify.ptx.hopper_kblocks import Blocks, k_blocks
 from verify.ptx.hopper_tma import Copy, copy_results, parse_tma_map, tma_reader
 from verify.ptx.trace import Event, Trace
@@ -145,12 +145,15 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     written: dict[tuple, Generations | str] = {}  # per allocation and writers: their sources
     blocks: Blocks = {}  # the matrix blocks cp.async-written operands were proved to be
     results: list[CheckResult] = []
+    orders: dict = {}  # the thread writers TMA copies overwrite (overwritten_by_tma)
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "cp":
             results += copy_results(kernel, trace, event, placed, maps, copies)
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "wgmma":
-            results += _wgmma_results(kernel, trace, event, placed, maps, copies, written, blocks)
+            results += _wgmma_results(
+                kernel, trace, event, placed, maps, copies, written, blocks, orders
+            )
         elif blackwell(event.instr):
             results.append(unknown_result(kernel, event, "not modelled", BLACKWELL))
     return results + k_blocks(kernel, trace, blocks)
@@ -179,7 +182,7 @@ def decoded(kernel, trace: Trace, read: Read):
 
 
 def _wgmma_results(
-    kernel, trace, event, placed, maps, copies, written, blocks
+    kernel, trace, event, placed, maps, copies, written, blocks, orders
 ) -> list[CheckResult]:
     reads = wgmma_reads(event)
     if isinstance(reads, Unknown):
@@ -204,6 +207,14 @@ def _wgmma_results(
         writers = [a for a in placed.get(allocation, []) if _writes(a)]
         tma_writers = [(c, p) for c, p in copies if c.load and p.allocation == allocation]
         feeding = _feeding(trace, event, writers)
+        if feeding and tma_writers:
+            kept = _not_overwritten(
+                kernel, feeding, [c.event.instr for c, _ in tma_writers], orders
+            )
+            if len(kept) < len(feeding):
+                lines = sorted({a.event.instr.line for a in feeding if a not in kept})
+                facts["overwritten_by_tma"] = ", ".join(f"PTX line {n}" for n in lines)
+            feeding = kept
         if feeding:
             results.append(_placement(kernel, event, read, what, cases, feeding, facts))
             key = (allocation, tuple(id(a) for a in feeding))
@@ -235,6 +246,23 @@ def _feeding(trace: Trace, event: Event, writers: list[memory.Access]) -> list[m
     order = {id(e): i for i, e in enumerate(trace.events)}
     at = order[id(event)]
     return [a for a in writers if order[id(a.event)] < at or set(a.event.loops) & set(event.loops)]
+
+
+def _not_overwritten(kernel, feeding, copies, orders) -> list[memory.Access]:
+    """The writers in `feeding` the TMA copies do not overwrite: a st.shared run once,
+    ordered before every copy by a fence.proxy.async and a bar.sync
+    (`verify.ptx.hopper_copies.overwritten_by_tma`), writes nothing wgmma reads."""
+    if "graph" not in orders:
+        orders["graph"] = cfg.build(kernel.fn)
+    kept = []
+    for a in feeding:
+        key = (id(a.event.instr), tuple(id(c) for c in copies))
+        if key not in orders:
+            once = a.instruction.startswith("st.shared") and not a.event.loops
+            orders[key] = once and overwritten_by_tma(orders["graph"], a.event.instr, copies)
+        if not orders[key]:
+            kept.append(a)
+    return kept
 
 
 def _writes(access: memory.Access) -> bool:

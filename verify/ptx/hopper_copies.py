@@ -122,6 +122,12 @@ def _loaded_source(kernel, access: memory.Access) -> tuple[str, Value] | str:
         return f"{access.instruction} at PTX line {line} writes {access.bytes} bytes, not 16"
     data = instr.operands[1] if len(instr.operands) > 1 else None
     regs = data.items if isinstance(data, ir.Vec) else (data,)
+    if all(isinstance(r, (ir.Imm, ir.FloatImm)) for r in regs):
+        return (
+            f"{access.instruction} at PTX line {line} stores constants, not a matrix's "
+            "elements, into the buffer wgmma reads (a TMA copy overwriting them is "
+            "followed only for a store run once, fenced and barriered before every copy)"
+        )
     body = kernel.fn.body
     at = next(i for i, item in enumerate(body) if item is instr)
     for i in range(at - 1, -1, -1):
@@ -322,3 +328,77 @@ def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, fa
         engine="enumeration",
         facts=facts,
     )
+
+
+# -- thread writes the TMA overwrites ---------------------------------------------------
+#
+# A st.shared before the kernel's TMA copies (the zero-fill of the shared template
+# a device-built tensor map is made in, a buffer's initial zeros) writes nothing
+# wgmma reads when every TMA copy into the allocation is ordered after it: on every
+# path from the store to a copy, and never followed by the store again, an
+# unguarded `fence.proxy.async` (shared state space) and then, in the same block, an
+# unguarded `bar.sync` of the whole CTA (PTX ISA "Memory consistency model": the
+# fence orders the thread's generic-proxy writes before the async proxy's, the
+# barrier before the thread issuing the copy). The TMA check then decides the bytes
+# wgmma reads from the boxes alone; bytes no box writes stay UNKNOWN there.
+
+
+def _cuts(block) -> list[tuple[int, int]]:
+    """(fence index, barrier index) pairs of one block, as above."""
+    out = []
+    for k, instr in enumerate(block.instrs):
+        p = instr.parts
+        if instr.guard is None and p[:3] == ["fence", "proxy", "async"]:
+            if len(p) > 3 and not p[3].startswith("shared"):
+                continue
+            for j in range(k + 1, len(block.instrs)):
+                b = block.instrs[j]
+                if b.guard is None and b.parts[0] in ("bar", "barrier") and b.parts[1] == "sync":
+                    if len(b.operands) == 1:  # no thread count: the whole CTA
+                        out.append((k, j))
+                    break
+    return out
+
+
+def _reaches(graph, start: tuple[int, int], targets: set[int], cut) -> bool:
+    """Whether a path from instruction `start` (block, index), included, reaches
+    one of `targets` (instruction ids) before instruction `cut` (block, index; None:
+    none). A path entering the cut's block reaches its fence before its barrier."""
+    seen: set[int] = set()
+    work = [start]
+    while work:
+        b, k = work.pop()
+        block = graph.blocks[b]
+        for i in range(k, len(block.instrs)):
+            if (b, i) == cut:
+                break
+            if id(block.instrs[i]) in targets:
+                return True
+        else:
+            for succ, _ in block.succs:
+                if succ not in seen:
+                    seen.add(succ)
+                    work.append((succ, 0))
+    return False
+
+
+def overwritten_by_tma(graph, store: ir.Instr, copies: list[ir.Instr]) -> ir.Instr | None:
+    """The fence that orders `store` before every TMA copy in `copies` (above), or None."""
+    where = {id(i): (b.index, k) for b in graph.blocks for k, i in enumerate(b.instrs)}
+    if id(store) not in where or not copies or any(id(c) not in where for c in copies):
+        return None
+    sb, si = where[id(store)]
+    if any(_reaches(graph, where[id(c)], {id(store)}, None) for c in copies):
+        return None  # a copy may run before the store
+    targets = {id(c) for c in copies} | {id(store)}
+    for block in graph.blocks:
+        for fence, barrier in _cuts(block):
+            if block.index == sb and fence < si < barrier:
+                continue  # the store between the fence and the barrier
+            cut = (block.index, barrier)
+            if _reaches(graph, (sb, si + 1), targets, cut):
+                continue  # a copy (or the store again) on a path around the barrier
+            if _reaches(graph, (block.index, barrier + 1), {id(store)}, None):
+                continue  # the store runs again after the barrier
+            return block.instrs[fence]
+    return None
