@@ -441,3 +441,22 @@ def test_verify_triton_takes_the_maps_from_the_compiled_kernel(monkeypatch):
     )
     assert tma(results, "writer_reader") == [Status.PROVED] * 16
     assert set(tma(results, "placement")) == {Status.PROVED}
+
+
+def test_a_constant_global_stride_is_passed_and_a_register_one_is_not():
+    """tensormap.replace.tile.global_stride: a constant gives the map its globalStrides
+    (which the TMA check needs where a box's rows cross an outer dimension); a stride
+    in a register (device_matmul's K * 2, a runtime shape) is left out, said so."""
+    module, text, _ = sample("device_matmul")
+    found = tensormaps.read(module, [])
+    assert all("globalStrides" not in f.option for f in found if f.option)
+    assert all("global_stride not a constant" in f.source for f in found)
+    stride = "global_stride.shared::cta.b1024.b64 [ %rd9 + 0 ], 0x0, "
+    assert text.count(f"{stride}%rd11;") == 1
+    edited = parse_ptx(text.replace(f"{stride}%rd11;", f"{stride}0x200;"), "edited.ptx")
+    found = tensormaps.read(edited, [])
+    assert found[0].option == f"{F16_128B},globalStrides={{512}},param=%rd12"
+    assert "global_stride [512]" in found[0].source
+    assert "globalStrides" not in found[1].option
+    results = checked(edited, found)
+    assert tma(results, "writer_reader") == [Status.PROVED] * 16

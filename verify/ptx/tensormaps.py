@@ -99,15 +99,19 @@ def _tensor_map(option: str) -> tma_model.TensorMap:
     )
 
 
-def _option(elemtype: int, box: list[int], swizzle: int, key: str) -> tuple[str | None, str]:
-    """The --tma-map text of a map, or why it is not modelled."""
+def _option(
+    elemtype: int, box: list[int], swizzle: int, key: str, strides: list[int] | None = None
+) -> tuple[str | None, str]:
+    """The --tma-map text of a map (globalStrides where given), or why it is not modelled."""
     if elemtype not in ELEMTYPE:
         return None, f"element type {elemtype} (a sub-byte TMA type) is not modelled"
     if swizzle not in SWIZZLE:
         return None, f"swizzle mode {swizzle} is not modelled (sm_90 has 0-3)"
     text = (
         f"dataType={ELEMTYPE[elemtype]},boxDim={{{','.join(map(str, box))}}},"
-        f"swizzle={SWIZZLE[swizzle]},param={key}"
+        f"swizzle={SWIZZLE[swizzle]}"
+        + (f",globalStrides={{{','.join(map(str, strides))}}}" if strides else "")
+        + f",param={key}"
     )
     try:
         _tensor_map(text)
@@ -313,7 +317,15 @@ def _device_map(fn, key: str, fields: dict, line: int, zero_line: int | None) ->
     if any(s not in (None, 1) for s in strides):
         return Found(fn.name, key, source, None, f"element strides {strides} are not modelled")
     source += f": box_dim {box}, elemtype {elemtype}, swizzle_mode {swizzle}"
-    option, why = _option(elemtype, box, swizzle, key)
+    # globalStrides (bytes, of dimensions 1..rank-1) where the kernel writes every
+    # one a constant; a stride in a register (a runtime shape) is left out
+    given = [field("global_stride", i) for i in range(rank - 1)]
+    global_strides = given if given and None not in given else None
+    if global_strides:
+        source += f", global_stride {global_strides}"
+    elif given:
+        source += ", global_stride not a constant (not given)"
+    option, why = _option(elemtype, box, swizzle, key, global_strides)
     return Found(fn.name, key, source, option, why)
 
 
