@@ -9,8 +9,8 @@ device; compiled for sm_90 by make.py there) the TTGIR and its PTX are checked a
 `verify ttgir --ptx` checks them (`verify.ttgir.from_ptx.check`, given the compiled
 kernel's tensordesc_meta as `verify triton` and `verify run` have it) three ways: no
 maps (as before), the maps read from the kernel, and those maps with copies paired
-to device-built maps by the register they read (`tensormaps.map_root` in place of
-verify.ptx.hopper_tma's parameter-only pairing: the change this needs there).
+to device-built maps by the register they read (`tensormaps.map_root` patched in for
+verify.ptx.hopper_tma's own pairing, which does the same since a0218a8).
 Counted: the TMA copies whose checks (aligned 128, placement) are all decided, and
 the writer = reader checks of wgmma operands read from TMA boxes. Writes
 benchmarks/results/tensormaps.md.
@@ -127,8 +127,10 @@ def main() -> None:
         "TMA boxes decided / such checks, as `verify ttgir --ptx` decides them. *before*:",
         "no maps (as `verify ttgir` was); *maps read*: the maps of `verify.ptx.tensormaps`",
         "(what `verify ttgir`, `verify triton` and `verify run` now pass); *paired*: the",
-        "same, with verify.ptx.hopper_tma pairing a copy with a device-built map by the",
-        "register it reads (`tensormaps.map_root`; hopper_tma pairs by parameter only).",
+        "same, with `tensormaps.map_root` patched in for hopper_tma's pairing of a copy with",
+        "a device-built map (hopper_tma pairs by the register itself since a0218a8, so the",
+        "two agree). The template zero-fill before the copies, fenced and barriered, is",
+        "overwritten (verify.ptx.hopper_copies.overwritten_by_tma).",
         "",
         "| kernel | before: copies | reads | maps read: copies | reads | paired: copies | reads |",
         "| --- | --- | --- | --- | --- | --- | --- |",
