@@ -460,3 +460,23 @@ def test_a_constant_global_stride_is_passed_and_a_register_one_is_not():
     assert "globalStrides" not in found[1].option
     results = checked(edited, found)
     assert tma(results, "writer_reader") == [Status.PROVED] * 16
+
+
+def test_the_ordering_is_refused_where_a_copy_may_run_first():
+    """overwritten_by_tma on device_matmul's graph: the zero-fill at line 57 is
+    ordered before every copy by the fence at line 272; a store after the copies (the
+    epilogue's stmatrix at line 1259) is not, whatever barriers follow."""
+    from verify.ptx import cfg
+    from verify.ptx.hopper_copies import overwritten_by_tma
+
+    module, _, _ = sample("device_matmul")
+    fn = module.functions[0]
+    at = {i.line: i for i in fn.body if hasattr(i, "parts")}
+    copies = [i for i in at.values() if i.parts[:4] == ["cp", "async", "bulk", "tensor"]]
+    loads = [c for c in copies if c.parts[5].startswith("shared")]
+    graph = cfg.build(fn)
+    fence = overwritten_by_tma(graph, at[57], loads)
+    assert fence is not None and fence.line == 272
+    assert overwritten_by_tma(graph, at[149], loads).line == 272
+    assert overwritten_by_tma(graph, at[1259], loads) is None
+    assert overwritten_by_tma(graph, at[57], []) is None
