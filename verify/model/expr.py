@@ -361,24 +361,7 @@ def bounds(e: Expr, ranges: Mapping[str, Range]) -> tuple[int, int]:
         if r is None:
             raise SpecError(f"unknown variable '{e.name}'", e.pos)
         return r.lo, r.hi - 1
-    # Kept on the node with the ranges of its variables it was found under (a
-    # simplifier asks again and again of the same subtrees under the same ranges).
-    key = tuple(map(ranges.get, _free(e)))
-    kept = e.__dict__.get("_bounds")
-    if kept is not None and kept[0] == key:
-        return kept[1]
-    found = _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
-    _keep(e, "_bounds", key, found)
-    return found
-
-
-def _keep(e: BinOp, slot: str, key: tuple, found: object) -> None:
-    """Keep `found` on `e` if `key` is all `Range`s: frozen, and a `Range` equals
-    nothing else, so a later key equal to it means the same ranges."""
-    for r in key:
-        if type(r) is not Range:
-            return
-    e.__dict__[slot] = (key, found)
+    return _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
 
 
 def max_intermediate(e: Expr, ranges: Mapping[str, Range]) -> int:
@@ -392,15 +375,9 @@ def _bounds_and_top(e: Expr, ranges: Mapping[str, Range]) -> tuple[tuple[int, in
     if not isinstance(e, BinOp):
         interval = bounds(e, ranges)
         return interval, interval[1]
-    key = tuple(map(ranges.get, _free(e)))
-    kept = e.__dict__.get("_bounds_and_top")
-    if kept is not None and kept[0] == key:
-        return kept[1]
     (a, top_a), (b, top_b) = _bounds_and_top(e.a, ranges), _bounds_and_top(e.b, ranges)
     interval = _interval(e.op, a, b, e.pos)
-    found = interval, max(interval[1], top_a, top_b)
-    _keep(e, "_bounds_and_top", key, found)
-    return found
+    return interval, max(interval[1], top_a, top_b)
 
 
 def render(e: Expr) -> str:
