@@ -272,7 +272,7 @@ def test_pytest_option_fails_the_test_that_compiled_a_refuted_kernel(pytester, f
 def test_the_worked_example_of_docs_run_md_runs(fresh_caches, tmp_path_factory, monkeypatch):
     """docs/run.md's sessions and Python block, run as tests/house/test_docs.py runs
     the guide's examples (each session's printed lines matched)."""
-    from tests.house import test_docs
+    import test_docs
 
     doc = "docs/run.md"
     folder = test_docs._scratch(doc, tmp_path_factory)

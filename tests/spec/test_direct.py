@@ -6,8 +6,8 @@ import dataclasses
 import os
 
 import pytest
+from conftest import DATA
 
-from tests.conftest import DATA
 from verify.errors import SpecError
 from verify.model.expr import BinOp, Const, Range, Var
 from verify.ptx import check, specgen

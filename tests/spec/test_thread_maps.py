@@ -390,7 +390,7 @@ def pycute_coordinate(pycute, tv, tile, thread, value):
 @pytest.mark.parametrize("dtype,layout,atom,tv,tile", CUTE_TV)
 def test_cute_tv_lanes_are_pycute_coordinates(dtype, layout, atom, tv, tile):
     pycute = pytest.importorskip("pycute")
-    from tests.oracle.test_oracles import eval_tuple
+    from test_oracles import eval_tuple
 
     shape_stride = tuple(eval_tuple(part) for part in tv.split(":"))
     text = (

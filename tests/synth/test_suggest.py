@@ -9,9 +9,9 @@ import re
 import pytest
 from click.testing import CliRunner
 from conftest import SPECS
+from test_explain import ROWS_OF_256
 
 import verify
-from tests.engines.test_explain import ROWS_OF_256
 from verify.cli import main
 from verify.report.text import result_json
 from verify.synth import repair as suggest

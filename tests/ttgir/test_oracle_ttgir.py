@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 import pytest
+from test_oracles import oracle
 
 from benchmarks.campaigns.differential import compare
 from oracle import OracleRefusal, triton_encodings
@@ -28,7 +29,6 @@ from oracle.spec_generator import (
     ttgir_family,
     unit_bases,
 )
-from tests.oracle.test_oracles import oracle
 from verify.errors import SpecError
 from verify.spec.parser import parse_text
 

@@ -7,10 +7,10 @@ import itertools
 import random
 
 import pytest
+from test_oracles import colex, gluon_builder, linear_offsets
 
 import verify
 from oracle.spec_generator import linear_bases
-from tests.oracle.test_oracles import colex, gluon_builder, linear_offsets
 from verify import offsets
 from verify.errors import SpecError
 
