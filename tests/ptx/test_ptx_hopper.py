@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -516,18 +517,20 @@ def test_cli_tma_map():
 # -- Triton's attention (06, sm_90): Q loaded once, K copied every iteration -------------
 
 ATTENTION = ROOT / "tests/data/ptx/triton_attention_sm90.ptx"
-ATTENTION_OPTIONS = dict(block=(128,), grid=(4, 4), shared_align=1024, assume=("param_5=256",))
+ATTENTION_OPTIONS: dict[str, Any] = dict(
+    block=(128,), grid=(4, 4), shared_align=1024, assume=("param_5=256",)
+)
 QK = (335, 362, 367, 372)  # the PTX lines of the 4 wgmma of S = Q K^T
 KB1 = "add.s32 \t%r101, %r100, 2;"  # B's second k-block: the descriptor's start + 32 bytes
 
 
-def interpreted_starts(text: str) -> dict[int, list[tuple[int, int, int]]]:
+def interpreted_starts(text: str) -> dict[int, list[tuple[int, int, tuple[int, int]]]]:
     """(A's start, B's start, the rest of both descriptors) at each wgmma of S = Q K^T,
     every iteration, from oracle/ptx_interpreter.py (sharing no code with verify) run
     for thread 0; the fields decoded here: bits 0-13 are the start >> 4."""
     from oracle import ptx_interpreter as oracle
 
-    seen: dict[int, list[tuple[int, int, int]]] = {}
+    seen: dict[int, list[tuple[int, int, tuple[int, int]]]] = {}
     step = oracle._Env._step
 
     def spy(self, th, ins, active, counts):
@@ -537,13 +540,20 @@ def interpreted_starts(text: str) -> dict[int, list[tuple[int, int, int]]]:
             seen.setdefault(ins.line, []).append(((a & 0x3FFF) << 4, (b & 0x3FFF) << 4, rest))
         return step(self, th, ins, active, counts)
 
-    params = {0: 1 << 32, 1: 2 << 32, 2: 3 << 32, 3: 4 << 32, 4: 0x3E000000, 5: 256}
+    params: dict[int | str, int | bytes] = {
+        0: 1 << 32,
+        1: 2 << 32,
+        2: 3 << 32,
+        3: 4 << 32,
+        4: 0x3E000000,
+        5: 256,
+    }
     original = oracle._Env._step
-    oracle._Env._step = spy
+    oracle._Env._step = spy  # type: ignore[method-assign]
     try:
         oracle.run_block(text, "attn_fwd", (128, 1, 1), params, threads=[0], shared_base=1024)
     finally:
-        oracle._Env._step = original
+        oracle._Env._step = original  # type: ignore[method-assign]
     return seen
 
 
@@ -676,13 +686,15 @@ def test_k_block_stages_are_the_join_of_the_operands_keys():
     """An operand whose blocks carry no loop variable (attention's Q) pairs with every
     stage of the others; operands keyed by different loops' variables are paired at
     every combination, and such a pairing is not taken as one that happens."""
-    from verify.ptx.hopper_kblocks import Block, _paired_exactly, _stages
+    from verify.model.wgmma import Operand
+    from verify.ptx.hopper_kblocks import Block, Blocks, _paired_exactly, _stages
+    from verify.ptx.trace import Event
 
-    op = object()
-    first, second = object(), object()
+    op = cast(Operand, object())
+    first, second = cast(Event, object()), cast(Event, object())
     q = {((), ()): Block("q", 0, 128)}
     k_at = {(((("it0", s),), ())): Block("k", 4096 * s, 128) for s in range(3)}
-    blocks = {
+    blocks: Blocks = {
         (id(first), "A"): (first, op, q),
         (id(first), "B"): (first, op, k_at),
         (id(second), "A"): (second, op, q),

@@ -9,7 +9,7 @@ import pytest
 from conftest import DATA
 
 from verify.errors import SpecError
-from verify.model.expr import BinOp, Const, Range, Var
+from verify.model.expr import BinOp, Const, Expr, Range, Var
 from verify.ptx import check, specgen
 from verify.spec import direct
 from verify.spec.grammar import MAX_NESTING
@@ -98,7 +98,7 @@ def test_what_the_grammar_may_read_otherwise_has_no_reader_and_is_parsed(stateme
 
 
 def test_nesting_beyond_the_parsers_bound_is_left_to_the_parser():
-    deep_expr = LANE
+    deep_expr: Expr = LANE
     for _ in range(MAX_NESTING):
         deep_expr = BinOp("+", deep_expr, Const(1))
     assert direct.access("a0", "st.shared.b32", "M4", [deep_expr], None, [])[1] is None

@@ -283,7 +283,7 @@ def test_target_table_counts_each_op_before_and_after_over_modules_checked_both_
     def result(prop, status):
         return {"property": prop, "status": status, "file": "m", "line": 3}
 
-    before = [
+    before: list[tuple[dict, dict]] = [
         (
             {"id": "a"},
             {"outcome": "checked", "results": [result("not modelled: convert_layout", "UNKNOWN")]},
