@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from typing import Any
 from unittest import mock
 
 from verify.ptx import hopper_tma, tensormaps
@@ -80,7 +81,7 @@ def measure(stem: str) -> dict:
     with open(os.path.join(DATA, f"{stem}.sm90.json"), encoding="utf-8") as f:
         meta = json.load(f)["tensordesc_meta"]
     with mock.patch.object(tensormaps, "read", lambda module, meta=None: []):
-        out = {"before": count(stem, meta)}
+        out: dict[str, Any] = {"before": count(stem, meta)}
     out["after"] = count(stem, meta)
     pair = mock.patch.object(
         hopper_tma, "_map_name", lambda fn, t: tensormaps.map_root(fn, t.tensor_map)
@@ -99,7 +100,9 @@ def _cell(c: dict) -> str:
 
 
 def main() -> None:
-    rows, notes, totals = [], [], Counter()
+    rows: list[str] = []
+    notes: list[str] = []
+    totals: Counter[tuple[str, str]] = Counter()
     for stem in SAMPLES:
         m = measure(stem)
         rows.append(

@@ -39,7 +39,8 @@ def _load(path: str) -> list[tuple[dict, dict]]:
     return [({"id": r["item"], "kind": r["kind"]}, r) for r in rows]
 
 
-def _run(work: str, ids: str, out: str, ptx: bool) -> str:
+def _run(work: str, ids: str | None, out: str, ptx: bool) -> str:
+    assert ids is not None, "a run needs its ids (main gives none only with both runs)"
     argv = [sys.executable, "-m", "benchmarks.campaigns.triton_corpus", "--only", "lit"]
     argv += ["--work", work, "--ids", ids, "--out", out] + ([] if ptx else ["--no-ptx"])
     subprocess.run(argv, check=True)
@@ -73,7 +74,7 @@ def table(before: list[tuple[dict, dict]], after: list[tuple[dict, dict]]) -> li
     head += "| ops after | decided after | refuted after | not modelled after |"
     lines = [head, "|---" * 9 + "|"]
     kinds = sorted(set(old) | set(new), key=lambda k: -(new[k]["ops"] or old[k]["ops"]))
-    totals = collections.Counter()
+    totals: collections.Counter[str] = collections.Counter()
     for kind in kinds:
         cells = []
         for side, c in (("before", old[kind]), ("after", new[kind])):

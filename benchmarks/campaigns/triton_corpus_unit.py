@@ -92,7 +92,8 @@ def kernels_of(source: str) -> list[tuple[str, list[ast.FunctionDef]]]:
         for call in ast.walk(chain[-1])
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
     }
-    out, seen = [], {}
+    out = []
+    seen: dict[str, int] = {}
     for name, chain in found:
         if name in called:
             continue  # a helper, compiled as part of its callers

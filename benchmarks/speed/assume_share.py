@@ -36,9 +36,9 @@ def main() -> int:
         spec.loader.exec_module(module)
         if not hasattr(module, "state_classes"):
             module.state_classes = lambda *a: None  # type: ignore[attr-defined]
-        check.assume = module  # type: ignore[assignment]
+        check.assume = module
         check.Assumptions = module.Assumptions  # type: ignore[misc]
-    spent: collections.Counter = collections.Counter()
+    spent: collections.defaultdict[str, float] = collections.defaultdict(float)
     case = [""]
     for name in ("state_proved_under", "state_classes"):
         real = getattr(check.assume, name)

@@ -19,6 +19,8 @@ import gc
 import pickle
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 NAMES = ("free_vars", "bounds", "max_intermediate", "substitute", "evaluate", "compiled")
 
@@ -71,7 +73,7 @@ def replay(path: str, collect: bool) -> float:
     gc.collect()
     if not collect:
         gc.disable()
-    fns = {}
+    fns: dict[Any, Callable[[Any], object]] = {}
     start = time.process_time()
     for kind, e, arg in log:
         try:

@@ -93,7 +93,8 @@ def _record(result) -> list:
 
 
 def run(rounds: int = 1) -> tuple[dict, dict]:
-    found, seconds = {}, {}
+    found: dict[str, list[list]] = {}
+    seconds: dict[str, float] = {}
     for _ in range(rounds):
         for path, options in CASES:
             start = time.process_time()

@@ -13,7 +13,7 @@ from verify.model.expr import Range, free_vars
 from verify.ptx import assume
 from verify.ptx.check import Options, check_ptx
 from verify.ptx.parse import read_ptx
-from verify.ptx.values import Context
+from verify.ptx.values import Context, Unknown
 from verify.smt.solve import Status
 
 PTX = os.path.join(conftest.DATA, "ptx")
@@ -71,7 +71,12 @@ def test_checks_of_one_least_rung_share_their_runs():
 
 def test_nothing_is_asked_when_the_strongest_rung_proves_nothing():
     calls = []
-    assert assume._least_rungs(["x"], 5, lambda r, k: calls.append(r) or set()) == {}
+
+    def decide(rung, keys):
+        calls.append(rung)
+        return set()
+
+    assert assume._least_rungs(["x"], 5, decide) == {}
     assert calls == [4]
 
 
@@ -184,7 +189,12 @@ def test_a_parameter_read_only_by_a_guard_is_not_searched(monkeypatch):
     """pipeline3's copies read ktiles (param_2) only through their loop's guard,
     which a class cannot make whole: no kernel is checked again for a class."""
     asked = []
-    monkeypatch.setattr(assume, "_checked_under", lambda *a: asked.append(a) or {})
+
+    def checked_under(*a):
+        asked.append(a)
+        return {}
+
+    monkeypatch.setattr(assume, "_checked_under", checked_under)
     results = check_ptx(os.path.join(PTX, "pipeline_sm80.ptx"), Options(kernel="pipeline3"))
     assert any("proved_under" in r.facts for r in results) and asked == []
 
@@ -214,16 +224,19 @@ def test_a_bound_and_a_class_give_every_value_and_no_other():
     ctx = Context({})
     a = assume.Assumptions(fn, ("param_2<10", "param_2%4==1"), ctx)
     value = a.value("param_2", bits=32)
+    assert not isinstance(value, Unknown)
     (q,) = free_vars(value)
     assert ctx.ranges[q] == Range(0, 3) and a.vars[q] == (2, 0) and not q.startswith("param_")
     assert assume.Assumptions(fn, ("param_2<7",), Context({})).value("param_2", bits=32)
     # a class without a bound keeps its name, param_2_q, as the messages name it
     unbounded = assume.Assumptions(fn, ("param_2%4==1",), Context({})).value("param_2", bits=32)
+    assert not isinstance(unbounded, Unknown)
     assert free_vars(unbounded) == {"param_2_q"}
 
 
 def test_contradictory_or_malformed_assumptions_are_refused():
     fn = _pipeline3()
+    texts: tuple[str, ...]
     for texts in (("param_2<0",), ("param_2<<3",)):
         try:
             assume.Assumptions(fn, texts, Context({}))

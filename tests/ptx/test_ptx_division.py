@@ -15,7 +15,7 @@ import os
 import conftest
 import pytest
 
-from oracle.ptx_interpreter import PtxRunError, run_block
+from oracle.ptx_interpreter import PtxRunError, ThreadAccess, run_block
 from verify import api
 from verify.model.expr import Expr, evaluate, free_vars
 from verify.ptx import memory
@@ -27,6 +27,8 @@ PTX = os.path.join(conftest.DATA, "ptx", "triton_matmul_hinted_sm80.ptx")
 SIZES = {3: 4096, 4: 4096, 5: 128, 6: 4096, 7: 4096, 8: 4096}  # M, N, K (2 tiles), strides
 ASSUME = tuple(f"param_{i}={v}" for i, v in SIZES.items())
 POINTERS = {0: 1 << 32, 1: 2 << 32, 2: 3 << 32}  # a_ptr, b_ptr, c_ptr (256-byte aligned)
+# run_block's parameters: the pointers and the sizes
+PARAMS: dict[int | str, int | bytes] = {i: v for i, v in [*POINTERS.items(), *SIZES.items()]}
 
 
 def _options(grid=None, **more) -> Options:
@@ -55,11 +57,10 @@ def test_without_a_grid_the_copies_name_the_block_whose_divisor_is_0():
 def test_the_interpreter_divides_by_0_at_that_block_and_not_before():
     with open(PTX, encoding="utf-8") as f:
         ptx = f.read()
-    params = {**POINTERS, **SIZES}
-    run_block(ptx, "matmul_kernel", (128, 1, 1), params, (1023, 0, 0), (1024, 1, 1), threads=[0])
+    run_block(ptx, "matmul_kernel", (128, 1, 1), PARAMS, (1023, 0, 0), (1024, 1, 1), threads=[0])
     with pytest.raises(PtxRunError):
         run_block(
-            ptx, "matmul_kernel", (128, 1, 1), params, (1024, 0, 0), (1025, 1, 1), threads=[0]
+            ptx, "matmul_kernel", (128, 1, 1), PARAMS, (1024, 0, 0), (1025, 1, 1), threads=[0]
         )
 
 
@@ -101,6 +102,12 @@ def _pairs(k, access, fixed, lanes, base):
     return out
 
 
+def _source(t: ThreadAccess) -> int:
+    """The global source address the interpreter gives every cp.async thread."""
+    assert t.source is not None, f"thread {t.thread}: a cp.async without its source"
+    return t.source
+
+
 @pytest.mark.parametrize("block", [0, 7, 255, 256, 517, 1023])
 def test_every_copy_is_the_readers_source_and_destination(block):
     """Warps 0 and 3 of the block: each executed cp.async's (shared destination,
@@ -110,7 +117,7 @@ def test_every_copy_is_the_readers_source_and_destination(block):
         ptx = f.read()
     threads = list(range(32)) + list(range(96, 128))
     run = run_block(
-        ptx, "matmul_kernel", (128, 1, 1), {**POINTERS, **SIZES}, (block, 0, 0), (1024, 1, 1),
+        ptx, "matmul_kernel", (128, 1, 1), PARAMS, (block, 0, 0), (1024, 1, 1),
         shared_base=0, threads=threads,
     )  # fmt: skip
     k, by_line = _reader()
@@ -125,11 +132,11 @@ def test_every_copy_is_the_readers_source_and_destination(block):
         for warp, ts in acc.warps().items():
             live = [t for t in ts if t.active]
             lanes = [t.thread % 32 for t in live]
-            shown = tuple((t.address, t.source - pointer) for t in live)
+            shown = tuple((t.address, _source(t) - pointer) for t in live)
             assert shown in _pairs(k, access, {"ctaid_x": block, "warp": warp}, lanes, base)
             if len(live) == 32:  # rule S on the interpreter's addresses: the decided 4
                 cost = api.wavefronts(
-                    "cp.async.cg.16", [t.address for t in live], [t.source for t in live]
+                    "cp.async.cg.16", [t.address for t in live], [_source(t) for t in live]
                 )
                 assert cost == 4, (acc.line, block, warp, cost)
             compared += 1

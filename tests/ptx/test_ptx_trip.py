@@ -121,7 +121,7 @@ def test_a_counterexample_names_the_block_whose_trip_it_takes():
 
 def test_a_trip_count_affine_in_its_variables_is_written_affine():
     ctx = Context({"ctaid_x": Range(0, 4), "warp": Range(0, 2)})
-    trips = {(c, w): 5 - c + 2 * w for c in range(4) for w in range(2)}
+    trips: dict[tuple[int, ...], int] = {(c, w): 5 - c + 2 * w for c in range(4) for w in range(2)}
     e = loops.trip_expression(["ctaid_x", "warp"], trips, ctx)
     assert e is not None
     for (c, w), n in trips.items():
@@ -138,7 +138,7 @@ def test_a_trip_count_of_one_variable_is_a_step_function(seq):
 
 def test_a_trip_count_not_written_leaves_the_value_after_the_loop_unknown():
     ctx = Context({"a": Range(0, 3), "b": Range(0, 3)})
-    trips = {(a, b): (a * b) % 2 for a in range(3) for b in range(3)}
+    trips: dict[tuple[int, ...], int] = {(a, b): (a * b) % 2 for a in range(3) for b in range(3)}
     assert loops.trip_expression(["a", "b"], trips, ctx) is None
 
 

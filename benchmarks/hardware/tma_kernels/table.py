@@ -87,11 +87,11 @@ def verify_checks(run: str) -> list[dict]:
     else:
         from verify.ptx.check import Options, check_ptx
 
-        options = Options(
+        ptx_options = Options(
             block=(128,), grid=grid, shared_align=align, tma_maps=maps,
             assume=tuple(f"param_{p}={v}" for p, v in zip(params, SIZES)),
         )  # fmt: skip
-        results = check_ptx(ptx_path(run), options)
+        results = check_ptx(ptx_path(run), ptx_options)
     return [result_json(r) for r in results]
 
 

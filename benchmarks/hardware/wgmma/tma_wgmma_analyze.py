@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from verify.model.wgmma import MatrixDescriptor, ReadMap, SwizzleMode, operand
 from verify.ptx.check import Options, check_ptx
-from verify.ptx.hopper import tma_swizzle
+from verify.ptx.hopper_tma import tma_swizzle
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
