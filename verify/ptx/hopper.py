@@ -83,6 +83,7 @@ from verify.ptx.hopper_common import (
     handles,
     operand_chunks,
     points,
+    refuted_result,
     unknown_result,
     wgmma_reads,
 )
@@ -308,15 +309,7 @@ def _placement(kernel, event, read: Read, what: str, cases, writers, facts) -> C
             f"({atb.swizzle.label} XORs absolute address bits; descriptor {atb})"
         )
         cex = Counterexample(summary, {"base": base, **point, "row": miss.row, "k": miss.k})
-        return check_result(
-            kernel,
-            event,
-            f"placement {what}",
-            Status.REFUTED,
-            counterexample=cex,
-            engine="enumeration",
-            facts=facts,
-        )
+        return refuted_result(kernel, event, f"placement {what}", cex, facts=facts)
     bases = sorted({base for _, base, _, _ in cases})
     step = bases[1] - bases[0] if len(bases) > 1 else BASE_PERIOD
     return check_result(

@@ -32,7 +32,7 @@ from verify.model.wgmma import (
 from verify.ptx import ir, memory
 from verify.ptx.trace import Event
 from verify.ptx.values import Unknown, Value
-from verify.results import CheckResult
+from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
 
 MAX_POINTS = 4096  # values of the variables a descriptor reads, besides the base
@@ -255,3 +255,12 @@ def check_result(kernel, event: Event, what: str, status: Status, **fields) -> C
 
 def unknown_result(kernel, event: Event, what: str, reason: str) -> CheckResult:
     return check_result(kernel, event, what, Status.UNKNOWN, reason=reason)
+
+
+def refuted_result(
+    kernel, event: Event, what: str, cex: Counterexample, engine="enumeration", facts=None
+) -> CheckResult:
+    """REFUTED by the case `cex` names, found by `engine`'s enumeration."""
+    return check_result(
+        kernel, event, what, Status.REFUTED, counterexample=cex, engine=engine, facts=facts or {}
+    )

@@ -20,6 +20,7 @@ from verify.ptx.hopper_common import (
     check_result,
     chunk_reader,
     operand_chunks,
+    refuted_result,
     unknown_result,
 )
 from verify.ptx.hopper_kblocks import Block
@@ -319,15 +320,7 @@ def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, fa
         f"byte {expected}, which {where}"
     )
     cex = Counterexample(summary, {**point, **dict(key), "base": 0, "row": row, "k": k})
-    return check_result(
-        kernel,
-        event,
-        name,
-        Status.REFUTED,
-        counterexample=cex,
-        engine="enumeration",
-        facts=facts,
-    )
+    return refuted_result(kernel, event, name, cex, facts=facts)
 
 
 # -- thread writes the TMA overwrites ---------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verify.model.wgmma import Operand
-from verify.ptx.hopper_common import check_result, unknown_result
+from verify.ptx.hopper_common import check_result, refuted_result, unknown_result
 from verify.ptx.trace import Event, Trace
 from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
@@ -150,9 +150,7 @@ def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
                 "never meet in a run",
             )
         cex = Counterexample(wrong, env)
-        return check_result(
-            kernel, first, name, Status.REFUTED, counterexample=cex, engine="enumeration"
-        )
+        return refuted_result(kernel, first, name, cex)
     return check_result(
         kernel, first, name, Status.PROVED, engine="enumeration", facts={"stages": len(stages)}
     )

@@ -22,6 +22,7 @@ from verify.ptx.hopper_common import (
     check_result,
     executes,
     points,
+    refuted_result,
     unknown_result,
 )
 from verify.ptx.hopper_kblocks import TMA_BLOCK, Block
@@ -209,15 +210,7 @@ def _aligned(kernel, event, cases, facts) -> CheckResult:
                 f"not a multiple of {tma_model.DESTINATION_ALIGN}",
                 {"base": base, **point},
             )
-            return check_result(
-                kernel,
-                event,
-                "aligned 128",
-                Status.REFUTED,
-                counterexample=cex,
-                engine="enumeration",
-                facts=facts,
-            )
+            return refuted_result(kernel, event, "aligned 128", cex, facts=facts)
     return check_result(
         kernel, event, "aligned 128", Status.PROVED, engine="enumeration", facts=facts
     )
@@ -257,15 +250,7 @@ def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> Chec
                     "TMA swizzles absolute addresses: tilelang#2379)"
                 )
                 cex = Counterexample(summary, {"base": base, **point, "row": r})
-                return check_result(
-                    kernel,
-                    event,
-                    "placement",
-                    Status.REFUTED,
-                    counterexample=cex,
-                    engine="enumeration",
-                    facts=facts,
-                )
+                return refuted_result(kernel, event, "placement", cex, facts=facts)
     return check_result(
         kernel, event, "placement", Status.PROVED, engine="enumeration", facts=facts
     )
@@ -356,15 +341,7 @@ def tma_reader(
             f"{desc} as operand {read.which}, the box at byte {dest})",
             {**point, "base": base, "row": row, "k": k},
         )
-        return check_result(
-            kernel,
-            event,
-            f"writer_reader {what}",
-            Status.REFUTED,
-            counterexample=cex,
-            engine="enumeration",
-            facts=facts,
-        )
+        return refuted_result(kernel, event, f"writer_reader {what}", cex, facts=facts)
     for (tmap, desc, coords, align, at_base), (copy, point) in groups.items():
         status, mismatch = _box_verdict(tmap, desc, read.op, align, coords, at_base)
         if status is Status.PROVED:
@@ -380,14 +357,8 @@ def tma_reader(
         cex = Counterexample(
             summary, {**point, "base": mismatch.base, "row": mismatch.row, "k": mismatch.k}
         )
-        return check_result(
-            kernel,
-            event,
-            f"writer_reader {what}",
-            Status.REFUTED,
-            counterexample=cex,
-            engine="verify runner",
-            facts=facts,
+        return refuted_result(
+            kernel, event, f"writer_reader {what}", cex, engine="verify runner", facts=facts
         )
     if unknown is not None:
         return unknown_result(kernel, event, f"writer_reader {what}", unknown)
