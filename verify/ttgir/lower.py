@@ -60,23 +60,13 @@ def lower(text: str, name: str, target: str | None = None) -> Lowered:
             raise NotLowered(f"no module op to write ttg.target = {json.dumps(target)} into")
     if not _TARGET.search(text):
         raise NotLowered('the module names no NVIDIA target (ttg.target = "cuda:NN")')
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "kernel.ttgir")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        try:
-            child = subprocess.run(
-                [sys.executable, "-c", _CHILD, path],
-                capture_output=True,
-                text=True,
-                timeout=LOWER_TIMEOUT_S,
-                env={**os.environ, "PYTHONPATH": _package_root()},
-            )
-        except subprocess.TimeoutExpired:
-            raise NotLowered(f"Triton did not finish lowering in {LOWER_TIMEOUT_S} s") from None
+    env = {**os.environ, "PYTHONPATH": _package_root()}
     try:
-        found = json.loads(child.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
+        child, path = run_on_module(text, ["-c", _CHILD], LOWER_TIMEOUT_S, env)
+    except subprocess.TimeoutExpired:
+        raise NotLowered(f"Triton did not finish lowering in {LOWER_TIMEOUT_S} s") from None
+    found = last_json(child.stdout)
+    if found is None:
         why = _first(child.stderr)
         status = child.returncode
         how = f"signal {-status}" if status < 0 else f"exit status {status}"
@@ -111,6 +101,30 @@ def with_target(text: str, target: str) -> str:
             f"{text[: found.start()]}{opening} attributes {{{attribute}}} {{{text[found.end() :]}"
         )
     return text
+
+
+def run_on_module(
+    text: str, argv: list[str], timeout: float, env: dict | None = None
+) -> tuple[subprocess.CompletedProcess, str]:
+    """`python ARGV PATH` in a child, PATH a temporary file holding the module `text`
+    (Triton's native code may abort: it must not take this process with it); the
+    child's result and PATH. Raises subprocess.TimeoutExpired after `timeout` s."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.ttgir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        child = subprocess.run(
+            [sys.executable, *argv, path], capture_output=True, text=True, timeout=timeout, env=env
+        )
+    return child, path
+
+
+def last_json(stdout: str):
+    """The JSON value a child printed on its last line, else None."""
+    try:
+        return json.loads(stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return None
 
 
 def _package_root() -> str:

@@ -16,10 +16,10 @@ Run as ``python -m verify.ttgir.tensordesc FILE``: prints the list as JSON, or
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tempfile
+
+from verify.ttgir import lower
 
 CHILD_TIMEOUT = 120.0
 
@@ -33,22 +33,12 @@ def metadata(text: str) -> list[dict] | str:
     """The module's tensordesc_meta, or why it cannot be had (a sentence)."""
     if not needed(text):
         return []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "kernel.ttgir")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        try:
-            child = subprocess.run(
-                [sys.executable, "-m", "verify.ttgir.tensordesc", path],
-                capture_output=True,
-                text=True,
-                timeout=CHILD_TIMEOUT,
-            )
-        except subprocess.TimeoutExpired:
-            return "Triton's get_tensordesc_metadata did not finish"
     try:
-        out = json.loads(child.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
+        child, _ = lower.run_on_module(text, ["-m", "verify.ttgir.tensordesc"], CHILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return "Triton's get_tensordesc_metadata did not finish"
+    out = lower.last_json(child.stdout)
+    if out is None:
         return f"Triton's get_tensordesc_metadata failed (exit status {child.returncode})"
     if isinstance(out, dict):
         return f"Triton's get_tensordesc_metadata failed: {out.get('error')}"
