@@ -58,9 +58,9 @@ def rule_c_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.nda
 
 
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(n, k) uint8 -> (the distinct rows, each row's index among them)."""
+    """(n, k) integers -> (the distinct rows, each row's index among them)."""
     rows = np.ascontiguousarray(rows)
-    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    keys = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     return rows[first], inverse.ravel()
 
@@ -72,13 +72,28 @@ CG_BLOCK = 4096
 def cg_costs(dst: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rule S (`verify.model.bank.cg_cost`) per instance, vectorised: (instances, 32)
     16-byte-aligned destinations and sources -> costs, and whether each is exact
-    (rule S is, on every measured pattern: all true)."""
+    (rule S is, on every measured pattern: all true). Each distinct instance, up to
+    the moves `_line_relative` makes, is costed once and its cost given to every
+    instance that has it: a loop's iterations and warps mostly repeat a few."""
+    if not len(dst):
+        return np.zeros(0, dtype=np.int64), np.ones(0, dtype=bool)
+    rows = np.concatenate([_line_relative(dst), _line_relative(src)], axis=1)
+    distinct, inverse = _distinct_rows(rows)
+    d, s = distinct[:, : dst.shape[1]], distinct[:, dst.shape[1] :]
     parts = [
-        _cg_block(dst[i : i + CG_BLOCK], src[i : i + CG_BLOCK])
-        for i in range(0, len(dst), CG_BLOCK)
+        _cg_block(d[i : i + CG_BLOCK], s[i : i + CG_BLOCK]) for i in range(0, len(d), CG_BLOCK)
     ]
-    costs = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    costs = np.concatenate(parts)[inverse]
     return costs, np.ones(len(costs), dtype=bool)
+
+
+def _line_relative(addresses: np.ndarray) -> np.ndarray:
+    """Each instance's addresses less the start of its lowest 128-byte line. Rule S
+    reads addresses only through equalities of address // 16, // 32 and // 128
+    between lanes, and address // 16 % 8 (`_cg_block`, `bank.cg_cost`): moving all
+    of one instance's addresses by a multiple of 128 changes none of them."""
+    lowest = addresses.min(axis=1, keepdims=True)
+    return addresses - lowest // LINE_BYTES * LINE_BYTES
 
 
 def _pairs(values: np.ndarray) -> np.ndarray:

@@ -52,34 +52,61 @@ def function(exprs: list[Expr]) -> Callable[[dict[str, int]], tuple[int, ...]]:
     distinct node (expressions share subtrees) computed once with `CONCRETE_OPS`'s
     operator. Exact as `verify.model.expr.evaluate` is, given what the caller
     checked first (`verify.engines.enumeration.checked`: no negative value, zero
-    divisor or long shift anywhere in the domain, so no error to raise)."""
+    divisor or long shift anywhere in the domain, so no error to raise). Constants
+    and variable names are the generated factory's arguments, so expressions of one
+    shape (a kernel's accesses mostly differ in their constants) share one
+    compiled text (`_FACTORIES`)."""
     lines: list[str] = []
     refs: dict[int, str] = {}
     local: dict[str, str] = {}
+    cells: list[object] = []
+
+    def cell(value: object) -> str:
+        cells.append(value)
+        return f"c{len(cells) - 1}"
 
     def visit(e: Expr) -> str:
         if id(e) in refs:
             return refs[id(e)]
         if isinstance(e, Const):
-            ref = f"({int(e.value)})"
+            ref = cell(int(e.value))
         elif isinstance(e, Var):
             if e.name not in local:
                 local[e.name] = f"v{len(local)}"
-                lines.append(f"    {local[e.name]} = env[{e.name!r}]")
+                lines.append(f"        {local[e.name]} = env[{cell(e.name)}]")
             ref = local[e.name]
         else:
             assert isinstance(e, BinOp)
             a, b = visit(e.a), visit(e.b)
             ref = f"t{len(refs)}"
-            lines.append(f"    {ref} = {a} {PYTHON_OPS[e.op]} {b}")
+            lines.append(f"        {ref} = {a} {PYTHON_OPS[e.op]} {b}")
         refs[id(e)] = ref
         return ref
 
     results = [visit(e) for e in exprs]
-    source = "\n".join(["def values(env):", *lines, f"    return ({', '.join(results)},)"])
-    namespace: dict = {}
-    exec(compile(source, "<verify.engines.plain>", "exec"), namespace)
-    return namespace["values"]
+    source = "\n".join(
+        [
+            f"def factory({', '.join(f'c{k}' for k in range(len(cells)))}):",
+            "    def values(env):",
+            *lines,
+            f"        return ({', '.join(results)},)",
+            "    return values",
+        ]
+    )
+    factory = _FACTORIES.get(source)
+    if factory is None:
+        if len(_FACTORIES) >= _MAX_FACTORIES:
+            _FACTORIES.clear()
+        namespace: dict = {}
+        exec(compile(source, "<verify.engines.plain>", "exec"), namespace)
+        factory = _FACTORIES[source] = namespace["factory"]
+    return factory(*cells)
+
+
+# Generated source of `function` -> its compiled factory; bounded, as
+# `verify.model.expr`'s is.
+_FACTORIES: dict[str, Callable] = {}
+_MAX_FACTORIES = 4096
 
 
 def walk(names: Sequence[str], ranges: Sequence[Range]) -> Iterator[dict[str, int]]:
