@@ -269,6 +269,8 @@ def test_small_domains_walked_in_plain_python_decide_as_numpy_does(spec, monkeyp
     walked = []
     monkeypatch.setattr(plain, "PLAIN_POINTS", 1 << 14)
     monkeypatch.setattr(plain, "PLAIN_BANK_POINTS", 1 << 11)
+    monkeypatch.setattr(plain, "LOADED_POINTS", 1 << 14)  # numpy is imported here
+    monkeypatch.setattr(plain, "LOADED_BANK_POINTS", 1 << 11)
 
     def counted(*a, walk=plain.walk):
         walked.append(1)

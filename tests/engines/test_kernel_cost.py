@@ -2,6 +2,8 @@
 against code that does not take it (`verify.model.bank`'s plain rules,
 `verify.model.expr.evaluate`)."""
 
+import sys
+
 import numpy as np
 
 from verify.engines import copy_rules, plain
@@ -49,3 +51,19 @@ def test_expressions_of_one_shape_share_code_and_keep_their_own_values():
     for v in range(20):
         assert one({"x": v}) == tuple(evaluate(e, {"x": v}) for e in first)
         assert two({"y": v}) == tuple(evaluate(e, {"y": v}) for e in second)
+
+
+def test_small_domains_are_walked_in_python_only_while_numpy_is_not_imported(monkeypatch):
+    """The plain path saves importing numpy (issue 23: start-up); once numpy is in,
+    its path is the cheaper above the smallest domains, which alone are walked.
+    Both decide alike (test_engines.py::test_small_domains_walked_in_plain_python_...)."""
+    assert "numpy" in sys.modules
+    assert (plain.limit(), plain.limit(bank=True)) == (
+        plain.LOADED_POINTS,
+        plain.LOADED_BANK_POINTS,
+    )
+    monkeypatch.delitem(sys.modules, "numpy")
+    assert (plain.limit(), plain.limit(bank=True)) == (
+        plain.PLAIN_POINTS,
+        plain.PLAIN_BANK_POINTS,
+    )

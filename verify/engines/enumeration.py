@@ -265,7 +265,7 @@ def _find(
     """The first point of `domain` where violated(*values of exprs) holds, replayed
     into the counterexample; none proves the property."""
     ranges = dict(zip(domain.names, domain.ranges))
-    if domain.points <= plain.PLAIN_POINTS:
+    if domain.points <= plain.limit():
         checked(exprs, ranges)
         with _Clock(budget) as clock:
             if clock.out_of_time():
@@ -423,7 +423,7 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
     """
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
     domain, _ = _access_domain(access, access.ranges[BASE])
-    if domain.points <= min(plain.PLAIN_POINTS, plain.PLAIN_BANK_POINTS):
+    if domain.points <= plain.limit(bank=True):
         return _plain_bank_figures(access, instance, domain, budget)
     evaluate = Vectorised([access.address], dict(access.ranges))
     lanes = access.instruction.address_lanes
@@ -597,7 +597,7 @@ def bijective(program: Program, ldef: LayoutDef, budget: Budget) -> Verdict:
             "to sort in memory: this check needs the solver "
             "engine",
         )
-    if own.points * ranges[BASE].size <= plain.PLAIN_POINTS:
+    if own.points * ranges[BASE].size <= plain.limit():
         return _plain_bijective(program, ldef, (address, coords, ranges), own, budget)
     evaluate = Vectorised([address], ranges)
     with _Clock(budget) as clock:
@@ -645,7 +645,7 @@ def footprint(program: Program, ldef: LayoutDef, budget: Budget) -> dict:
     value = ldef.value([Var(n) for n, _ in coords])
     domain = Domain.of(dict(coords))
     top, exact = 0, True
-    if domain.points <= plain.PLAIN_POINTS:
+    if domain.points <= plain.limit():
         checked([value], dict(coords))
         with _Clock(budget) as clock:
             if clock.out_of_time():
