@@ -15,8 +15,10 @@ TTGIR reading child (once per run): measured apart, on a kernel outside the
 table. A last pass (not timed against Triton) splits verify's seconds per kernel
 into its phases (`PHASES`: reading the TTGIR, TTGIR's checks, parsing the PTX,
 the PTX's checks; and across both, parsing the generated specs and deciding
-them) and finds the slowest single spec decided (one buffer's or one PTX
-allocation's checks: an upper bound on any one op's).
+them), finds the slowest single spec decided (one buffer's or one PTX
+allocation's checks), and the slowest single op: the CPU seconds of all the checks
+of one access (one PTX instruction, or one TTGIR op the PTX leaves undecided),
+the figure issue 23's 100 ms bound is about.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from triton.experimental.gluon._runtime import GluonASTSource
 
 from benchmarks.campaigns.triton_kernels import CATALOG, source
 from benchmarks.speed.catalog import machine
+from verify.engines.runner import ACCESS_CHECKS, Runner
 from verify.integrations.triton_hook import Session
 
 RESULTS = "benchmarks/results/triton_hook"
@@ -142,9 +145,9 @@ PHASE_NAMES = tuple(dict.fromkeys(name for name, *_ in PHASES))
 
 
 @contextlib.contextmanager
-def timed_phases(seconds: dict[str, float], slowest: list):
+def timed_phases(seconds: dict[str, float], slowest: list, ops: dict):
     """Each function of PHASES timed into `seconds`; `slowest` keeps the longest
-    single decide as [seconds, checks]."""
+    single decide as [seconds, checks]; `ops` each access's checks (`timed_ops`)."""
     saved = []
     for phase, module_name, owner_name, attr in PHASES:
         owner = importlib.import_module(module_name)
@@ -152,11 +155,57 @@ def timed_phases(seconds: dict[str, float], slowest: list):
         original = getattr(owner, attr)
         saved.append((owner, attr, original))
         setattr(owner, attr, _timer(phase, original, seconds, slowest))
+    for attr, timer in (("_implicit", _implicit_timer), ("_explicit", _explicit_timer)):
+        original = getattr(Runner, attr)
+        saved.append((Runner, attr, original))
+        setattr(Runner, attr, timer(original, ops))
     try:
         yield
     finally:
         for owner, attr, original in reversed(saved):
             setattr(owner, attr, original)
+
+
+# One op's checks are those of one access of one generated spec: its implicit
+# in_bounds and aligned (and a copy's source checks), and every explicit check
+# naming it. `ops` maps (spec file, access) to [CPU seconds, its results]; the
+# results are the objects the kernel reports, relabelled afterwards with the op.
+
+
+def _implicit_timer(original, ops: dict):
+    def timed(self, adef):
+        started = time.process_time()
+        out = original(self, adef)
+        _charge(ops, (self.spec.file, adef.name), time.process_time() - started, out)
+        return out
+
+    return timed
+
+
+def _explicit_timer(original, ops: dict):
+    def timed(self, check):
+        started = time.process_time()
+        out = original(self, check)
+        if check.kind in ACCESS_CHECKS:
+            _charge(ops, (self.spec.file, check.target), time.process_time() - started, [out])
+        return out
+
+    return timed
+
+
+def _charge(ops: dict, key: tuple[str, str], spent: float, results: list):
+    entry = ops.setdefault(key, [0.0, []])
+    entry[0] += spent
+    entry[1] += results
+
+
+def slowest_op(ops: dict) -> tuple[float, int, str]:
+    """(CPU seconds, checks, the op as reported) of the access whose checks cost most."""
+    if not ops:
+        return 0.0, 0, ""
+    spent, results = max(ops.values(), key=lambda entry: entry[0])
+    shown = results[0].property if results else ""
+    return spent, len(results), f"{shown} ({results[0].file}:{results[0].line})"
 
 
 def _timer(phase, original, seconds, slowest):
@@ -184,12 +233,17 @@ def breakdown() -> dict[str, dict]:
         for kernel in CATALOG:
             seconds: dict[str, float] = {}
             slowest = [0.0, 0]
-            with timed_phases(seconds, slowest):
+            ops: dict = {}
+            with timed_phases(seconds, slowest, ops):
                 compile_seconds(source(kernel), kernel.options)
+            op_seconds, op_checks, op = slowest_op(ops)
             rows[kernel.stem] = {
                 **{name: seconds.get(name, 0.0) for name in PHASE_NAMES},
                 "slowest_decide": slowest[0],
                 "slowest_checks": slowest[1],
+                "slowest_op": op_seconds,
+                "op_checks": op_checks,
+                "op": op,
             }
     finally:
         session.uninstall()
@@ -262,6 +316,10 @@ FIGURES = (
 )
 
 
+# The breakdown pass's slowest op of each kernel, in the CSV beside its times.
+OP_FIGURES = ("slowest_op", "op_checks", "op")
+
+
 def counts(rounds, stem) -> dict:
     last = rounds[-1][stem]
     return {k: last[k] for k in ("checks", "refuted", "not_modelled")}
@@ -278,9 +336,10 @@ def write(
 ):
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(f"{out}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(f, fieldnames=[*rows[0], *OP_FIGURES])
         writer.writeheader()
         for row in rows:
+            row = {**row, **{k: phases[row["kernel"]][k] for k in OP_FIGURES}}
             writer.writerow({k: f"{v:.4f}" if isinstance(v, float) else v for k, v in row.items()})
     total_alone = sum(r["alone"] for r in rows)
     total_verify = sum(r["verify_fresh"] for r in rows)
@@ -344,21 +403,29 @@ def phase_table(phases: dict[str, dict]) -> list[str]:
     total = {name: sum(p[name] for p in phases.values()) for name in PHASE_NAMES}
     steps = sum(total[name] for name in PHASE_NAMES[:4])
     worst = max(phases.items(), key=lambda item: item[1]["slowest_decide"])
+    worst_op = max(phases.items(), key=lambda item: item[1]["slowest_op"])
     return [
         "",
         "## Where verify's time goes",
         "",
-        "One more pass, each phase timed (seconds; `spec parse` and `decide` are "
+        "One more pass, each phase timed (wall seconds; `spec parse` and `decide` are "
         "inside `TTGIR checks` and `PTX checks`, summed over both). `slowest decide`: "
         "the longest single spec decided in the kernel (one buffer's or one PTX "
-        "allocation's checks, all its ops: an upper bound on any one op's), and its checks.",
+        "allocation's checks, all its ops), and its checks. `slowest op`: the CPU "
+        "seconds of the checks of one op (one access of a generated spec: a PTX "
+        "instruction, or a TTGIR op the PTX leaves undecided; its implicit in_bounds "
+        "and aligned, a copy's source checks, and each check naming it, with the searches "
+        "they share), and its checks; the op is in the CSV.",
         "",
-        "| kernel | " + " | ".join(PHASE_NAMES) + " | slowest decide (s) | its checks |",
-        "|---|" + "---|" * (len(PHASE_NAMES) + 2),
+        "| kernel | "
+        + " | ".join(PHASE_NAMES)
+        + " | slowest decide (s) | its checks | slowest op (s) | its checks |",
+        "|---|" + "---|" * (len(PHASE_NAMES) + 4),
         *(
             f"| {stem} | "
             + " | ".join(f"{p[name]:.3f}" for name in PHASE_NAMES)
-            + f" | {p['slowest_decide']:.3f} | {p['slowest_checks']} |"
+            + f" | {p['slowest_decide']:.3f} | {p['slowest_checks']} | "
+            f"{p['slowest_op']:.4f} | {p['op_checks']} |"
             for stem, p in phases.items()
         ),
         "",
@@ -367,7 +434,10 @@ def phase_table(phases: dict[str, dict]) -> list[str]:
             f"{name} {total[name]:.3f} s ({100 * total[name] / steps:.0f}%)" for name in PHASE_NAMES
         )
         + f" of the four steps' {steps:.3f} s. The slowest single decide: "
-        f"{worst[1]['slowest_decide']:.3f} s ({worst[1]['slowest_checks']} checks, {worst[0]}).",
+        f"{worst[1]['slowest_decide']:.3f} s ({worst[1]['slowest_checks']} checks, {worst[0]}). "
+        f"The slowest single op: {1000 * worst_op[1]['slowest_op']:.1f} ms of CPU "
+        f"({worst_op[1]['op_checks']} checks, {worst_op[0]}: {worst_op[1]['op']}; target: "
+        "at most 100 ms).",
     ]
 
 

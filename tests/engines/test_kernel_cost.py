@@ -8,7 +8,7 @@ import numpy as np
 
 from verify.engines import copy_rules, plain
 from verify.model.bank import hardware_copy_cost
-from verify.model.expr import BinOp, Const, Var, evaluate
+from verify.model.expr import BinOp, Const, Expr, Var, evaluate
 from verify.model.instructions import parse_instruction
 
 CG = parse_instruction("cp.async.cg.shared.global.16")
@@ -43,8 +43,8 @@ def test_expressions_of_one_shape_share_code_and_keep_their_own_values():
     """`plain.function` compiles one text per shape: constants and names are its
     arguments, so two accesses that differ in them get their own values."""
     x, y = Var("x"), Var("y")
-    first = [BinOp("+", BinOp("*", x, Const(16)), Const(3)), BinOp("%", x, Const(5))]
-    second = [BinOp("+", BinOp("*", y, Const(7)), Const(1000)), BinOp("%", y, Const(3))]
+    first: list[Expr] = [BinOp("+", BinOp("*", x, Const(16)), Const(3)), BinOp("%", x, Const(5))]
+    second: list[Expr] = [BinOp("+", BinOp("*", y, Const(7)), Const(1000)), BinOp("%", y, Const(3))]
     plain._FACTORIES.clear()
     one, two = plain.function(first), plain.function(second)
     assert len(plain._FACTORIES) == 1
