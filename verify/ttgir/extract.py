@@ -484,17 +484,29 @@ def _location(value) -> dict | None:
     that lies outside Triton's own package, so that ``tl.max`` inlined from
     triton/language/standard.py is reported at the user's line that calls it."""
     found = list(_FILE_LINE.finditer(str(value.get_loc())))
-    user = [m for m in found if not os.path.abspath(m["file"]).startswith(_triton_dir())]
+    user = [m for m in found if not _in_triton(m["file"])]
     if not found:
         return None
     m = (user or found)[0]
     return {"file": m["file"], "line": int(m["line"]), "col": int(m["col"])}
 
 
+def _in_triton(path: str) -> bool:
+    """Whether `path` names a file of the installed Triton package. The path is
+    where the module was compiled, often relative to that machine's directory
+    (``.venv/lib/.../triton/language/standard.py``), so it is matched by its part
+    after the last ``triton`` folder, not resolved against this process's cwd."""
+    parts = os.path.normpath(path).split(os.sep)
+    if "triton" not in parts[:-1]:
+        return False
+    tail = parts[len(parts) - 1 - parts[::-1].index("triton") :]
+    return os.path.isfile(os.path.join(_triton_dir(), *tail[1:]))
+
+
 def _triton_dir() -> str:
     import triton
 
-    return os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
+    return os.path.dirname(os.path.abspath(triton.__file__))
 
 
 if __name__ == "__main__":
