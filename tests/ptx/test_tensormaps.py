@@ -351,16 +351,6 @@ def test_a_zero_fill_not_ordered_before_the_copies_still_counts(edit):
     assert not [r for r in wr if "overwritten_by_tma" in r.facts]
 
 
-def test_a_zero_fill_in_the_loop_says_it_stores_constants():
-    """Tutorial 09's persistent kernel zeroes a buffer with st.shared.v4.b32 {0, 0,
-    0, 0} in its tile loop: UNKNOWN, the reason naming constants, not registers."""
-    module, _, meta = sample("t09_tma_persistent")
-    results = checked(module, tensormaps.read(module, meta))
-    why = {r.reason for r in results if r.property.startswith("writer_reader") and r.reason}
-    assert any("line 131 stores constants" in w for w in why)
-    assert not any("registers" in w and "line 131" in w for w in why)
-
-
 # -- TTGIR and Triton's own metadata ---------------------------------------------------------
 
 

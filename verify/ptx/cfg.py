@@ -134,3 +134,27 @@ def _natural(blocks: list[Block], header: int, latch: int) -> set[int]:
                 body.add(p)
                 work.append(p)
     return body
+
+
+def immediate_post_dominators(graph: Graph) -> dict[int, int | None]:
+    """Each block's immediate post-dominator: the first block every path from it to
+    the function's end passes through, where two threads that left it by different
+    edges meet again; None where that is the end itself (or no path ends)."""
+    end = len(graph.blocks)
+    succs = {b.index: [s for s, _ in b.succs] or [end] for b in graph.blocks}
+    every = set(range(end + 1))
+    pdom: dict[int, set[int]] = {b: set(every) for b in succs}
+    pdom[end] = {end}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(graph.order):
+            new = {b} | set.intersection(*(pdom[s] for s in succs[b]))
+            if new != pdom[b]:
+                pdom[b], changed = new, True
+    out: dict[int, int | None] = {}
+    for b in succs:
+        strict = pdom[b] - {b}
+        nearest = [d for d in strict if pdom.get(d, every) == strict]
+        out[b] = nearest[0] if nearest and nearest[0] != end else None
+    return out

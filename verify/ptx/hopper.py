@@ -90,7 +90,8 @@ from verify.ptx.hopper_common import (
 from verify.ptx.hopper_copies import Generations, copied, copied_reader, overwritten_by_tma
 from verify.ptx.hopper_kblocks import Blocks, k_blocks
 from verify.ptx.hopper_tma import Copy, copy_results, parse_tma_map, tma_reader
-from verify.ptx.trace import Event, Trace
+from verify.ptx.hopper_writers import WriterFilter
+from verify.ptx.trace import Trace
 from verify.ptx.values import Unknown
 from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
@@ -146,7 +147,10 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     written: dict[tuple, Generations | str] = {}  # per allocation and writers: their sources
     blocks: Blocks = {}  # the matrix blocks cp.async-written operands were proved to be
     results: list[CheckResult] = []
-    orders: dict = {}  # the thread writers TMA copies overwrite (overwritten_by_tma)
+    # the thread writers TMA copies overwrite (overwritten_by_tma), and the filter of
+    # those that cannot reach or do not meet what a wgmma reads (hopper_writers)
+    writer_filter = WriterFilter.of(kernel, trace)
+    orders: dict = {"graph": writer_filter.graph, "writers": writer_filter}
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "cp":
             results += copy_results(kernel, trace, event, placed, maps, copies)
@@ -207,15 +211,8 @@ def _wgmma_results(
         results.append(_cost(kernel, event, read, what, facts))
         writers = [a for a in placed.get(allocation, []) if _writes(a)]
         tma_writers = [(c, p) for c, p in copies if c.load and p.allocation == allocation]
-        feeding = _feeding(trace, event, writers)
-        if feeding and tma_writers:
-            kept = _not_overwritten(
-                kernel, feeding, [c.event.instr for c, _ in tma_writers], orders
-            )
-            if len(kept) < len(feeding):
-                lines = sorted({a.event.instr.line for a in feeding if a not in kept})
-                facts["overwritten_by_tma"] = ", ".join(f"PTX line {n}" for n in lines)
-            feeding = kept
+        feeding, dropped = _thread_writers(kernel, event, read, cases, writers, tma_writers, orders)
+        facts.update(dropped)
         if feeding:
             results.append(_placement(kernel, event, read, what, cases, feeding, facts))
             key = (allocation, tuple(id(a) for a in feeding))
@@ -240,13 +237,21 @@ def _wgmma_results(
     return results
 
 
-def _feeding(trace: Trace, event: Event, writers: list[memory.Access]) -> list[memory.Access]:
-    """The writers that may have written what `event` reads: those before it in the
-    trace and those in a loop around it (an epilogue's stores after the last read
-    of the loop, reusing the buffer, cannot)."""
-    order = {id(e): i for i, e in enumerate(trace.events)}
-    at = order[id(event)]
-    return [a for a in writers if order[id(a.event)] < at or set(a.event.loops) & set(event.loops)]
+def _thread_writers(
+    kernel, event, read: Read, cases, writers, tma_writers, orders
+) -> tuple[list[memory.Access], dict[str, str]]:
+    """The thread writers that may have written what `read` reads, and facts naming
+    those dropped: overwritten by the TMA copies (`_not_overwritten`), on no path to
+    the wgmma or writing no byte it reads (`verify.ptx.hopper_writers`)."""
+    facts: dict[str, str] = {}
+    if writers and tma_writers:
+        kept = _not_overwritten(kernel, writers, [c.event.instr for c, _ in tma_writers], orders)
+        if len(kept) < len(writers):
+            lines = sorted({a.event.instr.line for a in writers if a not in kept})
+            facts["overwritten_by_tma"] = ", ".join(f"PTX line {n}" for n in lines)
+        writers = kept
+    writers, dropped = orders["writers"].keep(event, read, cases, writers)
+    return writers, {**facts, **dropped}
 
 
 def _not_overwritten(kernel, feeding, copies, orders) -> list[memory.Access]:

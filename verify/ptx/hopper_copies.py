@@ -178,8 +178,8 @@ def _fill(generations: Generations, access, rest, ctas, trace) -> str:
     cond = access.event.condition
     known = isinstance(cond, Expr) and free_vars(cond) <= set(rest) | set(ctas)
     exprs = [access.offset, access.source, *([cond] if known else [])]
-    values = _evaluate_all(exprs, rest, {c: 0 for c in ctas}, trace.ranges)
-    shifted = _evaluate_all([access.source], rest, {c: 1 for c in ctas}, trace.ranges)
+    values = evaluate_all(exprs, rest, {c: 0 for c in ctas}, trace.ranges)
+    shifted = evaluate_all([access.source], rest, {c: 1 for c in ctas}, trace.ranges)
     if values is None or shifted is None:
         return f"the addresses of cp.async at PTX line {line} cannot be evaluated"
     at, src = values[0], values[1]
@@ -213,7 +213,7 @@ def _grid(names: list[str], ranges) -> list[np.ndarray]:
     return [g.ravel() for g in np.meshgrid(*axes, indexing="ij")] if axes else []
 
 
-def _evaluate_all(exprs, names, fixed, ranges) -> list[np.ndarray] | None:
+def evaluate_all(exprs, names, fixed, ranges) -> list[np.ndarray] | None:
     """`exprs` at every combination of `names` with `fixed` set, as `evaluate` would
     give them (verify's vectorised enumeration), or None where they may not be
     evaluable (a subtraction that may be negative, a divisor that may be 0)."""
@@ -234,7 +234,9 @@ def copied_reader(
 ) -> CheckResult:
     name = f"writer_reader {what}"
     if isinstance(written, str):
-        return unknown_result(kernel, event, name, written)
+        kept = facts.get("writers_kept")  # not shown apart from the read (hopper_writers)
+        why = f"{written} (not shown to miss what wgmma reads: {kept})" if kept else written
+        return check_result(kernel, event, name, Status.UNKNOWN, reason=why, facts=facts)
     checked = 0
     for point, base, at0, _ in cases:
         if base:
