@@ -12,13 +12,14 @@ traceback. Input is bounded before lark sees it: size and brace nesting.
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from verify.errors import Pos, SpecError
-from verify.ptx import ir
+from verify.ptx import ir, scan
 from verify.spec.grammar import cache_file
 
 MAX_PTX_BYTES = 32 << 20
@@ -40,6 +41,7 @@ _READABLE = {
     "LABEL": "a label",
     "STATE": "a state space (.reg, .shared, ...)",
     "TYPE": "a type (.b32, .u64, ...)",
+    "$END": "the end of the input",  # lark's name for it: no terminal of the grammar
 }
 
 
@@ -62,22 +64,11 @@ def _parser() -> Lark:
     )
 
 
-class _Loc:
-    """One ``.loc FILE LINE COL[, inlined_at FILE LINE COL]``."""
-
-    def __init__(self, key: tuple[int, int, int], inlined_at: tuple[int, int, int] | None):
-        self.key, self.inlined_at = key, inlined_at
+_Loc = scan.Loc
 
 
 def _int(token: Token) -> int:
-    text = str(token).rstrip("U")
-    sign = -1 if text.startswith("-") else 1
-    text = text.lstrip("-")
-    if text[:2] in ("0x", "0X"):
-        return sign * int(text[2:], 16)
-    if text[:2] in ("0b", "0B"):
-        return sign * int(text[2:], 2)
-    return sign * int(text, 10)
+    return scan.int_value(str(token))
 
 
 @v_args(inline=True)
@@ -252,18 +243,15 @@ def _variable(head, name, extern: bool) -> ir.Variable:
 def _fill_body(fn: ir.Function, stmts: list) -> None:
     """Instructions and labels in order, each instruction with its .loc chain."""
     parent: dict[tuple[int, int, int], tuple[int, int, int] | None] = {}
-    current: _Loc | None = None
+    source = ir.Source()  # the current .loc's chain: `parent` changes only at a .loc
     for s in stmts:
         if isinstance(s, _Loc):
             parent[s.key] = s.inlined_at
-            current = s
+            source = ir.Source(_frames(s, parent))
         elif isinstance(s, ir.Variable):
             fn.variables.append(s)
         elif isinstance(s, ir.Instr):
-            frames = _frames(current, parent) if current else ()
-            fn.body.append(
-                ir.Instr(s.opcode, s.operands, s.line, s.col, s.guard, ir.Source(frames))
-            )
+            fn.body.append(ir.Instr(s.opcode, s.operands, s.line, s.col, s.guard, source))
         elif isinstance(s, ir.Label):
             fn.body.append(s)
         elif isinstance(s, list):
@@ -286,18 +274,23 @@ def _bounded(text: str, name: str) -> None:
         raise SpecError(
             f"PTX of {len(text)} bytes: at most {MAX_PTX_BYTES} are read", Pos(1, 1), name
         )
-    depth, line, col = 0, 1, 0
-    for i, c in enumerate(text):
-        if c == "\n":
-            line, col = line + 1, i
-        elif c == "{":
-            depth += 1
-            if depth > MAX_NESTING:
-                raise SpecError(
-                    f"braces nested deeper than {MAX_NESTING}", Pos(line, i - col), name
-                )
-        elif c == "}":
+    depth = 0
+    for brace in _BRACE.finditer(text):
+        if brace.group() == "}":
             depth = max(0, depth - 1)
+            continue
+        depth += 1
+        if depth > MAX_NESTING:
+            at = brace.start()
+            line_start = max(0, text.rfind("\n", 0, at))
+            raise SpecError(
+                f"braces nested deeper than {MAX_NESTING}",
+                Pos(text.count("\n", 0, at) + 1, at - line_start),
+                name,
+            )
+
+
+_BRACE = re.compile(r"[{}]")
 
 
 def _readable(terminal: str) -> str:
@@ -332,12 +325,66 @@ def _error(e: UnexpectedInput, name: str, text: str) -> SpecError:
 
 
 def parse_ptx(text: str, name: str = "<ptx>") -> ir.Module:
-    """The module of PTX `text`; a located `SpecError` if it is not PTX this reads."""
+    """The module of PTX `text`; a located `SpecError` if it is not PTX this reads.
+    Function bodies are read by `verify.ptx.scan` where it can, the rest by lark."""
     _bounded(text, name)
+    items = _scanned(text)
+    return _module(_lark_items(text, name) if items is None else items, name)
+
+
+def parse_ptx_by_lark(text: str, name: str = "<ptx>") -> ir.Module:
+    """`parse_ptx` with lark reading everything: the reference `verify.ptx.scan`
+    is tested against (tests/ptx/test_ptx_scan.py)."""
+    _bounded(text, name)
+    return _module(_lark_items(text, name), name)
+
+
+def _lark_items(text: str, name: str) -> list:
     try:
-        items = _parser().parse(text).children
+        return _parser().parse(text).children
     except UnexpectedInput as e:
         raise _error(e, name, text).with_source(text) from None
+
+
+def _scanned(text: str) -> list | None:
+    """The module's items, each function body read by `verify.ptx.scan` and lark
+    reading the rest with a stand-in label for each body (lines kept); None where
+    either gives up, and lark then reads the whole text."""
+    if scan.MARKER in text:
+        return None
+    spans = scan.bodies(text)
+    if not spans:
+        return None
+    pieces, at = [], 0
+    for k, (start, end, _) in enumerate(spans):
+        pieces += [text[at:start], f" {scan.MARKER}{k}: ", "\n" * text.count("\n", start, end)]
+        at = end
+    pieces.append(text[at:])
+    try:
+        items: list = _parser().parse("".join(pieces)).children
+    except UnexpectedInput:
+        return None
+    filled = 0
+    for item in items:
+        body = _stand_in(item)
+        if body is not None:
+            item.body = []
+            _fill_body(item, spans[body][2])
+            filled += 1
+    return items if filled == len(spans) else None
+
+
+def _stand_in(item) -> int | None:
+    """The number of the body a function of the skeleton stands in for, or None."""
+    if not isinstance(item, ir.Function) or item.variables or len(item.body) != 1:
+        return None
+    label = item.body[0]
+    if not isinstance(label, ir.Label) or not label.name.startswith(scan.MARKER):
+        return None
+    return int(label.name[len(scan.MARKER) :])
+
+
+def _module(items: list, name: str) -> ir.Module:
     module = ir.Module(name)
     for item in items:
         if isinstance(item, ir.Function):
@@ -356,18 +403,19 @@ def parse_ptx(text: str, name: str = "<ptx>") -> ir.Module:
 
 def _name_files(module: ir.Module) -> None:
     """Replace .loc file numbers by the paths .file gives them."""
+    named: dict[ir.Source, ir.Source] = {}  # many instructions share one .loc
+
+    def name(source: ir.Source) -> ir.Source:
+        found = named.get(source)
+        if found is None:
+            found = named[source] = ir.Source(
+                tuple((module.files.get(int(f), f"file{f}"), n) for f, n in source.frames)
+            )
+        return found
+
     for fn in module.functions:
         fn.body = [
-            ir.Instr(
-                s.opcode,
-                s.operands,
-                s.line,
-                s.col,
-                s.guard,
-                ir.Source(
-                    tuple((module.files.get(int(f), f"file{f}"), n) for f, n in s.source.frames)
-                ),
-            )
+            ir.Instr(s.opcode, s.operands, s.line, s.col, s.guard, name(s.source))
             if isinstance(s, ir.Instr)
             else s
             for s in fn.body
