@@ -377,3 +377,14 @@ def test_post_dominators_and_divergent_regions():
     assert meet[ends[line["@%p1 bra \t$AFTER;"]]] == label["$AFTER"]
     regions = hopper_writers.divergent_regions(graph, fn)
     assert regions == {tid_branch: {tid_branch + 1}, wait: {wait}}
+
+
+def test_a_guarded_ret_falls_through():
+    """`@%p ret` ends its block for the threads where %p holds; the others go on, so
+    the wgmma after it are traced and the store before it still reaches them (it
+    meets the read: kept)."""
+    writer = "\n".join([store("%r6"), "\tsetp.gt.u32 \t%p1, %r4, 200;", "\t@%p1 ret;"])
+    wr = checked(kernel(writer))
+    assert len(wr) == 4
+    assert [r.status for r in wr if r.reason] == [Status.UNKNOWN] * 2
+    assert not any("unreachable_writers" in r.facts for r in wr)

@@ -84,6 +84,10 @@ def build(fn: ir.Function) -> Graph:
                 b.succs.append((b.index + 1, (reg, negated, False)))
         elif head == "brx" and last is not None:
             problems.append(f"line {last.line}: an indirect branch (brx.idx)")
+        elif head in ("ret", "exit", "trap") and last is not None and last.guard is not None:
+            if fallthrough:  # `@%p ret`: the threads where %p is false go on
+                reg, negated = last.guard
+                b.succs.append((b.index + 1, (reg, negated, False)))
         elif head not in ("ret", "exit", "trap") and fallthrough:
             b.succs.append((b.index + 1, None))
     back, post = _search(blocks)
