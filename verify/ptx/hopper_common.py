@@ -12,14 +12,14 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from verify.engines.enumeration import Vectorised
 from verify.errors import SpecError
-from verify.model.expr import Range, Var, compiled, free_vars
+from verify.model.expr import Expr, Range, Var, compiled, free_vars
 from verify.model.wgmma import (
     BASE_PERIOD,
     OPERAND_BITS,
@@ -30,6 +30,7 @@ from verify.model.wgmma import (
     read_address,
 )
 from verify.ptx import ir, memory
+from verify.ptx.periods import joint_period
 from verify.ptx.trace import Event
 from verify.ptx.values import Unknown, Value
 from verify.results import CheckResult, Counterexample
@@ -134,9 +135,17 @@ class Points:
 
     allocation: str
     others: list[dict[str, int]]
+    # variables enumerated one value per residue class (`verify.ptx.periods`): name ->
+    # period; every value of the variable gives what its class's value in `others` gives
+    periods: dict[str, int] = field(default_factory=dict)
 
 
-def points(value: Value, ranges) -> Points | Unknown:
+def points(value: Value, ranges, condition: Value | None = None) -> Points | Unknown:
+    """Every point of the variables `value` reads besides its allocation's base. Given
+    the `condition` it runs under, a variable the two read only modulo p (a stage
+    index of a loop's iteration) is enumerated over p values (`Points.periods`),
+    where all its values together are more than MAX_POINTS. (Without it, none is: a
+    wgmma descriptor's points are matched to its writers' points, value for value.)"""
     if isinstance(value, Unknown):
         return value
     names = free_vars(value)
@@ -144,14 +153,40 @@ def points(value: Value, ranges) -> Points | Unknown:
     if len(bases) != 1:
         return Unknown("its address is not one shared variable's address plus an offset")
     rest = sorted(names - set(bases))
-    sizes = [ranges[n].size for n in rest]
-    if math.prod(sizes) > MAX_POINTS:
-        return Unknown(
-            f"it depends on {', '.join(rest)} ({math.prod(sizes)} values; at most "
-            f"{MAX_POINTS} are enumerated)"
-        )
-    spans = [range(ranges[n].lo, ranges[n].hi) for n in rest]
-    return Points(bases[0], [dict(zip(rest, v)) for v in itertools.product(*spans)])
+    spans = {n: range(ranges[n].lo, ranges[n].hi) for n in rest}
+    total = math.prod(len(s) for s in spans.values())
+    periods = {}
+    if total > MAX_POINTS and condition is not None:
+        periods = _periods(value, condition, spans)
+        spans.update({n: range(spans[n].start, spans[n].start + p) for n, p in periods.items()})
+    count = math.prod(len(s) for s in spans.values())
+    if count > MAX_POINTS:
+        return Unknown(_too_many(rest, total, count, periods))
+    values = itertools.product(*(spans[n] for n in rest))
+    return Points(bases[0], [dict(zip(rest, v)) for v in values], periods)
+
+
+def _too_many(rest: list[str], total: int, count: int, periods: dict[str, int]) -> str:
+    taken = ", ".join(f"{n} modulo {p}" for n, p in periods.items())
+    reduced = f"; {count} with {taken}" if taken else ""
+    return (
+        f"it depends on {', '.join(rest)} ({total} values{reduced}; at most {MAX_POINTS} "
+        "are enumerated)"
+    )
+
+
+def _periods(value: Expr, condition: Value, spans: dict[str, range]) -> dict[str, int]:
+    """The variables that `value` and `condition` (where it is known) read only modulo
+    a period below their number of values, with that period."""
+    found = {}
+    for name, span in spans.items():
+        together = [value]
+        if isinstance(condition, Expr) and name in free_vars(condition):
+            together.append(condition)
+        p = joint_period(together, name)
+        if p is not None and p < len(span):
+            found[name] = p
+    return found
 
 
 def base_residues(kernel, allocation: str) -> list[int]:

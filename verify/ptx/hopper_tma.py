@@ -159,7 +159,7 @@ def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult
     copy = tma_copy(event, kernel.fn, kernel.symbol)
     if isinstance(copy, Unknown):
         return [unknown_result(kernel, event, "not modelled", copy.reason)]
-    where = points(copy.shared, trace.ranges)
+    where = points(copy.shared, trace.ranges, event.condition)
     if isinstance(where, Unknown):
         return [unknown_result(kernel, event, "aligned 128", f"its shared address: {where.reason}")]
     copies.append((copy, where))
@@ -174,7 +174,9 @@ def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult
         if runs({**point, where.allocation: base})
     ]
     facts = {"allocation": kernel.shared_label(where.allocation), "tensor_map": copy.map_name}
-    results = [_aligned(kernel, event, cases, facts)]
+    if where.periods:  # what the address was decided over: a residue class each value
+        facts["modulo"] = ", ".join(f"{n} modulo {p}" for n, p in sorted(where.periods.items()))
+    results = [_aligned(kernel, event, cases, where.periods, trace, facts)]
     tmap = _map_for(copy, maps)
     if isinstance(tmap, str):
         return [*results, unknown_result(kernel, event, "placement", tmap)]
@@ -202,18 +204,35 @@ def _may_touch(access: memory.Access, lo: int, hi: int, trace: Trace) -> bool:
     return first < hi and last + access.bytes > lo
 
 
-def _aligned(kernel, event, cases, facts) -> CheckResult:
+def _aligned(kernel, event, cases, periods, trace, facts) -> CheckResult:
     for point, base, dest in cases:
         if dest % tma_model.DESTINATION_ALIGN:
+            loose = set(point) & trace.loose
+            if loose and (len(loose) > 1 or set(point) & set(trace.loops)):
+                return unknown_result(kernel, event, "aligned 128", _LOOSE)
             cex = Counterexample(
                 f"with the buffer at byte {base}: the box's shared address is byte {dest}, "
-                f"not a multiple of {tma_model.DESTINATION_ALIGN}",
+                f"not a multiple of {tma_model.DESTINATION_ALIGN}{_classes(point, periods)}",
                 {"base": base, **point},
             )
             return refuted_result(kernel, event, "aligned 128", cex, facts=facts)
     return check_result(
         kernel, event, "aligned 128", Status.PROVED, engine="enumeration", facts=facts
     )
+
+
+_LOOSE = (
+    "its misaligned address combines loop counters whose relation this reader does not "
+    "keep, so it may not happen"
+)
+
+
+def _classes(point: dict[str, int], periods: dict[str, int]) -> str:
+    """What a point enumerated modulo `periods` stands for, as a clause."""
+    if not periods:
+        return ""
+    each = ", ".join(f"{n} = {point[n]} mod {p}" for n, p in sorted(periods.items()))
+    return f" (the same address at every {each}: it reads them only modulo that)"
 
 
 def tma_swizzle(address: int, span: int) -> int:
@@ -541,10 +560,12 @@ def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None
     end after it (at most MAX_BOX rows in all) that continue it in the global tensor
     along the operand's rows (paired by their coordinates: `verify.ptx.hopper_pairing`),
     or why there is none. A box after it that is not proved to continue it ends the run there
-    (cut: True)."""
+    (cut: True); so does every box after one a copy enumerated by residues writes
+    (`Points.periods`: the coordinates it evaluates there are one iteration's of many)."""
     if memo is not None and (start, op) in memo:
         return memo[start, op]
     placed: list[tuple[int, Copy, tma_model.TensorMap, str, dict]] = []
+    periodic = {id(copy): bool(where.periods) for copy, where in copies}
     for copy, where in copies:
         tmap = _map_for(copy, maps)
         if tmap is None:
@@ -556,8 +577,14 @@ def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None
             (at({**p, where.allocation: 0}), copy, tmap, where.allocation, p) for p in where.others
         ]
     by_dest: dict[tuple[int, int], list] = {}
+    unpaired: set[tuple[int, int]] = set()  # boxes a copy enumerated by residues writes
     for d, c, m, _, p in placed:
-        by_dest.setdefault((d, id(m)), []).append((c, p))
+        by_dest.setdefault((d, id(m)), [])
+        if periodic[id(c)]:
+            # its point stands for a class of iterations, its coordinates for one of them
+            unpaired.add((d, id(m)))
+        else:
+            by_dest[d, id(m)].append((c, p))
     # one box per destination (a prologue's and a loop's copies write the same stages)
     boxes_at = sorted(
         {(d, id(m)): (d, c, m, a) for d, c, m, a, _ in placed}.values(), key=lambda x: x[0]
@@ -572,6 +599,7 @@ def _containing(kernel, copies, start: int, maps, op: Operand, memo: dict | None
             and last - i + 1 < tma_model.MAX_BOX // tmap.rows
             and boxes_at[last + 1][2] == tmap
             and boxes_at[last + 1][0] == boxes_at[last][0] + tmap.bytes
+            and (dest0, id(tmap)) not in unpaired
             and run_continues(tmap, op, by_dest, dest0, last + 1 - i)
         ):
             last += 1
