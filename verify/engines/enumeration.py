@@ -64,7 +64,6 @@ from verify.model.expr import (
     Expr,
     Range,
     Var,
-    bounds,
     max_intermediate,
 )
 from verify.model.instructions import Instruction
@@ -186,8 +185,7 @@ class Vectorised:
     """Expressions evaluated over a domain's chunks, as `evaluate` would at each point."""
 
     def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
-        checked(exprs, ranges)
-        self.exact_ints = any(max_intermediate(e, ranges) >= INT64_SAFE for e in exprs)
+        self.exact_ints = max(checked(exprs, ranges), default=0) >= INT64_SAFE
 
     def __call__(self, e: Expr, env: dict, shape: tuple[int, ...]) -> np.ndarray:
         if self.exact_ints:
@@ -209,12 +207,14 @@ class Vectorised:
         return value
 
 
-def checked(exprs: list[Expr], ranges: dict[str, Range]) -> None:
+def checked(exprs: list[Expr], ranges: dict[str, Range]) -> list[int]:
     """Raise the located SpecErrors the solver path raises (a divisor that may be
-    zero, a value outside the 32-bit window) before anything is evaluated."""
-    for e in exprs:
-        bounds(e, ranges)
-    width_for(exprs, ranges)
+    zero, a value outside the 32-bit window) before anything is evaluated; else
+    each expression's largest intermediate value. One walk per expression:
+    `max_intermediate` walks each tree as `bounds` does and raises its errors."""
+    tops = [max_intermediate(e, ranges) for e in exprs]
+    width_for([], ranges, extra=max(tops, default=0))  # width_for(exprs, ranges), tops known
+    return tops
 
 
 def _first(mask: np.ndarray) -> int | None:
