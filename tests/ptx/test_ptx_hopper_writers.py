@@ -87,10 +87,11 @@ def test_a_zero_fill_that_reaches_the_wgmma_still_counts():
 # -- hand-written kernels: a TMA box of 8192 bytes at the tile's start, read as B --------
 
 
-def kernel(writer: str) -> str:
+def kernel(writer: str, unwaited: str = "", waited: str = "") -> str:
     """A TMA copy fills tile[0, 8192) of 16384 bytes with a 64x64 f16 box; `writer`
     runs after it, then two wgmma read two k-blocks of it as B (starts 0 and 32
-    bytes). %r6 is the tile's address plus 16 * tid, %r7 the parameter."""
+    bytes); `unwaited` runs after them, before their wgmma.wait_group 0, `waited`
+    after it. %r6 is the tile's address plus 16 * tid, %r7 the parameter."""
     wgmma = []
     for kb in range(2):
         wgmma += [
@@ -134,7 +135,9 @@ def kernel(writer: str) -> str:
 \twgmma.fence.sync.aligned;
 {body}
 \twgmma.commit_group.sync.aligned;
+{unwaited}
 \twgmma.wait_group.sync.aligned 0;
+{waited}
 \tret;
 }}
 """
@@ -211,6 +214,18 @@ def test_writers_dropped_only_where_they_cannot_change_the_read(name):
     else:
         assert thread and all(f"PTX line {line}" in (r.reason or "") for r in thread)
         assert all(r.status is Status.UNKNOWN for r in thread)
+
+
+def test_a_store_after_the_wgmma_counts_until_its_wait():
+    """wgmma reads its operands asynchronously: a store after it in program order,
+    before wgmma.wait_group 0, may land before the read (kept, saying why); after
+    the wait it cannot (dropped)."""
+    unwaited = checked(kernel("", unwaited=store("%r6")))
+    assert [r.status for r in unwaited if r.reason] == [Status.UNKNOWN] * 2
+    assert all("wgmma.wait_group 0" in (r.reason or "") for r in unwaited if r.reason)
+    waited = checked(kernel("", waited=store("%r6")))
+    assert [r.status for r in waited] == [Status.PROVED] * 2
+    assert all("unreachable_writers" in r.facts for r in waited)
 
 
 def test_a_writer_whose_offset_reads_the_cta_index_is_kept():

@@ -41,7 +41,10 @@ value with `verify.model.wgmma` and checks:
   the registers one unpredicated ld.global of the same width loaded, in order, in
   the same straight-line run (Triton's attention Q), is read as a copy of that
   load's global bytes; other st.shared and stmatrix writers: UNKNOWN (which
-  elements their registers hold is not followed).
+  elements their registers hold is not followed). Thread writers on no path to the
+  wgmma (threads parted by a thread-dependent branch considered), or writing no
+  byte it reads, are dropped first (`verify.ptx.hopper_writers`), as are zero-fills
+  the TMA copies overwrite (`verify.ptx.hopper_copies.overwritten_by_tma`).
 
 * **k_blocks** -- the wgmma of one accumulator, their operands proved blocks of
   their matrices (cp.async-fed: in the global tensor; TMA-fed: inside one box),
@@ -58,7 +61,8 @@ base only when the box starts on its pattern's repeat (tilelang#2379: a
 
 This module decodes the descriptors and decides placement and cost; TMA copies are
 `verify.ptx.hopper_tma`, writer = reader for thread writers `verify.ptx.hopper_copies`,
-the k-blocks `verify.ptx.hopper_kblocks`, what they share `verify.ptx.hopper_common`,
+the writers that count `verify.ptx.hopper_writers`, the k-blocks
+`verify.ptx.hopper_kblocks`, what they share `verify.ptx.hopper_common`,
 boxes paired by their coordinates `verify.ptx.hopper_pairing`.
 """
 

@@ -234,8 +234,8 @@ def copied_reader(
 ) -> CheckResult:
     name = f"writer_reader {what}"
     if isinstance(written, str):
-        kept = facts.get("writers_kept")  # not shown apart from the read (hopper_writers)
-        why = f"{written} (not shown to miss what wgmma reads: {kept})" if kept else written
+        kept = facts.get("writers_kept")  # why hopper_writers kept them
+        why = f"{written} (kept as writers: {kept})" if kept else written
         return check_result(kernel, event, name, Status.UNKNOWN, reason=why, facts=facts)
     checked = 0
     for point, base, at0, _ in cases:

@@ -175,40 +175,77 @@ class WriterFilter:
     ) -> tuple[list[memory.Access], dict[str, str]]:
         """The writers of `writers` that may change what `read` reads, and facts
         naming the others (module doc)."""
-        kept = [a for a in writers if self._may_precede(a.event.instr, event.instr)]
+        why: dict[int, str] = {}  # a kept writer's reason where it is not plainly kept
+        kept = []
+        for a in writers:
+            reach = self._may_precede(a.event.instr, event.instr)
+            if isinstance(reach, str):
+                why[id(a)] = reach
+            if reach:
+                kept.append(a)
         facts = _lines_fact({}, "unreachable_writers", writers, kept)
-        if not kept:
-            return kept, facts
-        reads = _read_bytes(read, cases)
+        reads = _read_bytes(read, cases) if kept else np.zeros(0, dtype=np.int64)
         near: list[memory.Access] = []
-        undecided: dict[str, list[int]] = {}
         for a in kept:
             written = self._written_bytes(a)
             meets = written if isinstance(written, str) else _meet(reads, written, _width(a))
             if isinstance(meets, str):
-                undecided.setdefault(meets, []).append(a.event.instr.line)
+                why[id(a)] = meets
             if meets:
                 near.append(a)
         facts = _lines_fact(facts, "disjoint_writers", kept, near)
+        undecided: dict[str, list[int]] = {}
+        for a in near:
+            if id(a) in why:
+                undecided.setdefault(why[id(a)], []).append(a.event.instr.line)
         if undecided:
             facts["writers_kept"] = "; ".join(
-                f"{_lines(lines)}: {why}" for why, lines in undecided.items()
+                f"{_lines(lines)}: {reason}" for reason, lines in undecided.items()
             )
         return near, facts
 
     # -- reachability --------------------------------------------------------------
 
-    def _may_precede(self, writer: ir.Instr, reader: ir.Instr) -> bool:
-        """Whether some thread's `reader` may run after some thread's `writer`."""
+    def _may_precede(self, writer: ir.Instr, reader: ir.Instr) -> bool | str:
+        """Whether some thread's `reader` may read after some thread's `writer`
+        writes: True where a path leads there, a reason where the only order is
+        the asynchronous read's (below), False where none."""
         if self.graph.problems or id(writer) not in self.where or id(reader) not in self.where:
             return True
         (wb, wk), (rb, rk) = self.where[id(writer)], self.where[id(reader)]
         if (wb == rb and wk < rk) or rb in self._reachable(wb):
             return True
-        return any(
+        if any(
             (wb in region or rb in region) and {wb, rb} <= self._reachable(b)
             for b, region in self.regions.items()
-        )
+        ):
+            return True
+        if self._unwaited((rb, rk + 1), writer):
+            return (
+                "it may run after the wgmma with no wgmma.wait_group 0 between them "
+                "(wgmma reads its operands asynchronously, until that wait)"
+            )
+        return False
+
+    def _unwaited(self, start: tuple[int, int], target: ir.Instr) -> bool:
+        """Whether a path from instruction `start` (block, index) reaches `target`
+        without passing an unguarded ``wgmma.wait_group 0``, the wait after which a
+        wgmma issued before has read its operands (PTX ISA "wgmma.wait_group")."""
+        seen: set[int] = set()
+        work = [start]
+        while work:
+            b, k = work.pop()
+            for instr in self.graph.blocks[b].instrs[k:]:
+                if instr is target:
+                    return True
+                if _waits_all(instr):
+                    break
+            else:
+                for s, _ in self.graph.blocks[b].succs:
+                    if s not in seen:
+                        seen.add(s)
+                        work.append((s, 0))
+        return False
 
     def _reachable(self, block: int) -> set[int]:
         """The blocks a path of at least one edge from `block` enters."""
@@ -231,6 +268,17 @@ class WriterFilter:
         if id(access) not in self._bytes:
             self._bytes[id(access)] = _enumerate_writer(access, self.trace.ranges)
         return self._bytes[id(access)]
+
+
+def _waits_all(instr: ir.Instr) -> bool:
+    ops = instr.operands
+    return (
+        instr.parts[:2] == ["wgmma", "wait_group"]
+        and instr.guard is None
+        and len(ops) == 1
+        and isinstance(ops[0], ir.Imm)
+        and ops[0].value == 0
+    )
 
 
 def _enumerate_writer(access: memory.Access, ranges) -> np.ndarray | str:
