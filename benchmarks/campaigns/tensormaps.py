@@ -12,8 +12,9 @@ maps (as before), the maps read from the kernel, and those maps with copies pair
 to device-built maps by the register they read (`tensormaps.map_root` patched in for
 verify.ptx.hopper_tma's own pairing, which does the same since a0218a8).
 Counted: the TMA copies whose checks (aligned 128, placement) are all decided, and
-the writer = reader checks of wgmma operands read from TMA boxes. Writes
-benchmarks/results/tensormaps.md.
+the writer = reader checks of wgmma operands read from TMA boxes; listed: the
+thread writers verify.ptx.hopper_writers and hopper_copies drop, and the thread
+writers' checks still UNKNOWN. Writes benchmarks/results/tensormaps.md.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ def count(stem: str, meta: list) -> dict:
     copies: dict[int, set[Status]] = {}
     reads: Counter = Counter()
     why: Counter = Counter()
+    dropped: dict[str, set[str]] = {}  # thread writers no wgmma read can see, by rule
     for r in results:
+        for rule in ("unreachable_writers", "disjoint_writers", "overwritten_by_tma"):
+            if rule in r.facts:
+                dropped.setdefault(rule, set()).add(r.facts[rule])
         if r.facts.get("instruction", "").startswith("cp.async.bulk.tensor"):
             copies.setdefault(r.facts["ptx_line"], set()).add(r.status)
         elif _tma_reader(r):
@@ -74,6 +79,7 @@ def count(stem: str, meta: list) -> dict:
         "reads": sum(reads.values()),
         "reads_decided": reads[Status.PROVED] + reads[Status.REFUTED],
         "why": why,
+        "dropped": dropped,
     }
 
 
@@ -113,6 +119,10 @@ def main() -> None:
                 totals[(way, k)] += m[way][k]
         notes.append(f"\n**{stem}** maps read:\n")
         notes += [f"- {line}" for line in m["maps"]] or ["- none"]
+        dropped = sorted(m["paired"]["dropped"].items())
+        if dropped:
+            notes.append("\nthread writers dropped, by rule:\n")
+            notes += [f"- {rule}: {' / '.join(sorted(lines))}" for rule, lines in dropped]
         left = m["paired"]["why"]
         if left:
             notes.append("\nstill UNKNOWN with pairing by register:\n")
@@ -133,7 +143,10 @@ def main() -> None:
         "same, with `tensormaps.map_root` patched in for hopper_tma's pairing of a copy with",
         "a device-built map (hopper_tma pairs by the register itself since a0218a8, so the",
         "two agree). The template zero-fill before the copies, fenced and barriered, is",
-        "overwritten (verify.ptx.hopper_copies.overwritten_by_tma).",
+        "overwritten (verify.ptx.hopper_copies.overwritten_by_tma); thread writers on no",
+        "path to the wgmma, or writing no byte it reads, are dropped",
+        "(verify.ptx.hopper_writers). Below each kernel: the thread writers dropped, by",
+        "rule (one line set per operand where they differ), and the checks still UNKNOWN.",
         "",
         "| kernel | before: copies | reads | maps read: copies | reads | paired: copies | reads |",
         "| --- | --- | --- | --- | --- | --- | --- |",
