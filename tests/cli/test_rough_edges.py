@@ -22,7 +22,7 @@ from verify.model.program import Program
 from verify.report import sarif
 from verify.report.text import result_text, summary_line
 from verify.results import CheckResult
-from verify.smt.solve import Budget, Status
+from verify.smt.solve import Status
 from verify.spec.parser import parse_text
 
 SEED_SYNTH = """dtype f16
@@ -661,7 +661,7 @@ def test_the_solver_decides_cp_async_cg_by_rule_s_as_the_docs_now_say():
     """README and docs/guarantees.md disagreed: the solver encodes rule S (RuleSQuery)
     and gives an exact .cg figure, not bound G."""
     program = Program(parse_text(CG_SPEC, "cg.spec"))
-    figures = solver.copy_wavefronts(program, program.access("cp"), Budget(60))
+    figures = solver.copy_wavefronts(program, program.access("cp"), conftest.WORK.budget())
     assert figures.bound is None and figures.exact is not None and figures.exact.value == 4
     docs = {
         name: Path(ROOT, "docs", name).read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import z3
+from conftest import WORK
 
 import verify
 from oracle import hardware as oracle_hardware
@@ -14,7 +15,6 @@ from verify.errors import SpecError
 from verify.model.bank import bank_cost, hardware_wavefronts
 from verify.model.instructions import parse_instruction
 from verify.model.program import Program
-from verify.smt.solve import Budget
 from verify.spec.parser import parse_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,7 +179,7 @@ def broadcast_access(bits: int, offsets: list[int]):
 def test_the_enumeration_engine_gives_every_broadcast_measurement():
     for name, bits, offsets, measured in BROADCAST_LOADS:
         access, _ = broadcast_access(bits, offsets)
-        assert enumeration.bank_figures(access, Budget(60)).wavefronts.value == measured, name
+        assert enumeration.bank_figures(access, WORK.budget()).wavefronts.value == measured, name
 
 
 @pytest.mark.parametrize(
@@ -207,4 +207,4 @@ def test_the_solver_maximum_of_the_two_issue_loads():
     for name in ("odd1_j0_b16", "odd1_j31_b128"):
         ((_, bits, offsets, measured),) = [load for load in BROADCAST_LOADS if load[0] == name]
         access, _ = broadcast_access(bits, offsets)
-        assert solver.bank_figures(access, Budget(60)).wavefronts.value == measured, name
+        assert solver.bank_figures(access, WORK.budget()).wavefronts.value == measured, name

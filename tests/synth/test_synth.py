@@ -305,16 +305,14 @@ def _copy_lemma():
 def test_a_wrong_lemma_instance_is_refuted_by_its_query():
     """The query states the lemma: 4-way is proved (UNSAT below it), while a claimed
     5-way bound is refuted (a layout with a 4-way phase exists)."""
-    from verify.smt.solve import Budget
     from verify.synth import gf2
 
     enc, _, lemma = _copy_lemma()
-    assert gf2.prove_phase_bound(enc.problem, enc.n, lemma, 4, Budget(60)).answer == "unsat"
-    assert gf2.prove_phase_bound(enc.problem, enc.n, lemma, 5, Budget(60)).answer == "sat"
+    assert gf2.prove_phase_bound(enc.problem, enc.n, lemma, 4, WORK.budget()).answer == "unsat"
+    assert gf2.prove_phase_bound(enc.problem, enc.n, lemma, 5, WORK.budget()).answer == "sat"
 
 
 def test_an_unproved_lemma_is_neither_used_nor_printed(monkeypatch):
-    from verify.smt.solve import Budget
     from verify.synth import gf2, gf2_bounds
 
     enc, pid, lemma = _copy_lemma()
@@ -324,14 +322,14 @@ def test_an_unproved_lemma_is_neither_used_nor_printed(monkeypatch):
         gf2_bounds, "prove_phase_bound", lambda *args: gf2.Step("lemma", "unknown", 0.0)
     )
     steps: list = []
-    gf2.prove_lemmas(enc, Budget(60), steps)
+    gf2.prove_lemmas(enc, WORK.budget(), steps)
     assert steps == [] and enc.phase_low[pid] == 1 and len(enc.hard) == hard
     assert gf2.lower_bounds(enc) == (1, 4 + 4 * 4 + 1)  # one wavefront a phase
     monkeypatch.setattr(
         gf2_bounds, "prove_phase_bound", lambda *args: gf2.Step("lemma", "sat", 0.0)
     )
     with pytest.raises(InternalError, match="pigeonhole count is wrong"):
-        gf2.prove_lemmas(enc, Budget(60), steps)
+        gf2.prove_lemmas(enc, WORK.budget(), steps)
 
 
 def test_json_layout_is_accepted_by_verify_map():
