@@ -228,6 +228,28 @@ def test_a_store_after_the_wgmma_counts_until_its_wait():
     assert all("unreachable_writers" in r.facts for r in waited)
 
 
+def unplaced(skip: bool) -> str:
+    """A store at the tile plus 16 * the parameter (wrapping 32 bits: not an offset
+    the reader places), on the reading path or on a path of the whole CTA that exits."""
+    lines = ["\tshl.b32 \t%r20, %r7, 4;", "\tadd.s32 \t%r21, %r6, %r20;"]
+    if not skip:
+        return "\n".join([*lines, store("%r21")])
+    return "\n".join([*lines, skipped_by(UNIFORM).replace("[%r6]", "[%r21]")])
+
+
+def test_a_store_the_reader_cannot_place_may_write_the_operand():
+    """The box's check alone would be PROVED: the store may write the box's bytes,
+    so writer = reader is UNKNOWN too, naming it; on a path that never reaches the
+    wgmma it is not a writer."""
+    text = kernel(unplaced(skip=False))
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "st.shared" in t)
+    wr = checked(text)
+    unknown = [r for r in wr if r.status is Status.UNKNOWN]
+    assert len(unknown) == 2
+    assert all(f"st.shared.v4.b32 at PTX line {line} may write" in r.reason for r in unknown)
+    assert [r.status for r in checked(kernel(unplaced(skip=True)))] == [Status.PROVED] * 2
+
+
 def test_a_writer_whose_offset_reads_the_cta_index_is_kept():
     """Its offset (above the box for either CTA parity) is not enumerated over an
     unbounded variable: kept, the fact saying why."""

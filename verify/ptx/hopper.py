@@ -44,7 +44,9 @@ value with `verify.model.wgmma` and checks:
   elements their registers hold is not followed). Thread writers on no path to the
   wgmma (threads parted by a thread-dependent branch considered), or writing no
   byte it reads, are dropped first (`verify.ptx.hopper_writers`), as are zero-fills
-  the TMA copies overwrite (`verify.ptx.hopper_copies.overwritten_by_tma`).
+  the TMA copies overwrite (`verify.ptx.hopper_copies.overwritten_by_tma`). A
+  shared store not placed at a bounded offset that may run before the wgmma makes
+  writer = reader UNKNOWN, whatever the placed writers and boxes prove.
 
 * **k_blocks** -- the wgmma of one accumulator, their operands proved blocks of
   their matrices (cp.async-fed: in the global tensor; TMA-fed: inside one box),
@@ -95,7 +97,7 @@ from verify.ptx.hopper_copies import Generations, copied, copied_reader, overwri
 from verify.ptx.hopper_kblocks import Blocks, k_blocks
 from verify.ptx.hopper_tma import Copy, copy_results, parse_tma_map, tma_reader
 from verify.ptx.hopper_writers import WriterFilter
-from verify.ptx.trace import Trace
+from verify.ptx.trace import Event, Trace
 from verify.ptx.values import Unknown
 from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
@@ -154,7 +156,11 @@ def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[
     # the thread writers TMA copies overwrite (overwritten_by_tma), and the filter of
     # those that cannot reach or do not meet what a wgmma reads (hopper_writers)
     writer_filter = WriterFilter.of(kernel, trace)
-    orders: dict = {"graph": writer_filter.graph, "writers": writer_filter}
+    orders: dict = {
+        "graph": writer_filter.graph,
+        "writers": writer_filter,
+        "unplaced": _unplaced_stores(trace, placed),
+    }
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "cp":
             results += copy_results(kernel, trace, event, placed, maps, copies)
@@ -238,7 +244,38 @@ def _wgmma_results(
                     f"no writer of {kernel.shared_label(allocation)} is placed in the kernel",
                 )
             )
+        results += _unplaced_writer(kernel, event, what, orders)
     return results
+
+
+def _unplaced_stores(trace: Trace, placed: dict[str, list[memory.Access]]) -> list[Event]:
+    """The stores into shared memory (st, stmatrix, atom, red, cp.async) the kernel
+    reader could not place at a bounded offset of one allocation: where they write
+    is not known, so they may write what any wgmma reads."""
+    at = {id(a.event) for accesses in placed.values() for a in accesses}
+    return [e for e in trace.events if _shared_store(e.instr) and id(e) not in at]
+
+
+def _shared_store(instr) -> bool:
+    p = instr.parts
+    if not any(q.startswith("shared") for q in p):
+        return False
+    return p[0] in ("st", "stmatrix", "atom", "red") or (
+        p[:2] == ["cp", "async"] and "bulk" not in p
+    )
+
+
+def _unplaced_writer(kernel, event, what: str, orders) -> list[CheckResult]:
+    """writer = reader UNKNOWN where an unplaced store may run before the read
+    (`hopper_writers.WriterFilter.may_precede`), whatever the other writers prove."""
+    for store in orders["unplaced"]:
+        if orders["writers"].may_precede(store.instr, event.instr):
+            why = (
+                f"{store.instr.opcode} at PTX line {store.instr.line} may write the buffer: "
+                "where it stores is not placed (its own result says why)"
+            )
+            return [unknown_result(kernel, event, f"writer_reader {what}", why)]
+    return []
 
 
 def _thread_writers(

@@ -178,7 +178,7 @@ class WriterFilter:
         why: dict[int, str] = {}  # a kept writer's reason where it is not plainly kept
         kept = []
         for a in writers:
-            reach = self._may_precede(a.event.instr, event.instr)
+            reach = self.may_precede(a.event.instr, event.instr)
             if isinstance(reach, str):
                 why[id(a)] = reach
             if reach:
@@ -206,7 +206,7 @@ class WriterFilter:
 
     # -- reachability --------------------------------------------------------------
 
-    def _may_precede(self, writer: ir.Instr, reader: ir.Instr) -> bool | str:
+    def may_precede(self, writer: ir.Instr, reader: ir.Instr) -> bool | str:
         """Whether some thread's `reader` may read after some thread's `writer`
         writes: True where a path leads there, a reason where the only order is
         the asynchronous read's (below), False where none."""
