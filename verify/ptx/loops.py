@@ -29,14 +29,15 @@ def named(names: set[str]) -> set[str]:
 
 
 def apply(v: Value, subst: Mapping[str, Value]) -> Value:
-    if isinstance(v, Unknown):
+    if isinstance(v, Unknown) or not subst:
         return v
     names = free_vars(v)
     for n in names:
         s = subst.get(n)
         if isinstance(s, Unknown):
             return s
-    return substitute(v, {n: s for n, s in subst.items() if n in names and isinstance(s, Expr)})
+    env = {n: s for n, s in subst.items() if n in names and isinstance(s, Expr)}
+    return substitute(v, env) if env else v  # with nothing to replace, `v` itself
 
 
 def affine_step(latch: Expr, holder: Var, width: int) -> int | None:

@@ -72,6 +72,7 @@ _OPERAND_TOKEN = re.compile(
 # .section blocks lark skips whole (ptx.lark's SECTION), braces, '='.
 _TOP = re.compile(r'//[^\n]*|/\*(?:.|\n)*?\*/|"[^"\n]*"|(?<![\w$.])\.section[^{]*\{[^}]*\}|[{}=]')
 _SPACE = " \t\r\n"  # what lark skips between tokens, besides comments
+_REG_ONLY = re.compile(_REG)
 _KINDS = ("", "REG", "FLOAT", "INT", "NAME", "")  # _OPERAND_TOKEN's groups
 MARKER = "$verify_scanned_body"  # a body's stand-in label while lark reads the rest
 
@@ -82,6 +83,8 @@ class _GiveUp(Exception):
 
 def int_value(text: str) -> int:
     """An INT token's value, as `verify.ptx.parse._int` reads it."""
+    if text.isdigit():
+        return int(text, 10)
     text = text.rstrip("U")
     sign = -1 if text.startswith("-") else 1
     text = text.lstrip("-")
@@ -183,16 +186,16 @@ class Body:
                 raise _GiveUp
             out.append(self._instr(m))
             return m.end()
-        for pattern in (_PRAGMA, _TARGETS):
-            m = pattern.match(text, pos, end)
-            if m:
-                return m.end()
         m = _LOC.match(text, pos, end)
         if m:
             n = [int_value(g) if g is not None else 0 for g in m.groups()]
             inlined = (n[3], n[4], n[5]) if m.group(4) is not None else None
             out.append(Loc((n[0], n[1], n[2]), inlined))
             return m.end()
+        for pattern in (_PRAGMA, _TARGETS):
+            m = pattern.match(text, pos, end)
+            if m:
+                return m.end()
         m = _DECL.match(text, pos, end)
         if m is None:
             raise _GiveUp
@@ -223,7 +226,9 @@ class Body:
         text = text.strip(_SPACE)
         found = self.operands.get(text)
         if found is None:
-            found = self.operands[text] = _Operands(text).one_only()
+            register = _REG_ONLY.fullmatch(text) is not None  # most operands are
+            found = ir.Reg(text) if register else _Operands(text).one_only()
+            self.operands[text] = found
         return found
 
 

@@ -280,9 +280,18 @@ class Tracer:
             last = exit_subst[info.name] = self._last_iteration(info)
             if info.bounded and isinstance(last, Expr):
                 self._runs_to(info, last, top.first_event)
+        # the blocks of the loop share most of their registers' values: each once
+        settled: dict[int, tuple[Value, Value]] = {}
+
+        def on_exit(v: Value) -> Value:
+            seen = settled.get(id(v))
+            if seen is None or seen[0] is not v:
+                seen = settled[id(v)] = (v, self._after(v, exit_subst, info))
+            return seen[1]
+
         for blk in loop.body:
-            self.out[blk] = {r: self._after(v, exit_subst, info) for r, v in self.out[blk].items()}
-            self.cond[blk] = self._after(self.cond[blk], exit_subst, info)
+            self.out[blk] = {r: on_exit(v) for r, v in self.out[blk].items()}
+            self.cond[blk] = on_exit(self.cond[blk])
         self.loose.update(info.counters)
 
     def _runs_to(self, info: LoopInfo, last: Expr, first_event: int) -> None:

@@ -17,7 +17,7 @@ reason.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from verify.errors import SpecError
@@ -65,21 +65,45 @@ class Context:
 
     def __init__(self, ranges: Mapping[str, Range]):
         self.ranges = dict(ranges)
-        self._exact: dict[Expr, tuple[int, int] | None] = {}
-        self._mixed: dict[Expr, tuple[int, int] | None] = {}
+        self._exact = _ByValue()
+        self._mixed = _ByValue()
+        # `_kept` results: every access's address is rebuilt, and addresses share
+        # most of their subexpressions; the tracer bounds one value again and again
+        self._rebuilt: dict[int, tuple] = {}
+        self._intervals: dict[int, tuple] = {}
+
+    def _kept(self, memo: dict[int, tuple], e: BinOp, compute: Callable[[BinOp], object]):
+        """``compute(e)``, a function of `e` and the ranges of its variables alone,
+        kept in `memo` by the node's identity and those ranges."""
+        seen = memo.get(id(e))
+        if seen is not None and seen[0] is e and tuple(map(self.ranges.get, seen[1])) == seen[2]:
+            return seen[3]
+        names = tuple(sorted(free_vars(e)))
+        ranges = tuple(map(self.ranges.get, names))
+        out = compute(e)
+        memo[id(e)] = (e, names, ranges, out)  # `e` kept: its id is not reused
+        return out
+
+    def _interval(self, e: Expr) -> tuple[int, int] | None:
+        """`bounds` of `e` under the ranges, None where it raises."""
+        if isinstance(e, BinOp):
+            return self._kept(self._intervals, e, self._bounds)
+        return self._bounds(e)
+
+    def _bounds(self, e: Expr) -> tuple[int, int] | None:
+        try:
+            return bounds(e, self.ranges)
+        except SpecError:
+            return None
 
     def top(self, e: Expr) -> int | None:
         """The largest value `e` takes, or None if its bounds are not provable."""
-        try:
-            return bounds(e, self.ranges)[1]
-        except SpecError:
-            return None
+        interval = self._interval(e)
+        return None if interval is None else interval[1]
 
     def low(self, e: Expr) -> int | None:
-        try:
-            return bounds(e, self.ranges)[0]
-        except SpecError:
-            return None
+        interval = self._interval(e)
+        return None if interval is None else interval[0]
 
     def below(self, e: Expr, limit: int) -> bool:
         top = self.top(e)
@@ -98,14 +122,14 @@ class Context:
         together, but its ``pid_m`` (a subtraction interval bounds lose) reads only
         the block."""
         if e in self._mixed:
-            return self._mixed[e]
+            return self._mixed.get(e)
         fresh: dict[str, Range] = {}
         reduced = self._reduced(e, fresh)
         try:
             out: tuple[int, int] | None = bounds(reduced, {**self.ranges, **fresh})
         except SpecError:
             out = None
-        self._mixed[e] = out
+        self._mixed.put(e, out)
         return out
 
     def _reduced(self, e: Expr, fresh: dict[str, Range]) -> Expr:
@@ -133,8 +157,8 @@ class Context:
         if points > MAX_POINTS:
             return None
         if e not in self._exact:
-            self._exact[e] = _evaluated_bounds(e, names, self.ranges)
-        return self._exact[e]
+            self._exact.put(e, _evaluated_bounds(e, names, self.ranges))
+        return self._exact.get(e)
 
     def first_zero(
         self, e: Expr, names: list[str], limit: int = MAX_SEARCH
@@ -272,9 +296,14 @@ class Context:
 
     def rebuild(self, e: Expr) -> Expr:
         """`e` simplified again under the current ranges (after a substitution made
-        a wrap-around provably impossible, its ``% 2^w`` goes)."""
+        a wrap-around provably impossible, its ``% 2^w`` goes). Kept per node and
+        the ranges of its variables: the same node under the same ranges rebuilds
+        the same."""
         if not isinstance(e, BinOp):
             return e
+        return self._kept(self._rebuilt, e, self._rebuild)
+
+    def _rebuild(self, e: BinOp) -> Expr:
         table = self._tabulated(e)
         if table is not None and nodes(table) < nodes(e):
             return table
@@ -401,6 +430,35 @@ class Context:
         if a == b:
             return a
         return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
+
+
+class _ByValue:
+    """Bounds kept per expression, equal expressions alike; asked first by the
+    node's identity, as hashing a tree walks all of it."""
+
+    def __init__(self) -> None:
+        self._by_value: dict[Expr, tuple[int, int] | None] = {}
+        self._by_id: dict[int, tuple[Expr, tuple[int, int] | None]] = {}
+
+    def __contains__(self, e: Expr) -> bool:
+        seen = self._by_id.get(id(e))
+        if seen is not None and seen[0] is e:
+            return True
+        if e not in self._by_value:
+            return False
+        self._by_id[id(e)] = (e, self._by_value[e])
+        return True
+
+    def get(self, e: Expr) -> tuple[int, int] | None:
+        """What was put for `e` (or an equal expression); `e` is in it."""
+        seen = self._by_id.get(id(e))
+        if seen is not None and seen[0] is e:
+            return seen[1]
+        return self._by_value[e]
+
+    def put(self, e: Expr, value: tuple[int, int] | None) -> None:
+        self._by_value[e] = value
+        self._by_id[id(e)] = (e, value)
 
 
 def _points(domains: list[range]):
