@@ -34,8 +34,9 @@ class Block:
 
 
 # The param of a block read from a TMA box (verify.ptx.hopper_tma.tma_block): its
-# origin and pitch are in the box's own coordinates, so blocks of two boxes are not
-# comparable (their copies' coordinates are not paired): such a group is UNKNOWN.
+# origin and pitch are in the coordinates of a root box its copies' coordinates pair
+# it with (a K tile split over two copies: the second box the first moved 64 k), else
+# its own; blocks of two boxes not paired so are not comparable: UNKNOWN.
 TMA_BLOCK = "tma:"
 _TMA_BOXES = "k-blocks read from different TMA boxes"
 
@@ -170,7 +171,7 @@ def _k_mismatch(events: list[Event], blocks: Blocks, chosen: dict) -> str:
                 return (
                     f"{_TMA_BOXES} ({which}: "
                     f"{sorted({b.param[len(TMA_BLOCK) :] for _, b in found})}): their "
-                    "copies' coordinates are not paired"
+                    "copies' coordinates do not pair them"
                 )
             return f"the {which} operands read blocks of different matrices or pitches"
         origin = min(b.origin for _, b in found)

@@ -29,22 +29,32 @@ def run_continues(tmap, op: Operand, by_dest, dest0: int, j: int) -> bool:
 
 def _continues(x, y, dim: int, amount: int) -> bool:
     """Whether copy instance y's box coordinates are copy instance x's plus `amount`
-    along `dim` and equal along the others, for every value of what the point does
-    not fix (an instance: (Copy, point)). The points must agree on every variable
-    both have but the warp (the copies of one iteration). Decided on the coordinates'
-    terms: those the points do not fix must be the same in both (they cancel), the
-    others are evaluated; anything else is not proved (False)."""
+    along `dim` and equal along the others (`coordinate_offset`)."""
+    offset = coordinate_offset(x, y)
+    return offset is not None and offset == tuple(
+        amount if d == dim else 0 for d in range(len(offset))
+    )
+
+
+def coordinate_offset(x, y) -> tuple[int, ...] | None:
+    """Copy instance y's box coordinates minus copy instance x's, where that is the
+    same for every value of what the points do not fix (an instance: (Copy, point)),
+    else None. The points must agree on every variable both have but the warp (the
+    copies of one iteration). Decided on the coordinates' terms: those the points do
+    not fix must be the same in both (they cancel), the others are evaluated."""
     (cx, px), (cy, py) = x, y
     if any(px[v] != py[v] for v in set(px) & set(py) if v != "warp"):
-        return False
+        return None
     ax, ay = _coordinates(cx), _coordinates(cy)
     if ax is None or ay is None or len(ax) != len(ay):
-        return False
-    for d, (ex, ey) in enumerate(zip(ax, ay)):
+        return None
+    found = []
+    for ex, ey in zip(ax, ay):
         diff = _difference(ex, px, ey, py)
-        if diff != (amount if d == dim else 0):
-            return False
-    return True
+        if diff is None:
+            return None
+        found.append(diff)
+    return tuple(found)
 
 
 def _coordinates(copy) -> tuple[Expr, ...] | None:

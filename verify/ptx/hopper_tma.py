@@ -26,7 +26,7 @@ from verify.ptx.hopper_common import (
     unknown_result,
 )
 from verify.ptx.hopper_kblocks import TMA_BLOCK, Block
-from verify.ptx.hopper_pairing import run_continues
+from verify.ptx.hopper_pairing import coordinate_offset, run_continues
 from verify.ptx.trace import Event, Trace
 from verify.ptx.values import Unknown, Value
 from verify.results import CheckResult, Counterexample
@@ -315,6 +315,7 @@ def tma_reader(
     found_blocks: dict = {}
     strided: dict = {}  # decided in the global tensor: (map, desc, dest) -> case
     memo: dict = {}
+    frames: dict = {}
     for point, base, at0, atb in cases:
         found = _containing(kernel, copies, at0.start_address, maps, read.op, memo)
         if isinstance(found, str):
@@ -343,8 +344,9 @@ def tma_reader(
         at_base = None if moved_desc == desc else base
         groups.setdefault((run, moved_desc, coords, align, at_base), (copy, point))
         if not base:
+            frame = _frame(copies, maps, copy, tmap, dest0, frames)
             found_blocks[tuple(sorted(point.items())), ()] = tma_block(
-                copy, tmap, read.op, dest0, delta
+                copy, tmap, read.op, dest0, delta, frame
             )
     unknown = None
     for (tmap, desc, dest), (copy, point, base) in strided.items():
@@ -396,13 +398,15 @@ def tma_reader(
 _LINE = 1 << 24  # its pitch: more bytes than any run of boxes holds in a line
 
 
-def tma_block(copy: Copy, tmap, op: Operand, dest0: int, delta: int) -> Block:
+def tma_block(copy: Copy, tmap, op: Operand, dest0: int, delta: int, frame=None) -> Block:
     """The block of its box an operand proved to read it reads, for k_blocks: in the
-    box's own coordinates, not the global tensor's (`TMA_BLOCK` + the map and the box's
-    destination name the box; rows or k a `_LINE` apart), so that operands of one
-    accumulation are compared only inside one box (k_blocks leaves blocks of two boxes
-    UNKNOWN: they are not paired by coordinates)."""
+    coordinates of the box its box is moved from (`frame`: the root's destination and
+    the move, `_frame`; the box's own where none), not the global tensor's
+    (`TMA_BLOCK` + the map and the root's destination name them; rows or k a `_LINE`
+    apart), so that operands of one accumulation are compared only inside boxes
+    paired by their copies' coordinates (k_blocks leaves other blocks UNKNOWN)."""
     elem, inner = tmap.elem_bytes, tmap.box[0]
+    root, (moved_inner, moved_rows) = frame or (dest0, (0, 0))
     if op.major == "K":
         row0, k0 = divmod(delta // elem, inner)
         origin = row0 * _LINE + k0 * elem
@@ -410,7 +414,86 @@ def tma_block(copy: Copy, tmap, op: Operand, dest0: int, delta: int) -> Block:
         box, within = divmod(delta, tmap.bytes)
         k0, n_in = divmod(within // elem, inner)
         origin = k0 * _LINE + (box * inner + n_in) * elem
-    return Block(f"{TMA_BLOCK}{copy.map_name}@{dest0}", origin, _LINE)
+    origin += moved_rows * _LINE + moved_inner * elem
+    return Block(f"{TMA_BLOCK}{copy.map_name}@{root}", origin, _LINE)
+
+
+MAX_PAIRS = 4096  # pairs of copy instances compared to pair two boxes (`_frame`)
+
+
+def _frame(copies, maps, copy: Copy, tmap, dest0: int, memo: dict) -> tuple[int, tuple[int, int]]:
+    """(root, move): the box at `dest0` (base 0) holds the elements of the tensor map's
+    box at `root` moved by `move` box coordinates (inner, row), both at least 0, so
+    that operands read from the two compare in the root's coordinates (`tma_block`).
+    Paired by the copies' coordinates (`hopper_pairing.coordinate_offset`): every
+    copy instance writing one box has one of the same iteration writing the other,
+    all the same move apart. The root is the first box (by destination) that precedes
+    it so and that no other box precedes; (dest0, (0, 0)) where there is none or the
+    map's copies cannot be paired (a box of 3 or more dimensions, a copy enumerated
+    by residues). A move of (0, 0) (the same elements twice) precedes only from a
+    lower destination, so that two such boxes share a root."""
+    key = (copy.map_name, dest0)
+    if key not in memo:
+        boxes = _boxes_of(copies, maps, copy.map_name, tmap)
+        memo[key] = _root(boxes, dest0, tmap) if boxes else (dest0, (0, 0))
+    return memo[key]
+
+
+def _boxes_of(copies, maps, map_name: str | None, tmap) -> dict[int, list] | None:
+    """The instances (copy, point) of the copies reading the map `map_name`, by their
+    destination at base 0; None where they cannot be paired (`_frame`)."""
+    if map_name is None or len(tmap.box) != 2:
+        return None
+    boxes: dict[int, list] = {}
+    for copy, where in copies:
+        if copy.map_name != map_name or _map_for(copy, maps) != tmap:
+            continue
+        if where.periods:
+            return None  # a point stands for many iterations, its coordinates for one
+        at = compiled(copy.shared)
+        for p in where.others:
+            boxes.setdefault(at({**p, where.allocation: 0}), []).append((copy, p))
+    return boxes
+
+
+def _root(boxes: dict[int, list], dest0: int, tmap) -> tuple[int, tuple[int, int]]:
+    """`_frame` over the boxes of one map."""
+
+    def move(frm: int, to: int) -> tuple[int, int] | None:
+        """The move from box `frm` to box `to` where `frm` precedes it."""
+        found = _common_move(boxes[frm], boxes[to])
+        if found is None or min(found) < 0 or (found == (0, 0) and frm >= to):
+            return None
+        if (found[0] + tmap.box[0]) * tmap.elem_bytes >= _LINE:
+            return None  # past a line of the frame's rows
+        return found
+
+    for root in sorted(boxes):
+        found = None if root == dest0 else move(root, dest0)
+        if found is not None and all(move(q, root) is None for q in boxes if q != root):
+            return root, found
+    return dest0, (0, 0)
+
+
+def _common_move(rs: list, xs: list) -> tuple[int, int] | None:
+    """The one coordinate offset from the instances `rs` to the instances `xs` where
+    every instance of each has one of the same iteration (points over the same
+    variables, equal but for the warp) in the other, all that offset apart; else None."""
+    if len(rs) * len(xs) > MAX_PAIRS:
+        return None
+    moves = {
+        (i, j): coordinate_offset(r, x)
+        for i, r in enumerate(rs)
+        for j, x in enumerate(xs)
+        if set(r[1]) == set(x[1])
+    }
+    found = {m for m in moves.values() if m is not None}
+    paired_r = {i for (i, _), m in moves.items() if m is not None}
+    paired_x = {j for (_, j), m in moves.items() if m is not None}
+    if len(found) != 1 or len(paired_r) < len(rs) or len(paired_x) < len(xs):
+        return None
+    (offset,) = found
+    return (offset[0], offset[1]) if len(offset) == 2 else None
 
 
 _NO_STRIDES = (
