@@ -1,3 +1,4 @@
+import copy
 import os
 import shutil
 import subprocess
@@ -21,6 +22,30 @@ WORK = RunOptions.units(400_000_000)
 def pytest_configure(config):
     # Triton's bindings leak a few objects; nanobind's report of them at exit is noise.
     hide_leak_report_at_exit()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _each_ttgir_module_parsed_once():
+    """Reading a TTGIR module runs Triton's MLIR parser in a child process (about
+    0.6 s of CPU); tests/ttgir alone read 44 modules 110 times. What the child
+    finds is a function of the module's name and text, so a worker parses each
+    once; every call still runs `require_triton` first (a test hides Triton), and
+    a module the parser refuses is not kept (its error is raised each time)."""
+    from verify.ttgir import module
+
+    parse = module.read_module
+    found: dict[tuple[str, str], tuple[str, dict]] = {}
+
+    def parsed_once(path_or_text: str) -> tuple[str, dict]:
+        module.require_triton()
+        key = module.read_source(path_or_text)
+        if key not in found:
+            found[key] = parse(path_or_text)
+        return copy.deepcopy(found[key])  # callers add to the dict (its target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(module, "read_module", parsed_once)
+        yield
 
 
 def _has_gpu() -> bool:
