@@ -327,15 +327,19 @@ def tma_reader(
             why = _UNPAIRED.format(at=dest0 + boxes * tmap.bytes, line=copy.event.instr.line)
             return unknown_result(kernel, event, f"writer_reader {what}", why)
         outer = None if isinstance(coords, str) else _outer_dims(tmap, read.op, delta)
-        if isinstance(coords, str) and not _wider_than_box(tmap, read.op, delta):
+        past_row = isinstance(coords, str) and _past_box_row(tmap, read.op, delta)
+        if isinstance(coords, str) and not (past_row or _wider_than_box(tmap, read.op, delta)):
             return unknown_result(kernel, event, f"writer_reader {what}", coords)
         if isinstance(coords, str) or (outer is not None and outer[0] > 1):
             if tmap.strides is None:
-                why = _NO_STRIDES if isinstance(coords, str) else _NO_STRIDES_OUTER
-                return unknown_result(kernel, event, f"writer_reader {what}", why)
+                why = _NO_STRIDES_OUTER if not isinstance(coords, str) else _NO_STRIDES
+                return unknown_result(
+                    kernel, event, f"writer_reader {what}", _PAST_ROW if past_row else why
+                )
             if outer is not None and outer[1]:
                 return unknown_result(kernel, event, f"writer_reader {what}", _SECOND_BOX)
-            strided.setdefault(_global_case(tmap, atb, dest0 + base), (copy, point, base))
+            case = _global_case(tmap, atb, dest0 + base)
+            strided.setdefault(case, (copy, point, base, past_row))
             continue
         assert not isinstance(coords, str)
         run = tma_model.TensorMap(tmap.dtype, (tmap.box[0], tmap.rows * boxes), tmap.swizzle)
@@ -349,9 +353,10 @@ def tma_reader(
                 copy, tmap, read.op, dest0, delta, frame
             )
     unknown = None
-    for (tmap, desc, dest), (copy, point, base) in strided.items():
+    for (tmap, desc, dest), (copy, point, base, past_row) in strided.items():
         wrong = _global_mismatch(tmap, desc, read.op, dest)
         if wrong is None:
+            unknown = unknown or (_PAST_ROW if past_row else None)
             continue
         row, k, summary, decided = wrong
         if not decided:
@@ -516,6 +521,14 @@ _UNPAIRED = (
     "the operand's rows, every other coordinate the same)"
 )
 
+_PAST_ROW = (
+    "the MN-major operand reads past a box row into the next (its lines wrap): a block "
+    "of one matrix only where the tensor's rows are exactly a box row apart, and then "
+    "whether the tensor's row goes on past the box is its extent and the copy's "
+    "coordinates, which are not read (with the map's globalStrides a read that is no "
+    "block is REFUTED)"
+)
+
 _SECOND_BOX = (
     "the operand's rows cross an outer dimension of the box and continue into a second "
     "box: boxes are not paired by their coordinates (not modelled)"
@@ -535,6 +548,22 @@ def _wider_than_box(tmap, op: Operand, delta: int) -> bool:
         and 0 <= delta < tmap.bytes
         and not delta % tmap.elem_bytes
         and (delta // tmap.elem_bytes) % tmap.box[0] + op.k > tmap.box[0]
+    )
+
+
+def _past_box_row(tmap, op: Operand, delta: int) -> bool:
+    """An MN-major operand read from a 2-D box whose lines (its rows) start inside a
+    box row and run on into the next one, as `_box_coords` refuses it: decided in the
+    global tensor where that is no block of one matrix (`_global_mismatch`), else
+    UNKNOWN (`_PAST_ROW`)."""
+    elem, inner = tmap.elem_bytes, tmap.box[0]
+    return (
+        op.major != "K"
+        and len(tmap.box) == 2
+        and elem * 8 == op.elem_bits
+        and 0 <= delta < tmap.bytes
+        and not delta % elem
+        and (delta // elem) % inner + op.rows > inner
     )
 
 
