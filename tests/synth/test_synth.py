@@ -1,6 +1,7 @@
 """verify synth: the unknown-layout syntax, the families, the solver's XOR search,
 the certificate, and the optimum of every problem in specs/synth/ pinned."""
 
+import functools
 import json
 import os
 
@@ -140,8 +141,16 @@ def test_catalog_optimum_is_cutlass_choice(name, layout):
 
 
 def _synth(name, *args):
-    code, out = run("synth", os.path.join(SYNTH, f"{name}.synth"), "--json", *args)
-    return code, json.loads(out)
+    code, out = _synth_output(name, *args)
+    return code, json.loads(out)  # a fresh document for each test
+
+
+@functools.cache
+def _synth_output(name, *args):
+    """`verify synth --json`'s exit status and output, once per worker for each
+    problem and options (two_consumers_64x64's sw and xor searches, 3-8 s each,
+    are read by two tests apiece)."""
+    return run("synth", os.path.join(SYNTH, f"{name}.synth"), "--json", *args)
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMA))
