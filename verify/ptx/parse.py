@@ -240,18 +240,23 @@ def _variable(head, name, extern: bool) -> ir.Variable:
     )
 
 
-def _fill_body(fn: ir.Function, stmts: list) -> None:
-    """Instructions and labels in order, each instruction with its .loc chain."""
+def _fill_body(fn: ir.Function, stmts: list, files: dict[int, str] | None = None) -> None:
+    """Instructions and labels in order, each instruction with its .loc chain, its
+    files named where `files` is given (else `_name_files` names them)."""
     parent: dict[tuple[int, int, int], tuple[int, int, int] | None] = {}
     source = ir.Source()  # the current .loc's chain: `parent` changes only at a .loc
     for s in stmts:
         if isinstance(s, _Loc):
             parent[s.key] = s.inlined_at
-            source = ir.Source(_frames(s, parent))
+            frames = _frames(s, parent)
+            source = ir.Source(frames if files is None else _named(frames, files))
         elif isinstance(s, ir.Variable):
             fn.variables.append(s)
         elif isinstance(s, ir.Instr):
             fn.body.append(ir.Instr(s.opcode, s.operands, s.line, s.col, s.guard, source))
+        elif isinstance(s, tuple):  # an instruction as verify.ptx.scan gives it
+            opcode, operands, line, col, guard = s
+            fn.body.append(ir.Instr(opcode, operands, line, col, guard, source))
         elif isinstance(s, ir.Label):
             fn.body.append(s)
         elif isinstance(s, list):
@@ -329,7 +334,9 @@ def parse_ptx(text: str, name: str = "<ptx>") -> ir.Module:
     Function bodies are read by `verify.ptx.scan` where it can, the rest by lark."""
     _bounded(text, name)
     items = _scanned(text)
-    return _module(_lark_items(text, name) if items is None else items, name)
+    if items is None:
+        return _module(_lark_items(text, name), name)
+    return _module(items, name, named=True)
 
 
 def parse_ptx_by_lark(text: str, name: str = "<ptx>") -> ir.Module:
@@ -364,12 +371,13 @@ def _scanned(text: str) -> list | None:
         items: list = _parser().parse("".join(pieces)).children
     except UnexpectedInput:
         return None
+    files = {value[0]: value[1] for key, value in _directives(items) if key == "file"}
     filled = 0
     for item in items:
         body = _stand_in(item)
         if body is not None:
             item.body = []
-            _fill_body(item, spans[body][2])
+            _fill_body(item, spans[body][2], files)
             filled += 1
     return items if filled == len(spans) else None
 
@@ -384,7 +392,13 @@ def _stand_in(item) -> int | None:
     return int(label.name[len(scan.MARKER) :])
 
 
-def _module(items: list, name: str) -> ir.Module:
+def _directives(items: list) -> list[tuple[str, tuple]]:
+    """The (key, value) items: .version, .target, .address_size, .file."""
+    return [item for item in items if isinstance(item, tuple)]
+
+
+def _module(items: list, name: str, named: bool = False) -> ir.Module:
+    """The module of the top level's `items`; `named`: its instructions' files are."""
     module = ir.Module(name)
     for item in items:
         if isinstance(item, ir.Function):
@@ -397,7 +411,8 @@ def _module(items: list, name: str) -> ir.Module:
                 module.files[value[0]] = value[1]
             else:
                 setattr(module, key, value)
-    _name_files(module)
+    if not named:
+        _name_files(module)
     return module
 
 
@@ -408,9 +423,7 @@ def _name_files(module: ir.Module) -> None:
     def name(source: ir.Source) -> ir.Source:
         found = named.get(source)
         if found is None:
-            found = named[source] = ir.Source(
-                tuple((module.files.get(int(f), f"file{f}"), n) for f, n in source.frames)
-            )
+            found = named[source] = ir.Source(_named(source.frames, module.files))
         return found
 
     for fn in module.functions:
@@ -420,6 +433,11 @@ def _name_files(module: ir.Module) -> None:
             else s
             for s in fn.body
         ]
+
+
+def _named(frames: tuple[tuple[str, int], ...], files: dict[int, str]) -> tuple:
+    """.loc frames with the paths .file gives their file numbers."""
+    return tuple((files.get(int(f), f"file{f}"), n) for f, n in frames)
 
 
 def read_ptx(path: str) -> ir.Module:

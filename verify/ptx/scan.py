@@ -132,7 +132,9 @@ def bodies(text: str) -> list[tuple[int, int, list]] | None:
 
 class Body:
     """The statements of function bodies, as lark's ``body`` rule gives them
-    (nested blocks flattened): `Loc`, `ir.Variable`, `ir.Instr`, `ir.Label`."""
+    (nested blocks flattened): `Loc`, `ir.Variable`, `ir.Label`, and each
+    instruction as `ir.Instr`'s first five fields, a tuple: its source is made
+    once, by `verify.ptx.parse._fill_body`."""
 
     def __init__(self, text: str):
         self.text = text
@@ -202,11 +204,11 @@ class Body:
         out.extend(declared(m, self._line_col(pos)[0]))
         return m.end()
 
-    def _instr(self, m: re.Match) -> ir.Instr:
+    def _instr(self, m: re.Match) -> tuple:
         negated, predicate, opcode, args = m.groups()
         line, col = self._line_col(m.start(3))
         guard = (predicate, negated == "!") if predicate else None
-        return ir.Instr(opcode, self._operands(args or ""), line, col, guard)
+        return (opcode, self._operands(args or ""), line, col, guard)
 
     def _operands(self, args: str) -> tuple[ir.Operand, ...]:
         if not args.strip(_SPACE):
