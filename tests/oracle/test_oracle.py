@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import WORK
 
 import verify
 from oracle import (
@@ -694,7 +695,7 @@ def thread_mapped_accesses(path: str) -> set[str]:
 def test_agrees_with_verify_on_bundled_specs(path):
     with open(path) as f:
         mine = answers(f.read(), path)
-    for result in verify.check(path, timeout=60):
+    for result in verify.check(path, options=WORK):
         if (path, result.property) in KNOWN_DIFFERENCES:
             continue
         if result.property.split()[-1] in thread_mapped_accesses(path):
