@@ -34,6 +34,29 @@ def test_rule_s_costs_each_instance_as_the_bank_model_does_when_instances_repeat
     assert len({tuple(c) for c in by_line.reshape(-1, 60)}) > 1  # 16 bytes may not be
 
 
+def test_rule_s_of_sources_far_apart_is_the_bank_model_s(monkeypatch):
+    """Sources up to 2^62 bytes apart: the lane keys rule S compares are too wide to pack
+    into one int64, and are compared by rank (`copy_rules._agree`)."""
+    ranked = []
+    real = copy_rules._ranks
+
+    def counted(values):
+        ranked.append(values.shape)
+        return real(values)
+
+    monkeypatch.setattr(copy_rules, "_ranks", counted)
+    rng = np.random.default_rng(5)
+    dst = rng.integers(0, 64, size=(50, 32)) * 16
+    src = rng.integers(0, 1 << 58, size=(50, 32)) * 16
+    src[:, 1::2] = src[:, ::2] + 16 * rng.integers(0, 3, size=(50, 16))  # shared lines
+    dst[:, :2], src[:, 2:4] = (0, 1008), (0, ((1 << 58) - 1) * 16)  # the widest spans
+    src[:25] %= 1 << 10  # and sources close together, packed as they are
+    costs, _ = copy_rules.cg_costs(dst, src)
+    for d, s, cost in zip(dst, src, costs):
+        assert cost == hardware_copy_cost(CG, list(d), list(s)).wavefronts
+    assert ranked
+
+
 def test_rule_s_of_no_instance_is_empty():
     costs, exact = copy_rules.cg_costs(np.zeros((0, 32), np.int64), np.zeros((0, 32), np.int64))
     assert costs.shape == exact.shape == (0,)

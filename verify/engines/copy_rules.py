@@ -101,6 +101,29 @@ def _pairs(values: np.ndarray) -> np.ndarray:
     return values[:, :, None] == values[:, None, :]
 
 
+def _agree(*keys: np.ndarray) -> np.ndarray:
+    """(n, lanes) keys -> (n, lanes, lanes): lanes i and j agree on every key. The
+    keys are packed into one (each less its row's least value, times the sizes of
+    those after it), so one comparison of lanes stands for several; where the
+    packed value could pass 2^62 both sides are first replaced by their ranks
+    (fewer than n * lanes values each), which keep equality as it was."""
+    packed, size = np.zeros_like(keys[0]), 1
+    for key in keys:
+        values = key - key.min(axis=1, keepdims=True)
+        top = int(values.max(initial=0)) + 1
+        if size * top >= 1 << 62:
+            packed, size = _ranks(packed)
+            values, top = _ranks(values)
+        packed, size = packed * top + values, size * top
+    return _pairs(packed)
+
+
+def _ranks(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each value's rank among the distinct values, and how many there are."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    return inverse.reshape(values.shape), len(distinct)
+
+
 EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
 
 
@@ -117,12 +140,12 @@ def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
     both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
     source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
     p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
-    repeat = both & _pairs(source_chunk) & _pairs(shared_line) & _pairs(q % 2)
+    repeat = both & _agree(source_chunk, shared_line, q % 2)
     rounds = (repeat & EARLIER.T).sum(axis=2)
     # A source sector moved whole: its other half copied, in the same round, into
     # the other half of the same shared sector.
     partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
-    whole = (both & partner & _pairs(dst // (2 * CHUNK_BYTES)) & _pairs(rounds)).any(axis=2)
+    whole = (both & partner & _agree(dst // (2 * CHUNK_BYTES), rounds)).any(axis=2)
     kind = np.where(whole, 2, p % 2)
     unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
     t, u, swap = p // 2, q // 2, (p ^ q) & 1
@@ -130,11 +153,7 @@ def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
     same_set = (
         unit[:, :, None]
         & unit[:, None, :]
-        & _pairs(src // LINE_BYTES)
-        & _pairs(shared_line)
-        & _pairs(rounds)
-        & _pairs(kind)
-        & _pairs(swap)
+        & _agree(src // LINE_BYTES, shared_line, rounds, kind, swap)
     )
     graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
     first = unit & ~(same_set & EARLIER).any(axis=2)
