@@ -7,6 +7,11 @@ subset nvcc and Triton emit. Instructions are read generically, so one this
 reader does not model parses and stays opaque; anything else outside the subset
 is a `SpecError` at its line and column (``expected ..., found ...``), never a
 traceback. Input is bounded before lark sees it: size and brace nesting.
+
+Function bodies, nearly all of a kernel's tokens, are read by `verify.ptx.scan`
+where it can (`_scanned`), lark reading the rest; where the scanner is not sure,
+lark reads the whole text (`parse_ptx_by_lark`, the reference it is tested
+against).
 """
 
 from __future__ import annotations
