@@ -247,7 +247,14 @@ def pinned_copy(program: Program, access: Access, values: dict[str, int], n: int
     return pinned_wavefronts(properties.CopyQuery(access), values) == n
 
 
-@pytest.mark.parametrize("seed", range(0, CASES, 3))
+def sampled_seeds(seeds, count: int, name: str) -> list:
+    """`seeds` as parameters: a fixed sample of `count` of them (drawn by `name`) in
+    the default run, the rest in the marked `exhaustive` set only."""
+    kept = set(random.Random(name).sample(list(seeds), count))
+    return [pytest.param(s, marks=[] if s in kept else [pytest.mark.exhaustive]) for s in seeds]
+
+
+@pytest.mark.parametrize("seed", sampled_seeds(range(0, CASES, 3), 4, "pinned counts"))
 def test_the_encodings_count_exactly_at_each_instance(seed):
     """Loads (rule L, merged pairs pinned) and copies (rule C; rule S at a global base)."""
     _, _, load = drawn(load_spec, seed)
@@ -513,7 +520,7 @@ def rule_s_spec(rng: random.Random) -> str:
 RULE_S_CASES = 16
 
 
-@pytest.mark.parametrize("seed", range(RULE_S_CASES))
+@pytest.mark.parametrize("seed", sampled_seeds(range(RULE_S_CASES), 8, "rule S figures"))
 def test_rule_s_in_the_solver_equals_brute_force_enumeration_and_the_oracle(seed):
     text, program, access = drawn(rule_s_spec, seed)
     expected = brute_copy(program, access)
