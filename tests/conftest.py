@@ -1,4 +1,5 @@
-import copy
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -25,23 +26,35 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _each_ttgir_module_parsed_once():
+def _each_ttgir_module_parsed_once(tmp_path_factory):
     """Reading a TTGIR module runs Triton's MLIR parser in a child process (about
     0.6 s of CPU); tests/ttgir alone read 44 modules 110 times. What the child
-    finds is a function of the module's name and text, so a worker parses each
-    once; every call still runs `require_triton` first (a test hides Triton), and
-    a module the parser refuses is not kept (its error is raised each time)."""
+    finds is a function of the module's name and text, so the session parses each
+    once: its JSON is kept in a folder all xdist workers of this run share (a
+    worker that finds it read it, whichever parsed it). Every call still runs
+    `require_triton` first (a test hides Triton), and a module the parser
+    refuses is not kept (its error is raised each time)."""
     from verify.ttgir import module
 
     parse = module.read_module
-    found: dict[tuple[str, str], tuple[str, dict]] = {}
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # this run's folder, above each worker's own
+    folder = shared / "ttgir_modules_parsed"
+    folder.mkdir(exist_ok=True)
 
     def parsed_once(path_or_text: str) -> tuple[str, dict]:
         module.require_triton()
-        key = module.read_source(path_or_text)
-        if key not in found:
-            found[key] = parse(path_or_text)
-        return copy.deepcopy(found[key])  # callers add to the dict (its target)
+        key = json.dumps(module.read_source(path_or_text))
+        kept = folder / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+        if not kept.exists():
+            name, found = parse(path_or_text)
+            partial = kept.with_suffix(f".{os.getpid()}")
+            partial.write_text(json.dumps([key, name, found]))
+            os.replace(partial, kept)  # another worker reads it whole or not at all
+        stored_key, name, found = json.loads(kept.read_text())
+        assert stored_key == key, kept
+        return name, found  # a fresh dict each call: callers add its target
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(module, "read_module", parsed_once)
