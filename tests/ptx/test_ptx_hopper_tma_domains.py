@@ -129,7 +129,8 @@ def test_gluon04_every_tma_copy_is_proved():
     for line in LOOP_LOADS:
         (aligned,) = found[line]
         assert aligned.property.startswith("aligned 128")
-        assert aligned.facts["modulo"] == "it0 modulo 2, warp modulo 2"
+        # not the warp: elect.sync's condition (tid < 64) reads it
+        assert aligned.facts["modulo"] == "it0 modulo 2"
 
 
 @pytest.mark.parametrize("n, base", [(64 * 9, 0), (64 * 5 + 3, 1024)])
@@ -162,6 +163,8 @@ def test_loop_addresses_are_the_interpreters_and_their_classes(n, base):
 
 
 def test_misaligned_iteration_is_refuted_at_its_iteration_and_warp():
+    """elect.sync's leader runs the copy in each warp the block condition lets through
+    (tid < 64: warps 0 and 1), so a misaligned point there is a counterexample."""
     text = _text(misaligned=True)
     found = _copy_results(text)
     assert [r.status for r in found[98] + found[107]] == [Status.PROVED] * 2
@@ -172,12 +175,108 @@ def test_misaligned_iteration_is_refuted_at_its_iteration_and_warp():
         cex = aligned.counterexample
         assert cex is not None
         assert cex.instance == {"base": 0, "it0": 0, "warp": 1}
-        assert "it0 = 0 mod 2, warp = 1 mod 2" in cex.summary
+        # the condition reads the warp (tid < 64), so it is enumerated in full
+        assert "every it0 = 0 mod 2: it reads" in cex.summary
         address = _issued(run, line)[cex.instance["it0"], cex.instance["warp"]]
         assert address % 128 == 64 and f"byte {address}," in cex.summary
         # every even iteration is as misaligned, the odd ones and warp 0 are not
         assert {a % 128 for (k, w), a in _issued(run, line).items() if (k % 2, w) != (0, 1)} == {0}
         assert {a % 128 for (k, w), a in _issued(run, line).items() if (k % 2, w) == (0, 1)} == {64}
+
+
+# -- a guarded copy: refuted only where its guard is known to hold --------------------
+
+# One TMA load per warp at smem + 64 * (warp & 1), under the guard GUARD sets %p1 by:
+# warps 1 and 3 issue it 64 bytes past a 128-byte line.
+GUARDED = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.shared .align 8 .b64 bar;
+
+.visible .entry guarded(
+    .param .u64 .ptr .align 64 guarded_param_0,
+    .param .u64 .ptr .align 64 guarded_param_1
+)
+.reqntid 128
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r1, smem;
+    mov.u64 %rd1, guarded_param_0;
+    mov.u32 %r2, bar;
+    mov.u32 %r3, %tid.x;
+    shr.u32 %r4, %r3, 5;
+    and.b32 %r5, %r4, 1;
+    mad.lo.s32 %r6, %r5, 64, %r1;
+GUARD
+    @%p1 TMA_LOAD [%r6], [%rd1, {%r3, %r3}], [%r2];
+    ret;
+}
+""".replace(
+    "TMA_LOAD", "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+)
+
+
+def _checked(text: str) -> list[CheckResult]:
+    return check_ptx_text(text, "guarded.ptx", Options(tma_maps=(LOOSE_MAP,)))
+
+
+def _guarded(guard: str) -> tuple[CheckResult, dict[tuple[int, int], int]]:
+    """The copy's aligned 128 under `guard`, and (0, warp) -> the address the
+    interpreter issues it with, by warp (elect.sync stood in by lane 0)."""
+    text = GUARDED.replace("GUARD", guard)
+    (aligned,) = [r for r in _checked(text) if r.property.startswith("aligned 128")]
+    run = _interpreted(text, {}, {"smem": 0, "bar": 4096}, "guarded")
+    copy = next(n for n, line in enumerate(text.split("\n"), 1) if "cp.async" in line)
+    return aligned, _issued(run, copy)
+
+
+def test_a_copy_under_an_unresolved_guard_is_unknown_saying_which():
+    """A guard read from global memory: the misaligned warps may not issue the copy."""
+    load = "    mov.u64 %rd2, guarded_param_1;\n    ld.global.u32 %r7, [%rd2];\n"
+    text = GUARDED.replace("GUARD", f"{load}    setp.ne.u32 %p1, %r7, 0;")
+    (aligned,) = [r for r in _checked(text) if r.property.startswith("aligned 128")]
+    assert aligned.status is Status.UNKNOWN and aligned.counterexample is None
+    assert "cannot resolve (a value loaded from memory (ld.global.u32))" in aligned.reason
+
+
+def test_elect_sync_runs_the_copy_once_a_warp():
+    aligned, issued = _guarded("    elect.sync %r7|%p1, -1;")
+    assert aligned.status is Status.REFUTED
+    cex = aligned.counterexample
+    assert cex is not None and cex.instance == {"base": 0, "warp": 1}
+    assert issued == {(0, w): 64 * (w & 1) for w in range(4)}
+    assert f"shared address is byte {issued[0, 1]}," in cex.summary
+
+
+def test_elect_sync_under_a_lane_mask_is_unknown():
+    """The leader may be a lane the mask (even threads) turns off: UNKNOWN."""
+    mask = "    and.b32 %r8, %r3, 1;\n    setp.eq.u32 %p2, %r8, 0;\n"
+    guard = f"{mask}    elect.sync %r7|%p3, -1;\n    and.pred %p1, %p2, %p3;"
+    aligned, issued = _guarded(guard)
+    assert aligned.status is Status.UNKNOWN and aligned.counterexample is None
+    assert "cannot resolve (the result of elect.sync)" in aligned.reason
+    assert issued == {(0, w): 64 * (w & 1) for w in range(4)}  # lane 0 is even: it ran
+
+
+def test_a_copy_under_a_guard_known_to_hold_is_refuted_where_it_runs():
+    """Thread 32 (warp 1) alone issues the copy: refuted at warp 1, the interpreter's
+    misaligned address."""
+    aligned, issued = _guarded("    setp.eq.u32 %p1, %r3, 32;")
+    assert aligned.status is Status.REFUTED
+    cex = aligned.counterexample
+    assert cex is not None and cex.instance == {"base": 0, "warp": 1}
+    assert issued == {(0, 1): 64} and "shared address is byte 64," in cex.summary
+
+
+def test_a_misaligned_point_whose_guard_is_off_refutes_nothing():
+    """Warp 0 alone issues the copy; warps 1 and 3, misaligned, never do: PROVED."""
+    aligned, issued = _guarded("    setp.lt.u32 %p1, %r3, 32;")
+    assert aligned.status is Status.PROVED
+    assert issued == {(0, 0): 0}
 
 
 # -- a stage counter whose relation to the iteration is lost ----------------------------

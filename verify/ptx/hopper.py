@@ -70,7 +70,7 @@ boxes paired by their coordinates `verify.ptx.hopper_pairing`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from verify.errors import SpecError
@@ -182,14 +182,14 @@ def decoded(kernel, trace: Trace, read: Read):
     assert isinstance(read.desc, Expr), "points() refuses an Unknown"
     at = compiled(read.desc)
     cases = []
-    runs = executes(read.event)
+    runs = executes(kernel, read.event, trace.ranges)
     bases = base_residues(kernel, where.allocation)
     try:
         for point in where.others:
             at0 = MatrixDescriptor.decode(at({**point, where.allocation: 0}))
             for base in bases:
                 env = {**point, where.allocation: base}
-                if runs(env):
+                if runs(env) is not False:
                     cases.append((point, base, at0, MatrixDescriptor.decode(at(env))))
     except SpecError as e:
         return Unknown(f"its value cannot be evaluated: {e.message}")
@@ -203,6 +203,7 @@ def _wgmma_results(
     if isinstance(reads, Unknown):
         return [unknown_result(kernel, event, "not modelled", reads.reason)]
     results = []
+    runs = executes(kernel, event, trace.ranges)
     for read in reads:
         what = f"operand {read.which} of"
         found = decoded(kernel, trace, read)
@@ -219,6 +220,7 @@ def _wgmma_results(
             "major": read.op.major,
         }
         results.append(_cost(kernel, event, read, what, facts))
+        first = len(results)
         writers = [a for a in placed.get(allocation, []) if _writes(a)]
         tma_writers = [(c, p) for c, p in copies if c.load and p.allocation == allocation]
         feeding, dropped = _thread_writers(kernel, event, read, cases, writers, tma_writers, orders)
@@ -245,7 +247,20 @@ def _wgmma_results(
                 )
             )
         results += _unplaced_writer(kernel, event, what, orders)
+        results[first:] = [_runs_at_counterexample(r, runs, allocation) for r in results[first:]]
     return results
+
+
+def _runs_at_counterexample(result: CheckResult, runs, allocation: str) -> CheckResult:
+    """A refutation of a wgmma read stands only where the wgmma is known to run at its
+    counterexample (`hopper_common.executes`); else UNKNOWN saying why."""
+    cex = result.counterexample
+    if result.status is not Status.REFUTED or cex is None:
+        return result
+    ran = runs({**cex.instance, allocation: cex.instance["base"]})
+    if ran is True:
+        return result
+    return replace(result, status=Status.UNKNOWN, reason=ran, counterexample=None, engine="")
 
 
 def _unplaced_stores(trace: Trace, placed: dict[str, list[memory.Access]]) -> list[Event]:

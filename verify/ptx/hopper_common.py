@@ -30,6 +30,7 @@ from verify.model.wgmma import (
     read_address,
 )
 from verify.ptx import ir, memory
+from verify.ptx.ops import destinations
 from verify.ptx.periods import joint_period
 from verify.ptx.trace import Event
 from verify.ptx.values import Unknown, Value
@@ -204,25 +205,168 @@ def base_residues(kernel, allocation: str) -> list[int]:
     return list(range(0, BASE_PERIOD, step)) if step < BASE_PERIOD else [0]
 
 
-def executes(event: Event) -> Callable[[dict[str, int]], bool]:
-    """env -> False only where the instruction's condition is known to be 0 there
-    (evaluated once per value of the variables it reads)."""
-    cond = event.condition
+# Values of a condition's variables a case does not fix, tried to show that it holds
+# there: every value of a variable of at most _ALL_VALUES (a lane, a warp), a few of a
+# wider one (a parameter: its bounds, middle and powers of two, as verify.ptx.guards
+# tries them), at most MAX_TRIES combinations.
+_ALL_VALUES = 64
+MAX_TRIES = 4096
+
+
+def executes(kernel, event: Event, ranges) -> Callable[[dict[str, int]], bool | str]:
+    """env -> True where the instruction is known to run there (its condition holds
+    at some value of the variables env does not fix), False where it is known not
+    to (0 at every value), else why neither is known. A counterexample stands only
+    at a point where it runs (`verify.ptx.guards` does the same for thread accesses);
+    a point whose condition is unresolved may be checked but refutes nothing. Under
+    the leader predicate of a whole warp's ``elect.sync`` (`_elected`) it runs where
+    its block does, at a point that does not fix the lane. Evaluated once per value
+    of the variables env fixes."""
+    cond = run_condition(kernel, event, ranges)
+    elected = cond is not event.condition
     if isinstance(cond, Unknown):
-        return lambda env: True
+        reason = _UNRESOLVED.format(cond.reason)
+        return lambda env: reason
     names = sorted(free_vars(cond))
     at = compiled(cond)
-    seen: dict[tuple[int, ...], bool] = {}
+    seen: dict[tuple, bool | str] = {}
 
-    def runs(env: dict[str, int]) -> bool:
-        if any(n not in env for n in names):
-            return True
-        key = tuple(env[n] for n in names)
-        if key not in seen:
-            seen[key] = at(env) != 0
-        return seen[key]
+    def runs(env: dict[str, int]) -> bool | str:
+        if elected and "lane" in env:
+            return _UNRESOLVED.format("which lane elect.sync elects")
+        fixed = tuple((n, env[n]) for n in names if n in env)
+        if fixed not in seen:
+            seen[fixed] = _holds_somewhere(at, dict(fixed), names, ranges)
+        return seen[fixed]
 
     return runs
+
+
+def run_condition(kernel, event: Event, ranges) -> Value:
+    """When the instruction runs: its traced condition, or where that is Unknown for
+    an elect.sync's leader predicate, the condition of the warp's getting there
+    (`_leader_condition`). Points enumerated by residues take it into their periods,
+    so that a class's representative runs where its members do."""
+    cond = event.condition
+    leader = _leader_condition(kernel, event, ranges) if isinstance(cond, Unknown) else None
+    return cond if leader is None else leader
+
+
+def _leader_condition(kernel, event: Event, ranges) -> Expr | None:
+    """The instruction's condition where its guard is the leader predicate of a whole
+    warp's ``elect.sync d|p, -1``, alone or and-ed (``and.pred``) with predicates the
+    trace knows, every register of it written by one instruction: its block's
+    condition times those predicates, where each is one value across a warp's lanes
+    (they all run alike, the leader with them); else None. Exactly one lane of each
+    warp that gets there runs it (PTX ISA "elect.sync": one leader among the
+    membermask's threads, all of which execute it)."""
+    guard = event.instr.guard
+    if guard is None or guard[1] or not isinstance(event.block, Expr):
+        return None
+    writers: dict[str, list[ir.Instr]] = {}
+    for item in kernel.fn.body:
+        if isinstance(item, ir.Instr):
+            for reg in destinations(item):
+                writers.setdefault(reg, []).append(item)
+    factors: list[Expr] = [event.block]
+    leaders, pending = 0, [guard[0]]
+    while pending:
+        reg = pending.pop()
+        found = writers.get(reg, [])
+        value = event.state.get(reg)
+        if len(found) != 1:
+            return None
+        if _elects(found[0], reg):
+            leaders += 1
+        elif isinstance(value, Expr):
+            factors.append(value)
+        elif found[0].opcode == "and.pred" and all(
+            isinstance(o, ir.Reg) for o in found[0].operands[1:]
+        ):
+            pending += [o.name for o in found[0].operands[1:] if isinstance(o, ir.Reg)]
+        else:
+            return None
+    if leaders != 1 or not all(_warp_uniform(f, ranges) for f in factors):
+        return None
+    cond: Value = factors[0]
+    for f in factors[1:]:
+        cond = kernel.ctx.op("*", cond, f) if isinstance(cond, Expr) else cond
+    return cond if isinstance(cond, Expr) else None
+
+
+MAX_UNIFORM_CASES = 1 << 16  # lanes times other values enumerated by _warp_uniform
+
+
+def _warp_uniform(cond: Expr, ranges) -> bool:
+    """Whether `cond` is one value across the lanes of a warp at every value of its
+    other variables (``tid.x < 64`` is), shown by enumerating every case; False where
+    they are too many or a variable has no range."""
+    names = sorted(free_vars(cond))
+    if "lane" not in names:
+        return True
+    if any(n not in ranges for n in names):
+        return False
+    others = [n for n in names if n != "lane"]
+    spans = [range(ranges[n].lo, ranges[n].hi) for n in others]
+    lanes = range(ranges["lane"].lo, ranges["lane"].hi)
+    if math.prod(len(r) for r in spans) * len(lanes) > MAX_UNIFORM_CASES:
+        return False
+    at = compiled(cond)
+    try:
+        return all(
+            len({at({**dict(zip(others, values)), "lane": lane}) for lane in lanes}) == 1
+            for values in itertools.product(*spans)
+        )
+    except SpecError:
+        return False
+
+
+def _elects(instr: ir.Instr, reg: str) -> bool:
+    """Whether `instr` is ``elect.sync d|reg, -1``: every lane of the warp takes part."""
+    ops = instr.operands
+    return (
+        instr.parts[:2] == ["elect", "sync"]
+        and len(ops) == 2
+        and isinstance(ops[0], ir.RegPair)
+        and ops[0].second.name == reg
+        and isinstance(ops[1], ir.Imm)
+        and ops[1].value in (-1, 0xFFFFFFFF)
+    )
+
+
+_UNRESOLVED = (
+    "it runs under a condition this reader cannot resolve ({}), so the counterexample "
+    "may not happen"
+)
+
+
+def _holds_somewhere(at, fixed: dict[str, int], names: list[str], ranges) -> bool | str:
+    """True, False or why neither (`executes`) at the values `fixed` gives; False
+    only where every value of the other variables was tried."""
+    free = [n for n in names if n not in fixed]
+    if any(n not in ranges for n in free):
+        return _UNRESOLVED.format(f"its condition reads {', '.join(free)}, not all ranged")
+    spans = [ranges[n] for n in free]
+    tried = [range(r.lo, r.hi) if r.hi - r.lo <= _ALL_VALUES else _candidates(r) for r in spans]
+    every = all(len(t) == r.hi - r.lo for t, r in zip(tried, spans))
+    every = every and math.prod(len(t) for t in tried) <= MAX_TRIES
+    for values in itertools.islice(itertools.product(*tried), MAX_TRIES):
+        try:
+            if at({**fixed, **dict(zip(free, values))}) != 0:
+                return True
+        except SpecError:
+            every = False
+    if every:
+        return False
+    return _UNRESOLVED.format(
+        f"its condition holds at none of the values of {', '.join(free)} tried"
+    )
+
+
+def _candidates(r: Range) -> list[int]:
+    picks = {r.lo, r.lo + 1, r.hi - 1, (r.lo + r.hi) // 2}
+    picks |= {1 << k for k in range(64) if r.lo <= 1 << k < r.hi}
+    return sorted(v for v in picks if r.lo <= v < r.hi)
 
 
 def operand_chunks(op: Operand) -> list[tuple[int, int]]:

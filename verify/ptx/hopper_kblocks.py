@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verify.model.wgmma import Operand
-from verify.ptx.hopper_common import check_result, refuted_result, unknown_result
+from verify.ptx.hopper_common import check_result, executes, refuted_result, unknown_result
 from verify.ptx.trace import Event, Trace
 from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
@@ -68,7 +68,7 @@ def k_blocks(kernel, trace: Trace, blocks: Blocks) -> list[CheckResult]:
             )
             results.append(unknown_result(kernel, events[0], name, why))
             continue
-        results.append(_k_group(kernel, events, blocks))
+        results.append(_k_group(kernel, events, blocks, trace))
     return results
 
 
@@ -124,7 +124,7 @@ def _paired_exactly(events: list[Event], blocks: Blocks, env: dict, chosen: dict
     return True
 
 
-def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
+def _k_group(kernel, events: list[Event], blocks: Blocks, trace: Trace) -> CheckResult:
     first = events[0]
     name = f"k_blocks of {len(events)} wgmma into one accumulator, first"
     stages = _stages(events, blocks)
@@ -150,6 +150,12 @@ def _k_group(kernel, events: list[Event], blocks: Blocks) -> CheckResult:
                 f"{wrong} at {env}, a stage that pairs copies of different loops, which may "
                 "never meet in a run",
             )
+        ran = [executes(kernel, e, trace.ranges)(env) for e in events]
+        if False in ran:
+            continue  # a stage where one of the group never runs
+        why = next((r for r in ran if isinstance(r, str)), None)
+        if why is not None:  # a stage where the group may not run refutes nothing
+            return unknown_result(kernel, first, name, why)
         cex = Counterexample(wrong, env)
         return refuted_result(kernel, first, name, cex)
     return check_result(

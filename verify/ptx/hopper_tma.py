@@ -23,6 +23,7 @@ from verify.ptx.hopper_common import (
     executes,
     points,
     refuted_result,
+    run_condition,
     unknown_result,
 )
 from verify.ptx.hopper_kblocks import TMA_BLOCK, Block
@@ -159,19 +160,22 @@ def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult
     copy = tma_copy(event, kernel.fn, kernel.symbol)
     if isinstance(copy, Unknown):
         return [unknown_result(kernel, event, "not modelled", copy.reason)]
-    where = points(copy.shared, trace.ranges, event.condition)
+    where = points(copy.shared, trace.ranges, run_condition(kernel, event, trace.ranges))
     if isinstance(where, Unknown):
         return [unknown_result(kernel, event, "aligned 128", f"its shared address: {where.reason}")]
     copies.append((copy, where))
     assert isinstance(copy.shared, Expr), "points() refuses an Unknown"
     at = compiled(copy.shared)
-    runs = executes(event)
+    runs = executes(kernel, event, trace.ranges)
     bases = base_residues(kernel, where.allocation)
+    # (point, base, destination, True or why it is not known to run there)
     cases = [
-        (point, base, at({**point, where.allocation: base}))
+        (point, base, at(env), ran)
         for point in where.others
         for base in bases
-        if runs({**point, where.allocation: base})
+        for env in [{**point, where.allocation: base}]
+        for ran in [runs(env)]
+        if ran is not False
     ]
     facts = {"allocation": kernel.shared_label(where.allocation), "tensor_map": copy.map_name}
     if where.periods:  # what the address was decided over: a residue class each value
@@ -183,7 +187,7 @@ def copy_results(kernel, trace, event, placed, maps, copies) -> list[CheckResult
     heads = ("ld", "ldmatrix") if copy.load else ("st", "stmatrix", "cp")
     peers = [a for a in placed.get(where.allocation, []) if a.event.instr.parts[0] in heads]
     if tmap is not None:
-        box = (min(d for _, b, d in cases if b == 0), max(d for _, b, d in cases if b == 0))
+        box = (min(d for _, b, d, _ in cases if b == 0), max(d for _, b, d, _ in cases if b == 0))
         peers = [a for a in peers if _may_touch(a, box[0], box[1] + tmap.bytes, trace)]
     if peers and tmap is None:
         results.append(_no_map(kernel, event, "placement"))
@@ -205,17 +209,23 @@ def _may_touch(access: memory.Access, lo: int, hi: int, trace: Trace) -> bool:
 
 
 def _aligned(kernel, event, cases, periods, trace, facts) -> CheckResult:
-    for point, base, dest in cases:
+    unresolved = None  # why a misaligned point is not known to run
+    for point, base, dest, ran in cases:
         if dest % tma_model.DESTINATION_ALIGN:
             loose = set(point) & trace.loose
             if loose and (len(loose) > 1 or set(point) & set(trace.loops)):
                 return unknown_result(kernel, event, "aligned 128", _LOOSE)
+            if ran is not True:
+                unresolved = unresolved or ran
+                continue
             cex = Counterexample(
                 f"with the buffer at byte {base}: the box's shared address is byte {dest}, "
                 f"not a multiple of {tma_model.DESTINATION_ALIGN}{_classes(point, periods)}",
                 {"base": base, **point},
             )
             return refuted_result(kernel, event, "aligned 128", cex, facts=facts)
+    if unresolved is not None:
+        return unknown_result(kernel, event, "aligned 128", unresolved)
     return check_result(
         kernel, event, "aligned 128", Status.PROVED, engine="enumeration", facts=facts
     )
@@ -248,16 +258,20 @@ def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> Chec
     """The box moves with the base byte for byte, as the thread peers' addresses do."""
     inner = tmap.inner_bytes
     chunks = [(r, c) for r in range(tmap.rows) for c in range(0, inner, 16)]
-    by_point = {tuple(sorted(p.items())): d for p, b, d in cases if b == 0}
+    by_point = {tuple(sorted(p.items())): d for p, b, d, _ in cases if b == 0}
     peer = peers[0]
     role = "reads" if load else "writes"
-    for point, base, dest in cases:
+    unresolved = None  # why a misplaced point is not known to run
+    for point, base, dest, ran in cases:
         dest0 = by_point.get(tuple(sorted(point.items())))
         if dest0 is None or not tmap.swizzle:
             continue
         for r, c in chunks:
             there = tma_swizzle(dest + r * inner + c, tmap.swizzle)
             here = tma_swizzle(dest0 + r * inner + c, tmap.swizzle) + base
+            if there != here and ran is not True:
+                unresolved = unresolved or ran
+                break
             if there != here:
                 summary = (
                     f"with the buffer at byte {base} the box starts at byte {dest}, "
@@ -270,6 +284,8 @@ def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> Chec
                 )
                 cex = Counterexample(summary, {"base": base, **point, "row": r})
                 return refuted_result(kernel, event, "placement", cex, facts=facts)
+    if unresolved is not None:
+        return unknown_result(kernel, event, "placement", unresolved)
     return check_result(
         kernel, event, "placement", Status.PROVED, engine="enumeration", facts=facts
     )

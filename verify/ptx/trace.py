@@ -68,6 +68,7 @@ class Event:
     state: dict[str, Value]  # registers just before it
     condition: Value  # 0/1: when it executes (block condition times its guard)
     loops: list[str]  # the iteration variables of the loops around it
+    block: Value = Const(1)  # 0/1: when its block runs (`condition` without its guard)
 
 
 @dataclass
@@ -125,7 +126,7 @@ class Tracer:
                 guard = self._guard(state, instr)
                 where = self._and(cond, guard)
                 around = [entry.info.name for entry in self.open]
-                self.events.append(Event(instr, dict(state), where, around))
+                self.events.append(Event(instr, dict(state), where, around, cond))
             self.m.step(state, instr)
         self.out[b], self.cond[b] = state, cond
         while self.open and self.open[-1].loop.latch == b and not self.open[-1].closing:
@@ -305,6 +306,7 @@ class Tracer:
         info.runs = runs
         for event in self.events[first_event:]:
             event.condition = self._and(event.condition, runs)
+            event.block = self._and(event.block, runs)
 
     def _last_iteration(self, info: LoopInfo) -> Value:
         """The iteration the loop leaves at: trip - 1, or, where the trip count varies
