@@ -73,6 +73,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from verify.engines.cases import Outcome, closed_form, decide_cases
 from verify.errors import SpecError
 from verify.model.expr import Expr, compiled
 from verify.model.wgmma import BASE_PERIOD, MatrixDescriptor, Operand, read_wavefronts
@@ -89,8 +90,8 @@ from verify.ptx.hopper_common import (
     handles,
     operand_chunks,
     points,
-    refuted_result,
     unknown_result,
+    verdict_result,
     wgmma_reads,
 )
 from verify.ptx.hopper_copies import Generations, copied, copied_reader, overwritten_by_tma
@@ -340,7 +341,7 @@ def _cost(kernel, event, read: Read, what: str, facts: dict) -> CheckResult:
         kernel,
         event,
         f"wavefronts {what}",
-        Status.PROVED,
+        closed_form().status,
         wavefronts=n,
         ideal_wavefronts=n,
         fidelity=(
@@ -359,25 +360,25 @@ def _placement(kernel, event, read: Read, what: str, cases, writers, facts) -> C
     writer = f"{writers[0].instruction} at PTX line {lines[0]}" + (
         f" and {len(lines) - 1} more" if len(lines) > 1 else ""
     )
-    for point, base, at0, atb in cases:
+
+    def misplaced(case) -> Outcome:
+        point, base, at0, atb = case
         miss = moved(at0, atb, base, read.op)
         if miss is None:
-            continue
+            return None
         summary = (
             f"with the buffer at byte {base}: element (row {miss.row}, k {miss.k}) of operand "
             f"{read.which} is written at byte {miss.expected} (its writers, {writer}, place "
             f"the tile relative to the buffer) but wgmma reads byte {miss.read} "
             f"({atb.swizzle.label} XORs absolute address bits; descriptor {atb})"
         )
-        cex = Counterexample(summary, {"base": base, **point, "row": miss.row, "k": miss.k})
-        return refuted_result(kernel, event, f"placement {what}", cex, facts=facts)
+        return Counterexample(summary, {"base": base, **point, "row": miss.row, "k": miss.k})
+
+    verdict = decide_cases(cases, misplaced)
+    name = f"placement {what}"
+    if verdict.status is not Status.PROVED:
+        return verdict_result(kernel, event, name, verdict, "enumeration", facts)
     bases = sorted({base for _, base, _, _ in cases})
     step = bases[1] - bases[0] if len(bases) > 1 else BASE_PERIOD
-    return check_result(
-        kernel,
-        event,
-        f"placement {what}",
-        Status.PROVED,
-        engine="enumeration",
-        facts={**facts, "bases": f"every multiple of {step}", "points": len(cases)},
-    )
+    facts = {**facts, "bases": f"every multiple of {step}", "points": len(cases)}
+    return verdict_result(kernel, event, name, verdict, "enumeration", facts)

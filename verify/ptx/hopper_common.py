@@ -34,7 +34,7 @@ from verify.ptx.ops import destinations
 from verify.ptx.periods import joint_period
 from verify.ptx.trace import Event
 from verify.ptx.values import Unknown, Value
-from verify.results import CheckResult, Counterexample
+from verify.results import CheckResult, Verdict
 from verify.smt.solve import Status
 
 MAX_POINTS = 4096  # values of the variables a descriptor reads, besides the base
@@ -436,10 +436,17 @@ def unknown_result(kernel, event: Event, what: str, reason: str) -> CheckResult:
     return check_result(kernel, event, what, Status.UNKNOWN, reason=reason)
 
 
-def refuted_result(
-    kernel, event: Event, what: str, cex: Counterexample, engine="enumeration", facts=None
-) -> CheckResult:
-    """REFUTED by the case `cex` names, found by `engine`'s enumeration."""
+def verdict_result(kernel, event: Event, what: str, verdict: Verdict, engine: str, facts=None):
+    """The check's result from the verdict `verify.engines.cases` gave: decided by
+    `engine` with `facts`, or UNKNOWN with its reason alone."""
+    if verdict.status is Status.UNKNOWN:
+        return unknown_result(kernel, event, what, verdict.reason)
     return check_result(
-        kernel, event, what, Status.REFUTED, counterexample=cex, engine=engine, facts=facts or {}
+        kernel,
+        event,
+        what,
+        verdict.status,
+        counterexample=verdict.counterexample,
+        engine=engine,
+        facts=facts or {},
     )

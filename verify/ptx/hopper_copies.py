@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from verify.engines.cases import Outcome, decide_cases
 from verify.engines.enumeration import Vectorised
 from verify.errors import SpecError
 from verify.model.expr import Const, Expr, Range, add, free_vars
@@ -20,8 +21,7 @@ from verify.ptx.hopper_common import (
     check_result,
     chunk_reader,
     operand_chunks,
-    refuted_result,
-    unknown_result,
+    verdict_result,
 )
 from verify.ptx.hopper_kblocks import Block
 from verify.ptx.trace import Trace
@@ -237,42 +237,41 @@ def copied_reader(
         kept = facts.get("writers_kept")  # why hopper_writers kept them
         why = f"{written} (kept as writers: {kept})" if kept else written
         return check_result(kernel, event, name, Status.UNKNOWN, reason=why, facts=facts)
-    checked = 0
-    for point, base, at0, _ in cases:
-        if base:
-            continue
-        chunks = chunk_reader(
-            at0.leading_byte_offset, at0.stride_byte_offset, at0.swizzle, read.op
-        )(at0.start_address, at0.base_offset)
-        for key, gen in written.items():
-            if any(point.get(n, v) != v for n, v in key):
-                continue  # another value of a variable the read shares
-            held = [gen.get(c) for c in chunks]
-            if None in held:
-                continue  # this generation does not write all of it
-            wrong = _not_a_block(read.op, held)
-            checked += 1
-            if wrong is not None:
-                return _refuted_block(
-                    kernel, event, read, name, point, key, gen, chunks, wrong, facts
-                )
-            pitch = held[operand_chunks(read.op).index((1, 0) if read.op.major == "K" else (0, 1))]
-            where = (tuple(sorted(point.items())), key)
-            blocks.setdefault((id(event), read.which), (event, read.op, {}))[2][where] = Block(
-                held[0].param, held[0].offset, pitch.offset - held[0].offset
-            )
-    if not checked:
-        return unknown_result(
-            kernel, event, name, "no iteration's cp.async copies write every chunk wgmma reads"
+
+    def generations():
+        """(point, generation key, its chunks, the chunks wgmma reads, what they hold)
+        for every generation of copies writing every chunk the read reads, at base 0."""
+        for point, base, at0, _ in cases:
+            if base:
+                continue
+            chunks = chunk_reader(
+                at0.leading_byte_offset, at0.stride_byte_offset, at0.swizzle, read.op
+            )(at0.start_address, at0.base_offset)
+            for key, gen in written.items():
+                if any(point.get(n, v) != v for n, v in key):
+                    continue  # another value of a variable the read shares
+                held = [gen.get(c) for c in chunks]
+                if None not in held:  # else this generation does not write all of it
+                    yield point, key, gen, chunks, held
+
+    def not_a_block(case) -> Outcome:
+        point, key, gen, chunks, held = case
+        wrong = _not_a_block(read.op, held)
+        if wrong is not None:
+            return _block_counterexample(read, point, key, gen, chunks, wrong)
+        pitch = held[operand_chunks(read.op).index((1, 0) if read.op.major == "K" else (0, 1))]
+        where = (tuple(sorted(point.items())), key)
+        blocks.setdefault((id(event), read.which), (event, read.op, {}))[2][where] = Block(
+            held[0].param, held[0].offset, pitch.offset - held[0].offset
         )
-    return check_result(
-        kernel,
-        event,
-        name,
-        Status.PROVED,
-        engine="enumeration",
-        facts={**facts, "generations": checked},
-    )
+        return None
+
+    found = list(generations())
+    none = "" if found else "no iteration's cp.async copies write every chunk wgmma reads"
+    verdict = decide_cases(found, not_a_block, incomplete=none)
+    if verdict.status is Status.PROVED:
+        facts = {**facts, "generations": len(found)}
+    return verdict_result(kernel, event, name, verdict, "enumeration", facts)
 
 
 def _not_a_block(op: Operand, held: list[Source]) -> tuple[int, int | None] | None:
@@ -298,7 +297,7 @@ def _not_a_block(op: Operand, held: list[Source]) -> tuple[int, int | None] | No
     return None
 
 
-def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, facts):
+def _block_counterexample(read, point, key, gen, chunks, wrong) -> Counterexample:
     index, expected = wrong
     row, k = operand_chunks(read.op)[index]
     src = gen[chunks[index]]
@@ -321,8 +320,7 @@ def _refuted_block(kernel, event, read, name, point, key, gen, chunks, wrong, fa
         f"the block it reads starts at global byte {first.offset}, so the element is global "
         f"byte {expected}, which {where}"
     )
-    cex = Counterexample(summary, {**point, **dict(key), "base": 0, "row": row, "k": k})
-    return refuted_result(kernel, event, name, cex, facts=facts)
+    return Counterexample(summary, {**point, **dict(key), "base": 0, "row": row, "k": k})
 
 
 # -- thread writes the TMA overwrites ---------------------------------------------------

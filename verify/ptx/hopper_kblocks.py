@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from verify.engines.cases import Outcome, Undecided, decide_cases
 from verify.model.wgmma import Operand
-from verify.ptx.hopper_common import check_result, executes, refuted_result, unknown_result
+from verify.ptx.hopper_common import executes, unknown_result, verdict_result
 from verify.ptx.trace import Event, Trace
 from verify.results import CheckResult, Counterexample
 from verify.smt.solve import Status
@@ -136,31 +137,30 @@ def _k_group(kernel, events: list[Event], blocks: Blocks, trace: Trace) -> Check
         return unknown_result(
             kernel, first, name, "no stage is proved a block of its matrix for all of them"
         )
-    for env, chosen in stages:
+
+    def mismatch(stage) -> Outcome:
+        env, chosen = stage
         wrong = _k_mismatch(events, blocks, chosen)
         if not wrong:
-            continue
+            return None
         if wrong.startswith(_TMA_BOXES):
-            return unknown_result(kernel, first, name, f"{wrong} at {env}")
+            return Undecided(f"{wrong} at {env}")
         if not _paired_exactly(events, blocks, env, chosen):
-            return unknown_result(
-                kernel,
-                first,
-                name,
+            return Undecided(
                 f"{wrong} at {env}, a stage that pairs copies of different loops, which may "
-                "never meet in a run",
+                "never meet in a run"
             )
         ran = [executes(kernel, e, trace.ranges)(env) for e in events]
         if False in ran:
-            continue  # a stage where one of the group never runs
+            return None  # a stage where one of the group never runs
         why = next((r for r in ran if isinstance(r, str)), None)
         if why is not None:  # a stage where the group may not run refutes nothing
-            return unknown_result(kernel, first, name, why)
-        cex = Counterexample(wrong, env)
-        return refuted_result(kernel, first, name, cex)
-    return check_result(
-        kernel, first, name, Status.PROVED, engine="enumeration", facts={"stages": len(stages)}
-    )
+            return Undecided(why)
+        return Counterexample(wrong, env)
+
+    verdict = decide_cases(stages, mismatch)
+    facts = {"stages": len(stages)} if verdict.status is Status.PROVED else {}
+    return verdict_result(kernel, first, name, verdict, "enumeration", facts)
 
 
 def _k_mismatch(events: list[Event], blocks: Blocks, chosen: dict) -> str:

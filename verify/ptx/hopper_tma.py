@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from verify.engines.cases import Outcome, Undecided, decide_cases
 from verify.errors import SpecError
 from verify.model import tma as tma_model
 from verify.model.expr import BinOp, Const, Expr, bounds, compiled
@@ -19,12 +20,11 @@ from verify.ptx import ir, memory, tensormaps
 from verify.ptx.hopper_common import (
     Read,
     base_residues,
-    check_result,
     executes,
     points,
-    refuted_result,
     run_condition,
     unknown_result,
+    verdict_result,
 )
 from verify.ptx.hopper_kblocks import TMA_BLOCK, Block
 from verify.ptx.hopper_pairing import coordinate_offset, run_continues
@@ -209,26 +209,23 @@ def _may_touch(access: memory.Access, lo: int, hi: int, trace: Trace) -> bool:
 
 
 def _aligned(kernel, event, cases, periods, trace, facts) -> CheckResult:
-    unresolved = None  # why a misaligned point is not known to run
-    for point, base, dest, ran in cases:
-        if dest % tma_model.DESTINATION_ALIGN:
-            loose = set(point) & trace.loose
-            if loose and (len(loose) > 1 or set(point) & set(trace.loops)):
-                return unknown_result(kernel, event, "aligned 128", _LOOSE)
-            if ran is not True:
-                unresolved = unresolved or ran
-                continue
-            cex = Counterexample(
-                f"with the buffer at byte {base}: the box's shared address is byte {dest}, "
-                f"not a multiple of {tma_model.DESTINATION_ALIGN}{_classes(point, periods)}",
-                {"base": base, **point},
-            )
-            return refuted_result(kernel, event, "aligned 128", cex, facts=facts)
-    if unresolved is not None:
-        return unknown_result(kernel, event, "aligned 128", unresolved)
-    return check_result(
-        kernel, event, "aligned 128", Status.PROVED, engine="enumeration", facts=facts
-    )
+    def misaligned(case) -> Outcome:
+        point, base, dest, ran = case
+        if not dest % tma_model.DESTINATION_ALIGN:
+            return None
+        loose = set(point) & trace.loose
+        if loose and (len(loose) > 1 or set(point) & set(trace.loops)):
+            return Undecided(_LOOSE)
+        if ran is not True:
+            return Undecided(ran)
+        return Counterexample(
+            f"with the buffer at byte {base}: the box's shared address is byte {dest}, "
+            f"not a multiple of {tma_model.DESTINATION_ALIGN}{_classes(point, periods)}",
+            {"base": base, **point},
+        )
+
+    verdict = decide_cases(cases, misaligned)
+    return verdict_result(kernel, event, "aligned 128", verdict, "enumeration", facts)
 
 
 _LOOSE = (
@@ -261,17 +258,17 @@ def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> Chec
     by_point = {tuple(sorted(p.items())): d for p, b, d, _ in cases if b == 0}
     peer = peers[0]
     role = "reads" if load else "writes"
-    unresolved = None  # why a misplaced point is not known to run
-    for point, base, dest, ran in cases:
+
+    def misplaced(case) -> Outcome:
+        point, base, dest, ran = case
         dest0 = by_point.get(tuple(sorted(point.items())))
         if dest0 is None or not tmap.swizzle:
-            continue
+            return None
         for r, c in chunks:
             there = tma_swizzle(dest + r * inner + c, tmap.swizzle)
             here = tma_swizzle(dest0 + r * inner + c, tmap.swizzle) + base
             if there != here and ran is not True:
-                unresolved = unresolved or ran
-                break
+                return Undecided(ran)
             if there != here:
                 summary = (
                     f"with the buffer at byte {base} the box starts at byte {dest}, "
@@ -282,13 +279,11 @@ def _box_placement(kernel, event, cases, tmap, peers, load: bool, facts) -> Chec
                     f"{role} it at byte {here} (its address moves with the buffer; "
                     "TMA swizzles absolute addresses: tilelang#2379)"
                 )
-                cex = Counterexample(summary, {"base": base, **point, "row": r})
-                return refuted_result(kernel, event, "placement", cex, facts=facts)
-    if unresolved is not None:
-        return unknown_result(kernel, event, "placement", unresolved)
-    return check_result(
-        kernel, event, "placement", Status.PROVED, engine="enumeration", facts=facts
-    )
+                return Counterexample(summary, {"base": base, **point, "row": r})
+        return None
+
+    verdict = decide_cases(cases, misplaced)
+    return verdict_result(kernel, event, "placement", verdict, "enumeration", facts)
 
 
 def _box_coords(tmap, boxes: int, op: Operand, delta: int) -> tuple[str, str] | str:
@@ -368,52 +363,52 @@ def tma_reader(
             found_blocks[tuple(sorted(point.items())), ()] = tma_block(
                 copy, tmap, read.op, dest0, delta, frame
             )
-    unknown = None
-    for (tmap, desc, dest), (copy, point, base, past_row) in strided.items():
+    name = f"writer_reader {what}"
+
+    def in_global(item) -> Outcome:
+        """writer = reader of one box decided in the global tensor (`_global_mismatch`)."""
+        (tmap, desc, dest), (copy, point, base, past_row) = item
         wrong = _global_mismatch(tmap, desc, read.op, dest)
         if wrong is None:
-            unknown = unknown or (_PAST_ROW if past_row else None)
-            continue
+            return Undecided(_PAST_ROW) if past_row else None
         row, k, summary, decided = wrong
         if not decided:
-            unknown = unknown or summary
-            continue
-        cex = Counterexample(
+            return Undecided(summary)
+        return Counterexample(
             f"{summary} (the TMA copy at PTX line {copy.event.instr.line}, read through "
             f"{desc} as operand {read.which}, the box at byte {dest})",
             {**point, "base": base, "row": row, "k": k},
         )
-        return refuted_result(kernel, event, f"writer_reader {what}", cex, facts=facts)
-    for (tmap, desc, coords, align, at_base), (copy, point) in groups.items():
+
+    def by_runner(item) -> Outcome:
+        """writer = reader of one run of boxes, by verify's runner (`_box_verdict`)."""
+        (tmap, desc, coords, align, at_base), (copy, point) = item
         status, mismatch = _box_verdict(tmap, desc, read.op, align, coords, at_base)
         if status is Status.PROVED:
-            continue
+            return None
         if mismatch is None:
-            unknown = unknown or "verify's runner decided nothing"
-            continue
+            return Undecided("verify's runner decided nothing")
         summary = (
             f"{mismatch}: the box of the TMA copy at PTX line {copy.event.instr.line} "
             f"(its boxes, end to end: {tmap.layout_text()}) read through {desc} as "
             f"operand {read.which}"
         )
-        cex = Counterexample(
+        return Counterexample(
             summary, {**point, "base": mismatch.base, "row": mismatch.row, "k": mismatch.k}
         )
-        return refuted_result(
-            kernel, event, f"writer_reader {what}", cex, engine="verify runner", facts=facts
-        )
-    if unknown is not None:
-        return unknown_result(kernel, event, f"writer_reader {what}", unknown)
-    if blocks is not None and found_blocks and not strided:
+
+    tests = [(in_global, item) for item in strided.items()]
+    tests += [(by_runner, item) for item in groups.items()]
+    verdict = decide_cases(tests, lambda test: test[0](test[1]))
+    if verdict.status is Status.REFUTED:
+        runner = verdict.figures["case"][0] is by_runner
+        engine = "verify runner" if runner else "enumeration"
+        return verdict_result(kernel, event, name, verdict, engine, facts)
+    if verdict.status is Status.PROVED and blocks is not None and found_blocks and not strided:
         blocks.setdefault((id(event), read.which), (event, read.op, {}))[2].update(found_blocks)
-    return check_result(
-        kernel,
-        event,
-        f"writer_reader {what}",
-        Status.PROVED,
-        engine="verify runner" if groups else "enumeration",
-        facts={**facts, "boxes": len(groups) + len(strided)},
-    )
+    engine = "verify runner" if groups else "enumeration"
+    boxes = {**facts, "boxes": len(groups) + len(strided)}
+    return verdict_result(kernel, event, name, verdict, engine, boxes)
 
 
 _LINE = 1 << 24  # its pitch: more bytes than any run of boxes holds in a line
