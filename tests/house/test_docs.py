@@ -95,17 +95,20 @@ def exists(cited: str) -> bool:
     return True
 
 
-def _cases() -> list[tuple[str, str]]:
-    cases = []
-    for path in _documents():
-        cases.append((str(path.relative_to(ROOT)), path.read_text()))
-    for path in _sources():
-        cases.append((str(path.relative_to(ROOT)), _docstrings_and_comments(path)))
-    return cases
+def _cases() -> list[str]:
+    """The documents and sources scanned, relative to the repository; each is read
+    (a source tokenized) by its own test, not at collection in every worker."""
+    return [str(path.relative_to(ROOT)) for path in [*_documents(), *_sources()]]
 
 
-@pytest.mark.parametrize(("where", "text"), _cases(), ids=[c[0] for c in _cases()])
-def test_cited_paths_exist(where: str, text: str) -> None:
+def _text(where: str) -> str:
+    path = ROOT / where
+    return path.read_text() if path.suffix == ".md" else _docstrings_and_comments(path)
+
+
+@pytest.mark.parametrize("where", _cases())
+def test_cited_paths_exist(where: str) -> None:
+    text = _text(where)
     missing = sorted({c for c in citations(text) if not exists(c)})
     assert not missing, f"{where} cites paths that do not exist: {missing}"
 
