@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from verify.engines.options import RunOptions
+from verify.engines.options import WORK_ENV, RunOptions
 from verify.integrations.triton_exit import hide_leak_report_at_exit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +18,9 @@ DATA = os.path.join(ROOT, "tests", "data")
 # any catalog check spends (fwd_hdim128: 204 M, benchmarks/results/rlimit_catalog.md);
 # enumeration counts no units and always runs to its end.
 WORK = RunOptions.units(400_000_000)
+# The same for every command a test runs, in process or as a subprocess (which
+# inherits the environment): its default --timeout counts these units instead.
+os.environ[WORK_ENV] = str(WORK.rlimit)
 
 
 def pytest_configure(config):

@@ -7,6 +7,7 @@ and the GPU spot check down to the runner, which gives every check a fresh
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from verify.smt.budget import Budget
@@ -14,6 +15,10 @@ from verify.smt.budget import Budget
 AUTO, Z3, ENUMERATION = "auto", "z3", "enumeration"
 ENGINE_NAMES = (AUTO, Z3, ENUMERATION)
 DEFAULT_SECONDS = 60.0  # per check: the command line's --timeout default
+# Set to a count of z3 resource units, the default wall-clock allowance becomes that
+# many units instead (tests and CI set it, so that a command run as a subprocess
+# decides alike on a loaded machine); an explicit other --timeout still counts seconds.
+WORK_ENV = "VERIFY_RLIMIT"
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,16 @@ class RunOptions:
 
     def budget(self) -> Budget:
         """A fresh allowance for one check."""
-        return Budget(self.seconds, self.rlimit)
+        return Budget(*self.limits())
+
+    def limits(self) -> tuple[float | None, int | None]:
+        """(seconds, rlimit) a check gets: the default seconds become `WORK_ENV`'s
+        units where that is set and no units were asked for."""
+        units = os.environ.get(WORK_ENV, "")
+        if units.isdigit() and self.rlimit is None and self.seconds == DEFAULT_SECONDS:
+            return None, int(units)
+        return self.seconds, self.rlimit
 
     def key(self) -> tuple:
         """What a cached answer depends on."""
-        return (self.engine, self.seconds, self.rlimit)
+        return (self.engine, *self.limits())
