@@ -23,6 +23,7 @@ import json
 import sys
 import time
 
+from benchmarks.speed.ptx_front import record
 from verify.engines.options import RunOptions
 from verify.ptx import specgen
 from verify.ptx.check import Options, check_ptx
@@ -79,19 +80,6 @@ def _key(path: str, options: dict) -> str:
     return f"{path} {json.dumps(options, sort_keys=True)}"
 
 
-def _record(result) -> list:
-    return [
-        result.facts.get("ptx_line"),
-        result.property,
-        result.status.name,
-        result.wavefronts,
-        result.ideal_wavefronts,
-        result.max_ways,
-        result.reason,
-        str(result.counterexample) if result.counterexample is not None else None,
-    ]
-
-
 def run(rounds: int = 1) -> tuple[dict, dict]:
     found: dict[str, list[list]] = {}
     seconds: dict[str, float] = {}
@@ -100,7 +88,7 @@ def run(rounds: int = 1) -> tuple[dict, dict]:
             start = time.process_time()
             try:
                 results = check_ptx(path, Options(run=RunOptions(seconds=30), **options))
-                rows = [_record(r) for r in results]
+                rows = [record(r) for r in results]
             except Exception as e:  # a case that errors is recorded as its error
                 rows = [["error", type(e).__name__, str(e)]]
             spent = time.process_time() - start
