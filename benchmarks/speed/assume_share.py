@@ -56,7 +56,7 @@ def main() -> int:
         results = check.check_ptx(path, check.Options(run=RunOptions(seconds=30), **options))
         seconds[key] = time.process_time() - start
         found[key] = [
-            [*kc._record(r), r.facts.get("proved_under"), r.facts.get("proved_when")]
+            [*kc.record(r), r.facts.get("proved_under"), r.facts.get("proved_when")]
             for r in results
         ]
     for key, s in seconds.items():
