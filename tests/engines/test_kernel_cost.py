@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from verify.engines import copy_rules, plain
+from verify.model import expr as expr_module
 from verify.model.bank import hardware_copy_cost
 from verify.model.expr import BinOp, Const, Expr, Var, evaluate
 from verify.model.instructions import parse_instruction
@@ -68,9 +69,9 @@ def test_expressions_of_one_shape_share_code_and_keep_their_own_values():
     x, y = Var("x"), Var("y")
     first: list[Expr] = [BinOp("+", BinOp("*", x, Const(16)), Const(3)), BinOp("%", x, Const(5))]
     second: list[Expr] = [BinOp("+", BinOp("*", y, Const(7)), Const(1000)), BinOp("%", y, Const(3))]
-    plain._FACTORIES.clear()
+    expr_module._FACTORIES.clear()
     one, two = plain.function(first), plain.function(second)
-    assert len(plain._FACTORIES) == 1
+    assert len(expr_module._FACTORIES) == 1
     for v in range(20):
         assert one({"x": v}) == tuple(evaluate(e, {"x": v}) for e in first)
         assert two({"y": v}) == tuple(evaluate(e, {"y": v}) for e in second)

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from verify.model.bank import bank_cost, hardware_wavefronts
-from verify.model.expr import BinOp, Const, Expr, Range, Var
+from verify.model.expr import BinOp, Const, Expr, Range, Var, generated_factory
 from verify.model.instructions import Instruction
 
 # Points (lane evaluations) at most walked here: a few milliseconds of Python,
@@ -73,7 +73,7 @@ def function(exprs: list[Expr]) -> Callable[[dict[str, int]], tuple[int, ...]]:
     divisor or long shift anywhere in the domain, so no error to raise). Constants
     and variable names are the generated factory's arguments, so expressions of one
     shape (a kernel's accesses mostly differ in their constants) share one
-    compiled text (`_FACTORIES`)."""
+    compiled text (`verify.model.expr.generated_factory`)."""
     lines: list[str] = []
     refs: dict[int, str] = {}
     local: dict[str, str] = {}
@@ -111,20 +111,7 @@ def function(exprs: list[Expr]) -> Callable[[dict[str, int]], tuple[int, ...]]:
             "    return values",
         ]
     )
-    factory = _FACTORIES.get(source)
-    if factory is None:
-        if len(_FACTORIES) >= _MAX_FACTORIES:
-            _FACTORIES.clear()
-        namespace: dict = {}
-        exec(compile(source, "<verify.engines.plain>", "exec"), namespace)
-        factory = _FACTORIES[source] = namespace["factory"]
-    return factory(*cells)
-
-
-# Generated source of `function` -> its compiled factory; bounded, as
-# `verify.model.expr`'s is.
-_FACTORIES: dict[str, Callable] = {}
-_MAX_FACTORIES = 4096
+    return generated_factory(source, "<verify.engines.plain>")(*cells)
 
 
 def walk(names: Sequence[str], ranges: Sequence[Range]) -> Iterator[dict[str, int]]:

@@ -247,14 +247,21 @@ def _generated(e: BinOp, checked: bool) -> Callable[[Mapping[str, int]], int]:
         source, cells = _source(e, checked)
     except _NotGenerated:
         return slow if checked else _closures(e)
+    return generated_factory(source, "<verify.model.expr>")(slow, _apply, *cells)
+
+
+def generated_factory(source: str, filename: str) -> Callable:
+    """The function `factory` that the generated Python `source` defines, compiled
+    once per distinct text (shapes repeat across nodes and specs; the cache is
+    bounded). `verify.engines.plain` compiles its walks here too."""
     factory = _FACTORIES.get(source)
     if factory is None:
         if len(_FACTORIES) >= _MAX_FACTORIES:
             _FACTORIES.clear()
         scope: dict = {}
-        exec(compile(source, "<verify.model.expr>", "exec"), scope)
+        exec(compile(source, filename, "exec"), scope)
         factory = _FACTORIES[source] = scope["factory"]
-    return factory(slow, _apply, *cells)
+    return factory
 
 
 def _source(e: BinOp, checked: bool) -> tuple[str, list]:
