@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import csv
 import importlib
+import json
 import os
 import resource
 import runpy
@@ -42,6 +43,7 @@ from triton.experimental.gluon._runtime import GluonASTSource
 
 from benchmarks.campaigns.triton_kernels import CATALOG, source
 from benchmarks.speed.catalog import machine
+from benchmarks.speed.ptx_front import record
 from verify.engines.runner import ACCESS_CHECKS, Runner
 from verify.integrations.triton_hook import Session
 
@@ -259,7 +261,11 @@ def main() -> int:
         "verify.spec.direct: rounds of both ways take turns in one process (OUT_parser.md)",
     )
     parser.add_argument("--out", default=RESULTS, help="where the .csv and .md go (no suffix)")
+    parser.add_argument("--record", help="check each kernel once and write its results here (JSON)")
+    parser.add_argument("--compare", help="check each kernel once and compare with --record's file")
     args = parser.parse_args()
+    if args.record or args.compare:
+        return record_or_compare(args.record, args.compare)
     from benchmarks.speed.kernel_check import read_with_parser
     from verify.ptx import specgen
 
@@ -303,6 +309,44 @@ def main() -> int:
             )
         write(rows, first, second, phases[mode], load_at_start, out, note)
     return 0
+
+
+def kernel_results() -> dict[str, list]:
+    """Each catalog kernel's results as `ptx_front.record` writes them, one pass."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    knobs.compilation.always_compile = True
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton")
+        session = Session(cache_dir="", report=None)
+        session.install()
+        try:
+            for kernel in CATALOG:
+                compile_seconds(source(kernel), kernel.options)
+                out[kernel.stem] = [record(r) for r in session.kernels[-1].results]
+        finally:
+            session.uninstall()
+    return out
+
+
+def record_or_compare(record_to: str | None, compare_with: str | None) -> int:
+    """`--record F` writes every kernel's results; `--compare F` says which differ
+    (exit 1 if any): a speed change is shown to change no verdict, figure or reason."""
+    results = json.loads(json.dumps(kernel_results()))
+    if record_to:
+        with open(record_to, "w") as f:
+            json.dump(results, f, indent=0)
+    if not compare_with:
+        return 0
+    with open(compare_with) as f:
+        before = json.load(f)
+    differ = [
+        stem for stem in sorted(set(before) | set(results)) if before.get(stem) != results.get(stem)
+    ]
+    for stem in differ:
+        print(f"{stem}: results differ")
+    print(f"{len(differ)} of {len(results)} kernels differ")
+    return 1 if differ else 0
 
 
 FIGURES = (
