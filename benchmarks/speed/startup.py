@@ -19,6 +19,7 @@ run by run, so the machine's load weighs on each alike.
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import resource
@@ -131,8 +132,11 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def main():
-    before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
-    other = sys.argv[sys.argv.index("--tree") + 1] if "--tree" in sys.argv else None
+    parser = argparse.ArgumentParser(description="Start-up CPU seconds (results/startup.md).")
+    parser.add_argument("--before", metavar="COMMIT", help="also measure this commit's tree")
+    parser.add_argument("--tree", metavar="DIR", help="also measure the tree in DIR")
+    args = parser.parse_args()
+    before, other = args.before, args.tree
     verify = [sys.executable, os.path.join(os.path.dirname(sys.executable), "verify")]
     with tempfile.TemporaryDirectory() as scratch:
         bytecode, cache, tree = (os.path.join(scratch, d) for d in ("pyc", "cache", "tree"))
