@@ -55,7 +55,7 @@ from verify.model.bank import (
     BANKS,
     WORD_BYTES,
     bank_cost,
-    hardware_wavefronts,
+    rule_l,
 )
 from verify.model.expr import (
     CONCRETE_OPS,
@@ -434,10 +434,7 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
             merged = merged_pairs(access.instruction, addresses)
             ways.offer(costs.max(axis=1), first)
             waves.offer(costs.sum(axis=1) - merged, first)
-    return BankFigures(
-        _replayed(access, instance, ways, "max_ways", clock.stopped),
-        _replayed(access, instance, waves, "wavefronts", clock.stopped),
-    )
+    return _replayed_figures(access, instance, ways, waves, clock.stopped)
 
 
 def _plain_bank_figures(
@@ -459,27 +456,38 @@ def _plain_bank_figures(
                 LANE,
                 range(lane.lo, lane.hi),
             )
-    return BankFigures(
-        _replayed(access, instance, ways, "max_ways", clock.stopped),
-        _replayed(access, instance, waves, "wavefronts", clock.stopped),
-    )
+    return _replayed_figures(access, instance, ways, waves, clock.stopped)
 
 
-# A bank figure of one instance, replayed on plain integers.
-REPLAY = {
-    "max_ways": lambda instr, addresses: bank_cost(instr, addresses).max_ways,
-    "wavefronts": hardware_wavefronts,
-}
+def _replayed_figures(
+    access: Access, instance: Domain, ways: _Best, waves: _Best, reason: str
+) -> BankFigures:
+    """Both maxima with their witnesses, each confirmed by the plain bank model
+    (wavefronts by the measured rules, `verify.model.bank.hardware_wavefronts`).
+    An instance is replayed once for both figures: the two witnesses are usually
+    one instance, and a replay is a pure function of it."""
+    replays: dict[int, dict[str, int]] = {}
+
+    def replayed(best: _Best, metric: str) -> Maximum:
+        flat = best.flat or 0
+        if flat not in replays:
+            replays[flat] = replay_figures(access, instance.values_at(flat))
+        replay = replays[flat][metric]
+        values = instance.values_at(flat)
+        if best.flat is not None and replay != best.value:
+            raise InternalError(f"enumerated {metric} {best.value} replays as {replay}: {values}")
+        return Maximum(replay, values, exact=not reason, reason=reason)
+
+    return BankFigures(replayed(ways, "max_ways"), replayed(waves, "wavefronts"))
 
 
-def _replayed(access: Access, instance: Domain, best: _Best, metric: str, reason: str) -> Maximum:
-    """The maximum with its witness, confirmed by the plain bank model (wavefronts by
-    the measured rules, `verify.model.bank.hardware_wavefronts`)."""
-    values = instance.values_at(best.flat or 0)
-    replay = REPLAY[metric](access.instruction, access.lane_addresses(values))
-    if best.flat is not None and replay != best.value:
-        raise InternalError(f"enumerated {metric} {best.value} replays as {replay}: {values}")
-    return Maximum(replay, values, exact=not reason, reason=reason)
+def replay_figures(access: Access, values: dict[str, int]) -> dict[str, int]:
+    """Max-ways (the phase model) and wavefronts (the measured rules) of one
+    instance, on plain integers: one evaluation of its lane addresses, one phase
+    model cost that rule L starts from (`hardware_wavefronts` in one pass)."""
+    addresses = access.lane_addresses(values)
+    cost = bank_cost(access.instruction, addresses)
+    return {"max_ways": cost.max_ways, "wavefronts": rule_l(cost, addresses)}
 
 
 # -- cp.async: rule C, rule S and bound G ---------------------------------------------

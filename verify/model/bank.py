@@ -12,7 +12,8 @@ against, the replay of every counterexample, and `verify wavefronts`.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 
 from verify.errors import SpecError
@@ -27,8 +28,18 @@ SHARED_WINDOW = 1 << 32  # shared addresses are 32-bit
 class PhaseCost:
     lanes: range
     ways: int  # distinct words in the busiest bank (>= 1)
-    worst_bank: int
-    words_by_bank: dict[int, frozenset[int]]
+    worst_bank: int  # the lowest bank with `ways` words
+    words: frozenset[int] = field(repr=False)  # the distinct words the phase touches
+
+    @cached_property
+    def words_by_bank(self) -> dict[int, frozenset[int]]:
+        """Each bank the phase touches -> its distinct words, banks in order. Built
+        when read (only the shown counterexamples and drawings read it): a replay
+        needs only the counts."""
+        by_bank: dict[int, set[int]] = defaultdict(set)
+        for w in self.words:
+            by_bank[w % BANKS].add(w)
+        return {b: frozenset(ws) for b, ws in sorted(by_bank.items())}
 
 
 @dataclass(frozen=True)
@@ -56,17 +67,14 @@ def lane_words(instr: Instruction, address: int) -> list[int]:
 
 
 def phase_cost(instr: Instruction, lanes: range, addresses: list[int]) -> PhaseCost:
-    words_by_bank: dict[int, set[int]] = defaultdict(set)
-    for lane in lanes:
-        for w in lane_words(instr, addresses[lane]):
-            words_by_bank[w % BANKS].add(w)
-    worst = max(sorted(words_by_bank), key=lambda b: len(words_by_bank[b]))
-    return PhaseCost(
-        lanes,
-        len(words_by_bank[worst]),
-        worst,
-        {b: frozenset(ws) for b, ws in sorted(words_by_bank.items())},
-    )
+    """The phase's distinct words (`lane_words` of each lane), counted per bank."""
+    offsets = range(instr.words_per_address)
+    words = frozenset(addresses[lane] // WORD_BYTES + j for lane in lanes for j in offsets)
+    per_bank = [0] * BANKS
+    for w in words:
+        per_bank[w % BANKS] += 1
+    ways = max(per_bank)
+    return PhaseCost(lanes, ways, per_bank.index(ways), words)
 
 
 def check_addresses(instr: Instruction, addresses: list[int]) -> list[int]:
@@ -132,7 +140,13 @@ def hardware_wavefronts(instr: Instruction, addresses: list[int]) -> int:
     lane stops only its own half-warp of a 128-bit load from merging (exact on all
     1680 earlier 64/128-bit loads and the 154 broadcast loads of
     benchmarks/results/ptx_h200.md)."""
-    cost = bank_cost(instr, addresses)
+    return rule_l(bank_cost(instr, addresses), addresses)
+
+
+def rule_l(cost: BankCost, addresses: list[int]) -> int:
+    """`hardware_wavefronts` from the phase model's cost of the same `addresses`
+    (`bank_cost(cost.instruction, addresses)`), for a caller that has both."""
+    instr = cost.instruction
     if not instr.merges_phases:
         return cost.wavefronts
     total = 0
