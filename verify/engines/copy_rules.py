@@ -164,14 +164,22 @@ def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
 def _cover_table() -> np.ndarray:
     """For every graph between 4 rotations and 4 reflections (16 edge bits, edge r*4
     + r' joining rotation r and reflection r'), the fewest vertices touching every
-    edge: try each of the 256 vertex sets."""
+    edge. A cover holds an end of the graph's lowest edge (r, r'): it is one more
+    than the fewest for the graph less every edge of rotation r, or less every edge
+    of reflection r'. Those graphs have fewer edges, so the table is filled by
+    number of edges, each layer at once."""
     graphs = np.arange(1 << 16)
-    best = np.full(graphs.size, 8, dtype=np.int64)
-    edges = [(r, r2) for r in range(4) for r2 in range(4)]
-    for chosen in range(1 << 8):
-        touched = sum(
-            1 << (4 * r + r2) for r, r2 in edges if chosen >> r & 1 or chosen >> (4 + r2) & 1
-        )
-        fits = graphs & ~touched == 0
-        best[fits] = np.minimum(best[fits], chosen.bit_count())
+    edges = np.zeros(graphs.size, dtype=np.int64)
+    lowest = np.zeros(graphs.size, dtype=np.int64)
+    for bit in reversed(range(16)):
+        has = graphs >> bit & 1 == 1
+        edges += has
+        lowest[has] = bit
+    without_rotation = graphs & ~(0xF << lowest // 4 * 4)
+    without_reflection = graphs & ~(0x1111 << lowest % 4)
+    best = np.zeros(graphs.size, dtype=np.int64)
+    for count in range(1, 17):
+        layer = edges == count
+        fewer = np.minimum(best[without_rotation[layer]], best[without_reflection[layer]])
+        best[layer] = 1 + fewer
     return best
