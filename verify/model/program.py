@@ -43,6 +43,20 @@ BASE, STAGE, LANE = "$base", "$stage", "lane"
 GBASE = "$gbase"
 
 
+class _Latest:
+    """The accesses resolved last, of one spec, by the id of each definition:
+    `verify.spec.resolve` resolves every access of a spec for its errors, then
+    the runner's own Program resolves them again. Only the latest spec's are
+    kept (each entry holds its definition, so its id is not reused meanwhile)."""
+
+    def __init__(self):
+        self.spec: Spec | None = None
+        self.accesses: dict[int, tuple[tuple, Access]] = {}
+
+
+_LATEST = _Latest()
+
+
 def base_period(ldef: LayoutDef) -> int:
     """2^t such that base and base + K*2^t behave identically (see module doc)."""
     top = BANKS * WORD_BYTES  # the bank pattern's period
@@ -165,8 +179,38 @@ class Program:
                 where,
             )
         if name not in self._accesses:  # resolved once: a thread map takes ms
-            self._accesses[name] = self._resolve_access(self.spec.accesses[name])
+            self._accesses[name] = self._resolved(self.spec.accesses[name])
         return self._accesses[name]
+
+    def _resolved(self, adef: AccessDef) -> Access:
+        """`_resolve_access`, or the Access `_LATEST` holds for `adef`: found from
+        the very same objects (`is`), which is all a resolution reads, it is the
+        Access the resolution would give again. A failure is not kept: it is found
+        again, with its error."""
+        reads = self._resolution_reads(adef)
+        if _LATEST.spec is not self.spec:
+            _LATEST.spec, _LATEST.accesses = self.spec, {}
+        kept = _LATEST.accesses.get(id(adef))
+        if kept is not None and all(a is b for a, b in zip(kept[0], reads, strict=True)):
+            return kept[1]
+        access = self._resolve_access(adef)
+        _LATEST.accesses[id(adef)] = (reads, access)
+        return access
+
+    def _resolution_reads(self, adef: AccessDef) -> tuple:
+        """Everything `_resolve_access` reads of a successful resolution: the
+        definition, its layouts, the element type and the buffer and global tile's
+        alignment (positions only place errors, and errors are not kept)."""
+        spec = self.spec
+        source = adef.source and spec.layouts.get(adef.source.layout)
+        return (
+            adef,
+            spec.layouts.get(adef.layout),
+            source,
+            spec.dtype,
+            spec.buffer,
+            spec.global_align,
+        )
 
     def buffer_ranges(self, ldef: LayoutDef) -> dict[str, Range]:
         """Stages, and the aligned bases of one period of `ldef` (see module doc)."""
