@@ -11,7 +11,7 @@ from functools import cache
 import numpy as np
 
 from verify.model.bank import BANKS, CHUNK_BYTES, LINE_BYTES, WORD_BYTES
-from verify.model.instructions import WARP, Instruction
+from verify.model.instructions import Instruction
 
 
 def copy_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray, rule_s: bool = True):
@@ -65,7 +65,7 @@ def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows[first], inverse.ravel()
 
 
-# Instances whose rule S is evaluated at once: a few (block, 32, 32) masks stay small.
+# Instances whose rule S is evaluated at once: a block's (block, 32) arrays stay small.
 CG_BLOCK = 4096
 
 
@@ -96,17 +96,12 @@ def _line_relative(addresses: np.ndarray) -> np.ndarray:
     return addresses - lowest // LINE_BYTES * LINE_BYTES
 
 
-def _pairs(values: np.ndarray) -> np.ndarray:
-    """(n, lanes) -> (n, lanes, lanes): lanes i and j have equal values."""
-    return values[:, :, None] == values[:, None, :]
-
-
-def _agree(*keys: np.ndarray) -> np.ndarray:
-    """(n, lanes) keys -> (n, lanes, lanes): lanes i and j agree on every key. The
-    keys are packed into one (each less its row's least value, times the sizes of
-    those after it), so one comparison of lanes stands for several; where the
-    packed value could pass 2^62 both sides are first replaced by their ranks
-    (fewer than n * lanes values each), which keep equality as it was."""
+def _packed(*keys: np.ndarray) -> np.ndarray:
+    """(n, lanes) keys -> one non-negative (n, lanes) key, equal for two lanes of a
+    row exactly where every key is. The keys are packed into one (each less its
+    row's least value, times the sizes of those after it); where the packed value
+    could pass 2^62 both sides are first replaced by their ranks (fewer than
+    n * lanes values each), which keep equality as it was."""
     packed, size = np.zeros_like(keys[0]), 1
     for key in keys:
         values = key - key.min(axis=1, keepdims=True)
@@ -115,7 +110,7 @@ def _agree(*keys: np.ndarray) -> np.ndarray:
             packed, size = _ranks(packed)
             values, top = _ranks(values)
         packed, size = packed * top + values, size * top
-    return _pairs(packed)
+    return packed
 
 
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -124,7 +119,67 @@ def _ranks(values: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.reshape(values.shape), len(distinct)
 
 
-EARLIER = np.tri(WARP, k=-1, dtype=bool)  # [i, j]: lane j comes before lane i
+def _runs(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's lanes sorted by `key`, stably (equal keys in lane order), and
+    where in that order each run of equal keys starts."""
+    order = np.argsort(key, axis=1, kind="stable")
+    ordered = np.take_along_axis(key, order, axis=1)
+    starts = np.ones(key.shape, dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    return order, starts
+
+
+def _in_lane_order(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Values given in `order` (a row's lanes sorted by `_runs`), back in lane order."""
+    out = np.empty_like(values)
+    np.put_along_axis(out, order, values, axis=1)
+    return out
+
+
+def _only(mask: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """`key` where `mask` holds; elsewhere a negative key of the lane's own, so that
+    lanes outside the mask agree with no lane."""
+    return np.where(mask, key, -1 - np.arange(key.shape[1]))
+
+
+def _counted(dst: np.ndarray) -> np.ndarray:
+    """The lowest lane writing each 16-byte destination: the first of its run."""
+    order, starts = _runs(dst // CHUNK_BYTES)
+    return _in_lane_order(starts, order)
+
+
+def _later_in_run(key: np.ndarray) -> np.ndarray:
+    """Per lane, how many later lanes of its row have its key."""
+    order, starts = _runs(key)
+    position = np.arange(key.shape[1])
+    ends = np.ones(key.shape, dtype=bool)
+    ends[:, :-1] = starts[:, 1:]
+    last = np.minimum.accumulate(np.where(ends, position, key.shape[1])[:, ::-1], axis=1)
+    return _in_lane_order(last[:, ::-1] - position, order)
+
+
+def _other_half(key: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """Per lane, whether a lane of its row with its key has the other `half` (0, 1)."""
+    order, starts = _runs(key)
+    first = np.flatnonzero(starts)
+    ordered = np.take_along_axis(half, order, axis=1).ravel()
+    ones = np.add.reduceat(ordered, first)
+    zeros = np.diff(first, append=key.size) - ones
+    run = np.cumsum(starts.ravel()) - 1  # the run of each place in the order
+    other = np.where(ordered == 1, zeros[run], ones[run]) > 0
+    return _in_lane_order(other.reshape(key.shape), order)
+
+
+def _covers(key: np.ndarray, unit: np.ndarray, edge: np.ndarray) -> np.ndarray:
+    """Per row, the sum over each set of units of one key of the fewest vertices
+    covering the graph of their edges (`_cover_table`)."""
+    order, starts = _runs(key)
+    first = np.flatnonzero(starts)  # runs are contiguous, and each row starts one
+    graphs = np.bitwise_or.reduceat(np.take_along_axis(edge, order, axis=1).ravel(), first)
+    units = np.take_along_axis(unit, order, axis=1).ravel()[first]  # one for the set
+    per_set = np.zeros(key.size, dtype=np.int64)
+    per_set[first] = np.where(units, _cover_table()[graphs], 0)
+    return per_set.reshape(key.shape).sum(axis=1)
 
 
 def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
@@ -134,30 +189,23 @@ def _cg_block(dst: np.ndarray, src: np.ndarray) -> np.ndarray:
     Each unit (a whole sector, or a half) is carried by exactly two (symmetry, half
     swap) pairs: the rotation by u - t and the reflection u + t (mod 4) with its
     swap, so a class's fewest symmetries is the minimum vertex cover of a graph
-    whose edges are its units (`_COVER`); units are summed per set of (global line,
-    shared line, round, class, swap)."""
-    counted = ~(_pairs(dst // CHUNK_BYTES) & EARLIER).any(axis=2)
-    both = counted[:, :, None] & counted[:, None, :] & ~np.eye(WARP, dtype=bool)
+    whose edges are its units (`_cover_table`); units are summed per set of (global
+    line, shared line, round, class, swap). Sets and rounds come from sorting each
+    row's lanes by key (`_runs`), not from comparing every pair of lanes."""
+    counted = _counted(dst)
     source_chunk, shared_line = src // CHUNK_BYTES, dst // LINE_BYTES
     p, q = source_chunk % 8, dst // CHUNK_BYTES % 8
-    repeat = both & _agree(source_chunk, shared_line, q % 2)
-    rounds = (repeat & EARLIER.T).sum(axis=2)
+    rounds = _later_in_run(_only(counted, _packed(source_chunk, shared_line, q % 2)))
     # A source sector moved whole: its other half copied, in the same round, into
     # the other half of the same shared sector.
-    partner = (source_chunk ^ 1)[:, :, None] == source_chunk[:, None, :]
-    whole = (both & partner & _agree(dst // (2 * CHUNK_BYTES), rounds)).any(axis=2)
+    halves = _packed(source_chunk // 2, dst // (2 * CHUNK_BYTES), rounds)
+    whole = _other_half(_only(counted, halves), source_chunk % 2)
     kind = np.where(whole, 2, p % 2)
     unit = counted & ~(whole & (p % 2 == 1))  # a whole sector counts at its first half
     t, u, swap = p // 2, q // 2, (p ^ q) & 1
     edge = np.left_shift(1, (u - t) % 4 * 4 + (u + t) % 4)
-    same_set = (
-        unit[:, :, None]
-        & unit[:, None, :]
-        & _agree(src // LINE_BYTES, shared_line, rounds, kind, swap)
-    )
-    graph = np.bitwise_or.reduce(np.where(same_set, edge[:, None, :], 0), axis=2)
-    first = unit & ~(same_set & EARLIER).any(axis=2)
-    return np.where(first, _cover_table()[graph], 0).sum(axis=1)
+    sets = _only(unit, _packed(src // LINE_BYTES, shared_line, rounds, kind, swap))
+    return _covers(sets, unit, edge)
 
 
 @cache
