@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from verify.errors import SpecError
 from verify.model.expr import (
+    CONCRETE_OPS,
+    MAX_SHIFT,
     BinOp,
     Const,
     Expr,
@@ -32,12 +34,14 @@ from verify.model.expr import (
     evaluate,
     free_vars,
 )
+from verify.model.expr import _interval as interval  # `bounds` of one node
 
 MAX_NODES = 4000  # a value larger than this is Unknown: no address needs it
 MAX_TABLE = 64  # a subexpression of one variable with at most this many values is tabulated
 # a value over at most this many points (lanes x warps x blocks) is bounded exactly
 MAX_POINTS = 1 << 14
 MAX_SEARCH = 1 << 16  # points searched for where a divisor is 0
+MAX_KEPT = 1 << 10  # `_Points` keeps each node's values over at most this many points
 
 
 @dataclass(frozen=True)
@@ -71,18 +75,27 @@ class Context:
         # most of their subexpressions; the tracer bounds one value again and again
         self._rebuilt: dict[int, tuple] = {}
         self._intervals: dict[int, tuple] = {}
+        self._tables: dict[tuple, Expr | None] = {}  # `_tabulated`'s, by its values
+        self._domains: dict[tuple, _Points] = {}  # `exact_bounds`' evaluations
 
     def _kept(self, memo: dict[int, tuple], e: BinOp, compute: Callable[[BinOp], object]):
         """``compute(e)``, a function of `e` and the ranges of its variables alone,
         kept in `memo` by the node's identity and those ranges."""
-        seen = memo.get(id(e))
-        if seen is not None and seen[0] is e and tuple(map(self.ranges.get, seen[1])) == seen[2]:
-            return seen[3]
+        seen = self._seen(memo, e)
+        if seen is not _MISSING:
+            return seen
         names = tuple(sorted(free_vars(e)))
         ranges = tuple(map(self.ranges.get, names))
         out = compute(e)
         memo[id(e)] = (e, names, ranges, out)  # `e` kept: its id is not reused
         return out
+
+    def _seen(self, memo: dict[int, tuple], e: Expr) -> object:
+        """What `_kept` keeps for `e` under the current ranges, else _MISSING."""
+        seen = memo.get(id(e))
+        if seen is not None and seen[0] is e and tuple(map(self.ranges.get, seen[1])) == seen[2]:
+            return seen[3]
+        return _MISSING
 
     def _interval(self, e: Expr) -> tuple[int, int] | None:
         """`bounds` of `e` under the ranges, None where it raises."""
@@ -92,9 +105,21 @@ class Context:
 
     def _bounds(self, e: Expr) -> tuple[int, int] | None:
         try:
+            if isinstance(e, BinOp):
+                return interval(e.op, self._operand(e.a), self._operand(e.b), e.pos)
             return bounds(e, self.ranges)
         except SpecError:
             return None
+
+    def _operand(self, e: Expr) -> tuple[int, int]:
+        """`bounds` of an operand, kept ones as kept: a value is built from values
+        already bounded, so its bounds are one step from theirs. Not kept: walked."""
+        seen = self._seen(self._intervals, e) if isinstance(e, BinOp) else _MISSING
+        if seen is _MISSING:
+            return bounds(e, self.ranges)
+        if seen is None:
+            raise SpecError("bounds that were not provable")
+        return seen  # type: ignore[return-value]
 
     def top(self, e: Expr) -> int | None:
         """The largest value `e` takes, or None if its bounds are not provable."""
@@ -157,8 +182,17 @@ class Context:
         if points > MAX_POINTS:
             return None
         if e not in self._exact:
-            self._exact.put(e, _evaluated_bounds(e, names, self.ranges))
+            self._exact.put(e, self._points(names).bounds(e))
         return self._exact.get(e)
+
+    def _points(self, names: list[str]) -> _Points:
+        """The points of `names` under their ranges, one `_Points` for each such
+        domain: a value is built from values already bounded over it."""
+        key = tuple((n, self.ranges[n].lo, self.ranges[n].hi) for n in names)
+        found = self._domains.get(key)
+        if found is None:
+            found = self._domains[key] = _Points(names, self.ranges)
+        return found
 
     def first_zero(
         self, e: Expr, names: list[str], limit: int = MAX_SEARCH
@@ -323,9 +357,18 @@ class Context:
         if r is None or r.size > MAX_TABLE:
             return None
         try:
-            values = [evaluate(e, {name: x}) for x in range(r.lo, r.hi)]
+            values = tuple(evaluate(e, {name: x}) for x in range(r.lo, r.hi))
         except SpecError:
             return None
+        # what follows reads only the values and the variable's range: different
+        # nodes of one table (each access rebuilds its address) build it once
+        key = (name, r.lo, r.hi, values)
+        if key not in self._tables:
+            self._tables[key] = self._from_values(name, r, list(values))
+        return self._tables[key]
+
+    def _from_values(self, name: str, r: Range, values: list[int]) -> Expr | None:
+        """The expression of `_tabulated` whose values over `r` are `values`."""
         v: Expr = Var(name) if r.lo == 0 else self.op("-", Var(name), Const(r.lo))
         if len(set(values)) == 1:
             return Const(values[0])
@@ -432,6 +475,9 @@ class Context:
         return self.op("+", self.op("*", p, a), self.op("*", self.negate(p), b))
 
 
+_MISSING = object()  # `Context._seen`: nothing kept
+
+
 class _ByValue:
     """Bounds kept per expression, equal expressions alike; asked first by the
     node's identity, as hashing a tree walks all of it."""
@@ -478,17 +524,70 @@ def _period(values: list[int]) -> int:
     return next(p for p in range(1, n + 1) if all(values[k] == values[k + p] for k in range(n - p)))
 
 
-def _evaluated_bounds(e: Expr, names: list[str], ranges) -> tuple[int, int] | None:
-    value = compiled(e)
-    lo, hi = None, None
-    for at in itertools.product(*(range(ranges[n].lo, ranges[n].hi) for n in names)):
+class _Points:
+    """Expressions evaluated at every point of a few variables' ranges (the first
+    name slowest, as `itertools.product`), a list of values per node, operands'
+    lists kept: what `compiled` gives at each point, or a SpecError where it
+    fails at any point. Lists are kept for domains of at most MAX_KEPT points."""
+
+    def __init__(self, names: list[str], ranges: Mapping[str, Range]):
+        points = list(itertools.product(*(range(ranges[n].lo, ranges[n].hi) for n in names)))
+        self.size = len(points)
+        self.columns = {n: [p[k] for p in points] for k, n in enumerate(names)}
+        self.kept: dict[int, tuple[BinOp, object]] | None = {} if self.size <= MAX_KEPT else None
+
+    def bounds(self, e: Expr) -> tuple[int, int] | None:
         try:
-            x = value(dict(zip(names, at)))
+            values = self.values(e)
         except SpecError:
             return None
-        lo = x if lo is None or x < lo else lo
-        hi = x if hi is None or x > hi else hi
-    return None if lo is None or hi is None else (lo, hi)
+        if type(values) is not list:
+            return values, values
+        return (min(values), max(values)) if values else None
+
+    def values(self, e: Expr):
+        """`e` at each point (a list), or its one value where it reads no variable;
+        walked without recursion, as `compiled` evaluates."""
+        kept: dict[int, tuple[BinOp, object]] = {} if self.kept is None else self.kept
+        stack: list[tuple[Expr, bool]] = [(e, False)]
+        while stack:
+            node, ready = stack.pop()
+            if not isinstance(node, BinOp) or self._found(node, kept) is not _MISSING:
+                continue
+            if not ready:
+                stack += [(node, True), (node.b, False), (node.a, False)]
+                continue
+            a, b = self._found(node.a, kept), self._found(node.b, kept)
+            if type(a) is not list and type(b) is not list:
+                out = _combined(node, [a], [b])[0]
+            else:
+                out = _combined(node, _spread(a, self.size), _spread(b, self.size))
+            kept[id(node)] = (node, out)  # `node` kept: its id is not reused
+        return self._found(e, kept)
+
+    def _found(self, e: Expr, kept: dict[int, tuple[BinOp, object]]):
+        if isinstance(e, Const):
+            return e.value
+        if isinstance(e, Var):
+            return self.columns[e.name]
+        seen = kept.get(id(e))
+        return seen[1] if seen is not None and seen[0] is e else _MISSING
+
+
+def _spread(x, size: int) -> list:
+    return x if type(x) is list else [x] * size
+
+
+def _combined(e: BinOp, xs: list, ys: list) -> list:
+    """`compiled`'s node `e` at each point: its checks (a zero divisor, a shift past
+    MAX_SHIFT, a negative result of an op that can give one) at any point fail."""
+    op = e.op
+    if ys and (op in ("/", "%") and 0 in ys or op in ("<<", ">>") and max(ys) > MAX_SHIFT):
+        raise SpecError(f"'{op}' by zero or shifted too far", e.pos)
+    out = list(map(CONCRETE_OPS[op], xs, ys))
+    if out and op not in ("+", "*", "&", "|", "^") and min(out) < 0:
+        raise SpecError(f"'{op}' gives a negative value", e.pos)
+    return out
 
 
 def _zero_bits(e: Expr) -> int:

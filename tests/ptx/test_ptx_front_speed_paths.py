@@ -1,0 +1,134 @@
+"""The PTX front end's fast paths give what the slow ones give.
+
+* `values._Points`: every node's values at every point of a small domain, lists
+  kept per node, against `compiled` evaluated at each point (the reference
+  `exact_bounds` used), failures included;
+* `values.Context._operand`: a node's bounds from its operands' kept bounds,
+  against `bounds` walking the whole tree;
+* `values.Context._tabulated`: one table per (variable, range, values), against
+  the table built afresh for each node;
+
+each over random expressions, and all of them together against all of them
+off on every PTX sample (every result: line, property, status, figures, reason,
+counterexample)."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from test_ptx_memo import SAMPLES, SLOW, records
+
+from verify.errors import SpecError
+from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, bounds, compiled, free_vars
+from verify.ptx import values
+
+RANGES = {"lane": Range(0, 32), "warp": Range(0, 4), "k": Range(3, 9)}
+
+
+def random_expr(rng: random.Random, depth: int) -> Expr:
+    if depth == 0 or rng.random() < 0.2:
+        if rng.random() < 0.4:
+            return Const(rng.choice([0, 1, 2, 3, 5, 8, 31, 32, 65, 1 << 20]))
+        return Var(rng.choice(sorted(RANGES)))
+    return BinOp(rng.choice(OPS), random_expr(rng, depth - 1), random_expr(rng, depth - 1))
+
+
+def subtrees(e: Expr) -> list[Expr]:
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        if isinstance(x, BinOp):
+            stack += [x.a, x.b]
+    return out
+
+
+def reference_bounds(points: values._Points, e: Expr) -> tuple[int, int] | None:
+    """What `exact_bounds` gave before `_Points`: `compiled` at each point."""
+    names = list(points.columns)
+    value = compiled(e)
+    found = []
+    for at in zip(*points.columns.values()) if names else [()]:
+        try:
+            found.append(value(dict(zip(names, at))))
+        except SpecError:
+            return None
+    return (min(found), max(found)) if found else None
+
+
+def reference_interval(e: Expr, ranges) -> tuple[int, int] | None:
+    try:
+        return bounds(e, ranges)
+    except SpecError:
+        return None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_points_give_compiled_values_at_every_point(seed):
+    rng = random.Random(seed)
+    ctx = values.Context(RANGES)
+    failed = 0
+    for _ in range(20):
+        e = random_expr(rng, 5)
+        for x in reversed(subtrees(e)):  # operands first, as the tracer builds them
+            points = ctx._points(sorted(free_vars(x)))
+            expected = reference_bounds(points, x)
+            assert points.bounds(x) == expected, x
+            failed += expected is None
+    assert failed  # the failures (a zero divisor, a negative difference) are checked too
+
+
+def test_points_of_an_empty_range_bound_nothing():
+    ctx = values.Context({"x": Range(0, 0)})
+    assert ctx.exact_bounds(BinOp("+", Var("x"), Const(1))) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_operand_bounds_are_bounds(seed):
+    rng = random.Random(seed)
+    ctx = values.Context(RANGES)
+    for _ in range(20):
+        parts = subtrees(random_expr(rng, 6))
+        rng.shuffle(parts)  # some operands kept before their node, some not
+        for x in parts:
+            assert ctx._interval(x) == reference_interval(x, RANGES), x
+        ctx.ranges["k"] = Range(rng.randrange(0, 4), rng.randrange(4, 12))
+        for x in parts:  # a changed range: kept operands under the old one are not used
+            assert ctx._interval(x) == reference_interval(x, ctx.ranges), x
+        ctx.ranges["k"] = RANGES["k"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_table_per_values(seed):
+    rng = random.Random(seed)
+    kept, fresh = values.Context(RANGES), values.Context(RANGES)
+    for _ in range(40):
+        e = random_expr(rng, 4)
+        if not isinstance(e, BinOp):
+            continue
+        fresh._tables.clear()
+        assert kept._tabulated(e) == fresh._tabulated(e), e
+
+
+def slow_paths(monkeypatch) -> None:
+    """Every fast path of this file off: each value computed afresh."""
+    tabulated = values.Context._tabulated
+
+    def afresh(self, e):
+        self._tables.clear()
+        return tabulated(self, e)
+
+    monkeypatch.setattr(values.Context, "_tabulated", afresh)
+    monkeypatch.setattr(values.Context, "_operand", lambda self, e: bounds(e, self.ranges))
+    monkeypatch.setattr(values._Points, "bounds", reference_bounds)
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in SAMPLES if os.path.basename(p) not in SLOW], ids=os.path.basename
+)
+def test_fast_paths_change_no_result(path, monkeypatch):
+    fast = records(path)
+    slow_paths(monkeypatch)
+    assert records(path) == fast
