@@ -6,7 +6,8 @@
 * `values.Context._operand`: a node's bounds from its operands' kept bounds,
   against `bounds` walking the whole tree;
 * `values.Context._tabulated`: one table per (variable, range, values), against
-  the table built afresh for each node;
+  the table built afresh for each node, and no lookup built that `_rebuild` would
+  not take (`values._may_beat`), against every lookup built;
 
 each over random expressions, and all of them together against all of them
 off on every PTX sample (every result: line, property, status, figures, reason,
@@ -112,6 +113,15 @@ def test_one_table_per_values(seed):
         assert kept._tabulated(e) == fresh._tabulated(e), e
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_a_lookup_not_built_would_not_be_taken(seed, monkeypatch):
+    rng = random.Random(seed)
+    exprs = [random_expr(rng, 5) for _ in range(40)]
+    fast = [values.Context(RANGES).rebuild(e) for e in exprs]
+    monkeypatch.setattr(values, "_may_beat", lambda found, e: True)
+    assert [values.Context(RANGES).rebuild(e) for e in exprs] == fast
+
+
 def slow_paths(monkeypatch) -> None:
     """Every fast path of this file off: each value computed afresh."""
     tabulated = values.Context._tabulated
@@ -123,6 +133,7 @@ def slow_paths(monkeypatch) -> None:
     monkeypatch.setattr(values.Context, "_tabulated", afresh)
     monkeypatch.setattr(values.Context, "_operand", lambda self, e: bounds(e, self.ranges))
     monkeypatch.setattr(values._Points, "bounds", reference_bounds)
+    monkeypatch.setattr(values, "_may_beat", lambda found, e: True)
 
 
 @pytest.mark.parametrize(

@@ -75,7 +75,7 @@ class Context:
         # most of their subexpressions; the tracer bounds one value again and again
         self._rebuilt: dict[int, tuple] = {}
         self._intervals: dict[int, tuple] = {}
-        self._tables: dict[tuple, Expr | None] = {}  # `_tabulated`'s, by its values
+        self._tables: dict[tuple, object] = {}  # `_tabulated`'s, by its values
         self._domains: dict[tuple, _Points] = {}  # `exact_bounds`' evaluations
 
     def _kept(self, memo: dict[int, tuple], e: BinOp, compute: Callable[[BinOp], object]):
@@ -363,12 +363,16 @@ class Context:
         # what follows reads only the values and the variable's range: different
         # nodes of one table (each access rebuilds its address) build it once
         key = (name, r.lo, r.hi, values)
-        if key not in self._tables:
-            self._tables[key] = self._from_values(name, r, list(values))
-        return self._tables[key]
+        found = self._tables.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._from_values(name, r, list(values), e)
+            if found is not _LARGER:
+                self._tables[key] = found
+        return None if found is _LARGER else found  # type: ignore[return-value]
 
-    def _from_values(self, name: str, r: Range, values: list[int]) -> Expr | None:
-        """The expression of `_tabulated` whose values over `r` are `values`."""
+    def _from_values(self, name: str, r: Range, values: list[int], e: BinOp) -> object:
+        """The expression of `_tabulated` whose values over `r` are `values`; _LARGER
+        for a lookup no smaller than `e`, which `_rebuild` would not take."""
         v: Expr = Var(name) if r.lo == 0 else self.op("-", Var(name), Const(r.lo))
         if len(set(values)) == 1:
             return Const(values[0])
@@ -383,6 +387,8 @@ class Context:
             d = values[1] - values[0]
             if d > 0 and all(y - x == d for x, y in zip(values, values[1:])):
                 return self.op("+", Const(values[0]), self.op("*", v, Const(d)))
+        if not _may_beat(values, e):
+            return _LARGER
         out: Expr = Const(0)
         for k, value in enumerate(values):
             if value:
@@ -476,6 +482,7 @@ class Context:
 
 
 _MISSING = object()  # `Context._seen`: nothing kept
+_LARGER = object()  # `Context._from_values`: no table smaller than the node
 
 
 class _ByValue:
@@ -505,6 +512,14 @@ class _ByValue:
     def put(self, e: Expr, value: tuple[int, int] | None) -> None:
         self._by_value[e] = value
         self._by_id[id(e)] = (e, value)
+
+
+def _may_beat(values: list[int], e: Expr) -> bool:
+    """Whether `_from_values`' lookup of `values` may have fewer nodes than `e`: it
+    has a term of a node at least for each value not 0 (its pick is not constant:
+    v takes every k), the terms joined by a "+" each (no rule of `_simplify` joins
+    two expressions that are not constants)."""
+    return 2 * sum(map(bool, values)) - 1 < nodes(e)
 
 
 def _points(domains: list[range]):
