@@ -4,6 +4,7 @@ readers cannot read goes to the parser, errors included."""
 
 import dataclasses
 import os
+import random
 
 import pytest
 from conftest import DATA
@@ -158,3 +159,192 @@ def test_ptx_specs_read_as_their_text_parses(monkeypatch, sample, options):
     assert seen
     for got, parsed, readers in seen:
         assert got == parsed and readers > 3
+
+
+# -- statements written as text (verify.ttgir.specgen) ----------------------------------
+
+SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
+NVMMA = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+ROW = "((lane >> 2) & 7) ^ (r & 1) * 32 ^ (warp & 3) * 8"
+
+
+def outcome(read):
+    try:
+        return deep(read())
+    except SpecError as e:
+        return str(e)
+
+
+def same_outcome(lines, readers, parsed_too=None):
+    """parse_text's reading of the lines (or its error), which direct.read gives;
+    `parsed_too` counts the readings left to the parser."""
+    parsed = outcome(lambda: parse_text("\n".join(lines) + "\n", "g.spec"))
+    before = parsed_too.call_count if parsed_too else 0
+    assert outcome(lambda: direct.read(lines, readers, "g.spec")) == parsed
+    if parsed_too is not None and parsed_too.call_count > before:
+        parsed_too.fallbacks += 1
+    return parsed
+
+
+def test_every_written_statement_form_reads_as_the_parser_reads_it():
+    lines, readers = written(
+        direct.dtype("b16"),
+        direct.buffer_align(16, 2, 4096),
+        direct.encoded_layout("B", SWIZZLED, [64, 32]),
+        direct.check_bijective("B"),
+        direct.cute_layout("Gop0", 3056, 1),
+        direct.written_access(
+            "op0",
+            "cp.async.cg.16",
+            "B",
+            [ROW, "(lane & 3) * 8"],
+            ("Gop0", [f"({ROW}) * 16 * s_div16 + ((lane & 3) * 8) * 1"]),
+            [("r", Range(0, 2)), ("warp", Range(0, 4)), ("s_div16", Range(0, 4))],
+        ),
+        direct.check_conflict_free("op0"),
+        direct.written_access(
+            "op1", "ldmatrix.x4", "B", ["((lane & 15)) + 16 * s1", "0"], None, [("s1", Range(0, 2))]
+        ),
+        direct.encoded_layout("V0", NVMMA, [32, 64]),
+        direct.check_equivalent("B", "V0"),
+        direct.cute_layout("R", 64, 1),
+    )
+    assert len(readers) == len(lines) - 1
+    got, parsed = both(lines, readers)
+    assert deep(got) == deep(parsed)
+    assert (got.buffer.stages, got.buffer.stage_bytes) == (2, 4096)
+    assert got.layouts["V0"].required_align == 1024
+
+
+@pytest.mark.parametrize("stages", [0, 1, 2])
+def test_a_buffer_of_one_stage_is_written_and_read_as_the_parser_reads_it(stages):
+    statement = direct.buffer_align(128, stages, 512)
+    assert ("stages" in statement[0]) == (stages > 1)
+    same_outcome(*written(direct.dtype("u8"), statement))
+
+
+@pytest.mark.parametrize(
+    "dtype, encoding, shape",
+    [
+        ("b32", NVMMA, [64, 32]),  # elementBitWidth other than the dtype's: the parser's error
+        ("b16", SWIZZLED, [64, 30]),  # not a power of two
+        ("b16", "#ttg.blocked<{sizePerThread = [1, 1]}>", [64, 32]),
+        ("b16", SWIZZLED.replace("vec = 8", "vec = 8 ,, "), [64, 32]),
+    ],
+)
+def test_an_encoding_the_reader_cannot_read_is_the_parsers_to_report(dtype, encoding, shape):
+    statement = direct.encoded_layout("B", encoding, shape)
+    assert statement[1] is not None
+    assert isinstance(same_outcome(*written(direct.dtype(dtype), statement)), str)
+
+
+def _expression_text(rng: random.Random, depth: int) -> str:
+    """A random expression of the grammar's operators, parenthesised and spaced at
+    random, that a spec may hold: divisors, shifts and subtrahends are constants
+    that keep it defined and non-negative (every operand is at least 0)."""
+    leaves = ["lane", "x", "warp", str(rng.randrange(0, 40))]
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice(leaves + ["18446744073709551615"] * (rng.random() < 0.1))
+    op = rng.choice(["|", "^", "&", "<<", ">>", "+", "-", "*", "/", "%"])
+    a, b = _expression_text(rng, depth - 1), _expression_text(rng, depth - 1)
+    if op in ("<<", ">>", "/", "%"):
+        b = str(rng.randrange(1, 5))
+    if op == "-":
+        a, b = f"({a}) + 40", rng.choice(leaves[:3])
+    text = f"{a}{rng.choice([' ', ''])}{op}{rng.choice([' ', ''])}{b}"
+    return f"({text})" if rng.random() < 0.4 else text
+
+
+EDGE_EXPRESSIONS = [
+    "x - -3",
+    "0x10",
+    "_8",
+    "in",
+    "o",
+    "Sw",
+    "f(x)",
+    "x  +  1",
+    "(x",
+    "x)",
+    "x +",
+    "",
+    "18446744073709551616",
+    "007",
+    "x\t+ 1",
+    "x.y",
+    "((x))",
+    "lane ^ (x)",
+    "(lane) * 4",
+    "((lane) + (x)) * ((4))",
+    "1x",
+    "x # 1",
+    "y",
+    "(" * 31 + "x" + ")" * 31,
+    "(" * 32 + "x" + ")" * 32,
+    " + ".join(["x"] * 250),
+    " + ".join(["x"] * 252),
+]
+
+
+class _Counted:
+    """parse_text, counting its calls."""
+
+    def __init__(self):
+        self.call_count, self.fallbacks = 0, 0
+
+    def __call__(self, text, file="<input>"):
+        self.call_count += 1
+        return parse_text(text, file)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_written_expressions_read_as_the_parser_reads_them(monkeypatch, seed):
+    """Over fixed random expressions, as text both ways (positions, errors, the
+    parser's bounds): whatever the reader does not read goes to the parser."""
+    counted = _Counted()
+    monkeypatch.setattr("verify.spec.parser.parse_text", counted)
+    rng = random.Random(seed)
+    texts = [_expression_text(rng, rng.randrange(0, 6)) for _ in range(60)]
+    for text in texts + (EDGE_EXPRESSIONS if seed == 0 else []):
+        loops = [("x", Range(0, 4)), ("warp", Range(0, 2))]
+        lines, readers = written(
+            direct.dtype("u8"),
+            direct.identity_layout("M4", "a", Range(0, 1 << 20)),
+            direct.written_access("a0", "st.shared.b32", "M4", [f"({text}) & 4095"], None, loops),
+            direct.written_access("a1", "cp.async.ca.4", "M4", ["0"], ("M4", [text]), loops),
+        )
+        same_outcome(lines, readers, counted)
+    assert counted.fallbacks < len(texts) // 2  # the reader reads most of them
+
+
+@pytest.mark.parametrize(
+    "sample, forms",
+    [
+        ("tests/data/ttgir_ptx/matmul_64x64x32.sm80.ttgir", ["stages 2", "from Gop0("]),
+        ("specs/triton_kernels/gluon_transpose_disagree.sm80.ttgir", ["check equivalent"]),
+        ("specs/triton_kernels/attention.sm90.ttgir", ["#ttg.nvmma_shared"]),
+        ("tests/data/triton_corpus/nvmma_other_width.mlir", ["#ttg.shared_linear"]),
+    ],
+)
+def test_ttgir_specs_read_as_their_text_parses(monkeypatch, sample, forms):
+    """Each form verify.ttgir.specgen writes, read by its reader, in its kernels."""
+    pytest.importorskip("triton")
+    from verify.ttgir import module
+    from verify.ttgir import specgen as ttgir_specgen
+
+    seen = []
+    read = ttgir_specgen.BufferSpec.read
+
+    def compared(self, file):
+        got = read(self, file)
+        seen.append((deep(got), deep(parse_text(self.text, file)), self))
+        return got
+
+    monkeypatch.setattr(ttgir_specgen.BufferSpec, "read", compared)
+    module.check_module(sample)
+    assert seen
+    for got, parsed, spec in seen:
+        assert got == parsed
+        assert len(spec.readers) == len(spec.lines) - 1  # all but the comment line
+    texts = "".join(spec.text for _, _, spec in seen)
+    assert all(form in texts for form in forms)

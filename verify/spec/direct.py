@@ -1,7 +1,8 @@
 """Spec statements a front end writes, read back without the parser.
 
-A front end that generates a spec (`verify.ptx.specgen`) writes each statement
-with a function here, which returns the statement's text and its reader: the
+A front end that generates a spec (`verify.ptx.specgen`, `verify.ttgir.specgen`)
+writes each statement with a function here, which returns the statement's text
+and its reader (the TTGIR's coordinates come as text, read by `_Expressions`): the
 reader applies to a `Spec` exactly what `verify.spec.parser.parse_text` makes
 of that text at that line -- the same objects at the same positions (lark's:
 a token's line and column; a binary operation's, its left operand's first
@@ -13,8 +14,8 @@ parser allows) or a name does not resolve, so every error is still the
 parser's own. tests/spec/test_direct.py compares both readings.
 
 Parsing a generated spec with lark cost a quarter of checking a Triton kernel
-from its PTX (benchmarks/results/triton_hook.md); reading it here costs a small
-part of that.
+from its PTX (benchmarks/results/triton_hook.md), and a quarter of checking its
+TTGIR's buffers; reading it here costs a small part of that.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import re
 from collections.abc import Callable, Sequence
 from importlib import resources
 
-from verify.errors import Pos
+from verify.errors import Pos, SpecError
+from verify.model.dtypes import DTYPE_BYTES
 from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, render
-from verify.model.layout import Formula
+from verify.model.layout import CuteLayout, Formula
+from verify.notation import triton
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec
 from verify.spec.grammar import MAX_NESTING, MAX_TOKENS_PER_STATEMENT
 from verify.spec.names import canonical_dtype
@@ -111,18 +114,24 @@ def dtype(name: str) -> tuple[str, Reader | None]:
         return text, None
 
     def reader(spec: Spec, line: int):
+        if spec.dtype is not None:  # one dtype: `encoded_layout` checks widths against it
+            raise _Unread
         spec.dtype, spec.dtype_pos = canonical, Pos(line, 7)
 
     return text, reader
 
 
-def buffer_align(align: int) -> tuple[str, Reader | None]:
-    text = f"buffer align {align}"
-    if not 0 <= align < MAX_LITERAL:
+def buffer_align(align: int, stages: int = 1, stage_bytes: int = 0) -> tuple[str, Reader | None]:
+    """``buffer align A``, or ``buffer align A stages S stage_bytes B`` when S > 1."""
+    staged = f" stages {stages} stage_bytes {stage_bytes}" if stages > 1 else ""
+    text = f"buffer align {align}{staged}"
+    if not all(0 <= n < MAX_LITERAL for n in (align, stages, stage_bytes)):
         return text, None
+    if not staged:
+        stages, stage_bytes = 1, 0  # the parser's defaults for the options not written
 
     def reader(spec: Spec, line: int):
-        spec.buffer = Buffer(align, 1, 0, Pos(line, 1))
+        spec.buffer = Buffer(align, stages, stage_bytes, Pos(line, 1))
 
     return text, reader
 
@@ -220,6 +229,142 @@ def access(
     return text, reader
 
 
+def written_access(
+    name: str,
+    instruction: str,
+    layout: str,
+    coords: Sequence[str],
+    source: tuple[str, Sequence[str]] | None,
+    loops: Sequence[tuple[str, Range]],
+) -> tuple[str, Reader | None]:
+    """`access`'s statement with its coordinates (and the source's) given as text,
+    as `verify.ttgir.specgen` writes them; its reader reads each as the grammar's
+    ``expr`` does (`_Expression`), or leaves the spec to the parser."""
+    parts = [f"access {name} = {instruction} {layout}(", ", ".join(coords)]
+    if source is not None:
+        parts += [f") from {source[0]}(", ", ".join(source[1])]
+    parts.append(")")
+    if loops:
+        parts.append(" for " + ", ".join(f"{v} in {r}" for v, r in loops))
+    text = "".join(parts)
+    names = [name, layout] + ([source[0]] if source else [])
+    plain = (
+        all(plain_name(n) for n in names)
+        and _plain_instruction(instruction)
+        and coords
+        and (source is None or source[1])
+        and all(plain_name(v) and v != "lane" and _plain_range(r) for v, r in loops)
+        and len({v for v, _ in loops}) == len(loops)
+    )
+    if not plain:
+        return text, None
+
+    def reader(spec: Spec, line: int):
+        if name in spec.accesses:
+            raise _Unread
+        instr_col = 8 + len(name) + 3
+        layout_col = instr_col + len(instruction) + 1
+        # access NAME = INSTR LAYOUT ( coords ) [from G ( coords )] [for v in lo .. hi, ...]
+        lists = [_Expressions(coords, line, layout_col + len(layout) + 1)]
+        from_def = None
+        if source is not None:
+            source_col = lists[0].end + len(") from ")
+            lists.append(_Expressions(source[1], line, source_col + len(source[0]) + 1))
+            from_def = SourceDef(source[0], lists[1].exprs, Pos(line, source_col))
+        tokens = 7 + 4 * len(lists[1:]) + sum(e.tokens for e in lists) + 6 * len(loops)
+        if tokens > MAX_TOKENS_PER_STATEMENT or max(e.depth for e in lists) >= MAX_NESTING:
+            raise _Unread  # the parser's bounds, counted as its post-lexer counts them
+        spec.accesses[name] = AccessDef(
+            name,
+            instruction,
+            layout,
+            lists[0].exprs,
+            tuple(loops),
+            Pos(line, 8),
+            Pos(line, instr_col),
+            Pos(line, layout_col),
+            1,
+            from_def,
+        )
+
+    return text, reader
+
+
+_EXPR_TOKEN = re.compile(
+    r" *(?:(?P<int>[0-9]+)(?![A-Za-z0-9_])|(?P<name>[A-Za-z][A-Za-z0-9_]*)"
+    r"|(?P<op><<|>>|[-+*/%&^|()]))"
+)
+# grammar.lark's binary operators, loosest first; each level is left-associative.
+_LEVELS = (("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%"))
+
+
+class _Expressions:
+    """Comma-separated expressions, each text written from `col` of `line` (", "
+    between them), read as the grammar's ``expr`` reads them: decimal literals
+    below 2^64, plain names that call nothing, the binary operators by precedence
+    and parentheses. Anything else raises `_Unread`. `exprs`: the expressions;
+    `tokens`: the lexer's tokens, commas included; `depth`: the deepest
+    parentheses inside them; `end`: the column after the last."""
+
+    def __init__(self, texts: Sequence[str], line: int, col: int):
+        self.tokens, self.depth = len(texts) - 1, 0
+        exprs = []
+        for i, text in enumerate(texts):
+            col += 2 if i else 0
+            self._lex(text, line, col)
+            e, _ = self._level(0, 0)
+            if self._at != len(self._toks):
+                raise _Unread
+            exprs.append(e)
+            col += len(text)
+        self.exprs, self.end = tuple(exprs), col
+
+    def _lex(self, text: str, line: int, col: int):
+        self._toks: list[tuple[str, str, Pos]] = []
+        self._at, at = 0, 0
+        while at < len(text):
+            m = _EXPR_TOKEN.match(text, at)
+            if m is None:
+                raise _Unread
+            kind = m.lastgroup
+            assert kind is not None, "one group matches"
+            self._toks.append((kind, m[kind], Pos(line, col + m.start(kind))))
+            at = m.end()
+        self.tokens += len(self._toks)
+
+    def _peek(self) -> tuple[str, str, Pos]:
+        return self._toks[self._at] if self._at < len(self._toks) else ("end", "", Pos())
+
+    def _level(self, k: int, depth: int) -> tuple[Expr, Pos]:
+        """An expression of precedence level k (or tighter), and where it starts."""
+        if k == len(_LEVELS):
+            return self._atom(depth)
+        a, start = self._level(k + 1, depth)
+        while self._peek()[0] == "op" and self._peek()[1] in _LEVELS[k]:
+            op = self._peek()[1]
+            self._at += 1
+            b, _ = self._level(k + 1, depth)
+            a = BinOp(op, a, b, start)  # lark's: the first character of its left operand
+        return a, start
+
+    def _atom(self, depth: int) -> tuple[Expr, Pos]:
+        kind, text, pos = self._peek()
+        self._at += 1
+        if kind == "int" and int(text) < MAX_LITERAL:
+            return Const(int(text), pos), pos
+        after = self._peek()[1]
+        if kind == "name" and plain_name(text) and after != "(":
+            return Var(text, pos), pos
+        if kind == "op" and text == "(":
+            self.depth = max(self.depth, depth + 1)
+            e, _ = self._level(0, depth + 1)
+            if self._peek()[1] != ")":
+                raise _Unread
+            self._at += 1
+            return e, pos
+        raise _Unread
+
+
 def _placed_list(exprs: Sequence[Expr], line: int, col: int) -> tuple[list[Expr], int]:
     """Comma-separated expressions from `col`; the column after the last."""
     out = []
@@ -229,6 +374,83 @@ def _placed_list(exprs: Sequence[Expr], line: int, col: int) -> tuple[list[Expr]
         e, col = placed(e, line, col)
         out.append(e)
     return out, col
+
+
+def cute_layout(name: str, shape: int, stride: int) -> tuple[str, Reader | None]:
+    """``layout NAME = SHAPE:STRIDE`` of one mode."""
+    text = f"layout {name} = {shape}:{stride}"
+    if not (plain_name(name) and 1 <= shape < MAX_LITERAL and 0 <= stride < MAX_LITERAL):
+        return text, None
+
+    def reader(spec: Spec, line: int):
+        if name in spec.layouts:
+            raise _Unread
+        spec.layouts[name] = LayoutDef(name, CuteLayout(shape, stride), Pos(line, 8))
+
+    return text, reader
+
+
+# grammar.lark's TRITON_ENCODING: the lexer's one token, and the statement cutter's
+# (verify.spec.parser), which skips the brackets inside it.
+_ENCODING = re.compile(r"#(ttg|triton_gpu)\.[A-Za-z_]+<(?:[^<>\n]|<(?:[^<>\n]|<[^<>\n]*>)*>)*>")
+
+
+def encoded_layout(name: str, encoding: str, shape: Sequence[int]) -> tuple[str, Reader | None]:
+    """``layout NAME = #ttg.<encoding> shape (n0, n1, ...)``, rank 2 or more."""
+    head = f"layout {name} = "
+    text = f"{head}{encoding} shape ({', '.join(map(str, shape))})"
+    plain = plain_name(name) and _ENCODING.fullmatch(encoding) is not None
+    if not (plain and len(shape) > 1 and all(0 <= n < MAX_LITERAL for n in shape)):
+        return text, None
+
+    def reader(spec: Spec, line: int):
+        if name in spec.layouts:
+            raise _Unread
+        pos = Pos(line, len(head) + 1)
+        try:  # an encoding verify does not read: the parser reports it
+            enc = triton.parse_encoding(encoding, pos)
+            function = triton.layout(enc, tuple(shape), pos)
+        except SpecError:
+            raise _Unread from None
+        width = enc.fields.get("elementBitWidth")
+        if width is not None and 8 * DTYPE_BYTES.get(spec.dtype or "", 0) != width:
+            raise _Unread  # the parser's element_width_errors says why
+        required = triton.required_alignment(enc)
+        spec.layouts[name] = LayoutDef(name, function, Pos(line, 8), required_align=required)
+
+    return text, reader
+
+
+def check_bijective(target: str) -> tuple[str, Reader | None]:
+    text = f"check bijective {target}"
+    if not plain_name(target):
+        return text, None
+
+    def reader(spec: Spec, line: int):
+        spec.checks.append(
+            CheckDef(kind="bijective", pos=Pos(line, 1), target=target, text=text[6:])
+        )
+
+    return text, reader
+
+
+def check_equivalent(first: str, second: str) -> tuple[str, Reader | None]:
+    text = f"check equivalent {first}, {second}"
+    if not (plain_name(first) and plain_name(second)):
+        return text, None
+
+    def reader(spec: Spec, line: int):
+        spec.checks.append(
+            CheckDef(
+                kind="equivalent_layouts",
+                pos=Pos(line, 1),
+                target=first,
+                second=second,
+                text=text[6:],
+            )
+        )
+
+    return text, reader
 
 
 def check_conflict_free(target: str) -> tuple[str, Reader | None]:

@@ -26,7 +26,6 @@ from verify.model import shared_memory
 from verify.notation import triton_lowering as lowering
 from verify.results import CheckResult
 from verify.smt.solve import Status
-from verify.spec.parser import parse_text
 from verify.ttgir import specgen
 
 MAX_TTGIR_BYTES = 16 << 20
@@ -341,7 +340,7 @@ class KernelChecker:
             max(16, buffer["shared"]["alignment"]),
             stages,
             stage_elems * bits // 8,
-            _layout(buffer, stage_shape),
+            _layout("B", buffer, stage_shape),
             where,
             label,
         )
@@ -350,7 +349,7 @@ class KernelChecker:
         for index, op in enumerate(ops):
             extra += self._add_op(spec, f"op{index}", op, bits, buffer, views)
         try:
-            spec_read = parse_text(spec.text, f"{self.name}#{label}")
+            spec_read = spec.read(f"{self.name}#{label}")
         except SpecError as e:  # an encoding verify cannot read costs its buffer only
             why = f"its layout is not modelled: {e.message}"
             return [not_modelled(where, label, why)] + [
@@ -386,8 +385,9 @@ class KernelChecker:
         md, tensor = op["memdesc"], op["tensor"]
         if md["encoding"] != buffer["encoding"] and md["encoding"] not in views:
             views[md["encoding"]] = f"V{len(views)}"
+            view = views[md["encoding"]]
             specgen.add_equivalence(
-                spec, views[md["encoding"]], _layout(md, md["alloc_shape"]), where, spec.name, label
+                spec, view, _layout(view, md, md["alloc_shape"]), where, spec.name, label
             )
         layout = views.get(md["encoding"], "B")
         if label in self.decided_elsewhere:
@@ -484,7 +484,7 @@ def _add_source(spec, name: str, access, copy: dict, tensor: dict, cvt, low, bit
     else:
         address, size, loops = specgen.source_address(copy, plain.coords, shape, bits // 8)
     layout = f"G{name}"
-    spec.add(f"layout {layout} = {size}:1", access.where, {layout: "global"})
+    specgen.add_source_layout(spec, layout, size, access.where)
     access.source = f"{layout}({address})"
     access.loops += loops
 
@@ -507,9 +507,10 @@ def _why_banks_only(result: CheckResult, spec) -> CheckResult:
     return result
 
 
-def _layout(md: dict, stage_shape: list[int]) -> str:
+def _layout(name: str, md: dict, stage_shape: list[int]):
+    """``layout NAME = ...`` of a buffer or view's encoding (`specgen.layout_statement`)."""
     encoding = _as_shared_linear(md) if _nvmma_beyond_notation(md, stage_shape) else md["encoding"]
-    return specgen.layout_text(encoding, stage_shape, md["shared"]["offset"])
+    return specgen.layout_statement(name, encoding, stage_shape, md["shared"]["offset"])
 
 
 def _nvmma_beyond_notation(md: dict, stage_shape: list[int]) -> bool:

@@ -26,8 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from verify.model.expr import Range
 from verify.notation import triton_lowering as lowering
 from verify.notation.triton_access import Access, access_for, coordinate_exprs  # noqa: F401
+from verify.spec import direct
+from verify.spec.ast import Spec
 
 
 @dataclass
@@ -40,30 +43,50 @@ class BufferSpec:
     # .cg copies whose sources are written modulo 128 bytes only (op label -> why):
     # the spec then sets Spec.sources_modulo_128, and bound G answers its .cg copies.
     banks_only: dict[str, str] = field(default_factory=dict)
+    # line -> (its text, how `verify.spec.direct` reads it without the parser)
+    readers: dict[int, tuple[str, direct.Reader]] = field(default_factory=dict)
 
     def add(
-        self, text: str, where: tuple[str, int] | None = None, names: dict[str, str] | None = None
+        self,
+        statement: tuple[str, direct.Reader | None],
+        where: tuple[str, int] | None = None,
+        names: dict[str, str] | None = None,
     ):
+        """One line: a `verify.spec.direct` statement (its text and reader)."""
+        text, reader = statement
         self.lines.append(text)
         if where is not None:
             self.origin[len(self.lines)] = (where[0], where[1], names or {})
+        if reader is not None:
+            self.readers[len(self.lines)] = (text, reader)
 
     @property
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
 
+    def read(self, file: str) -> Spec:
+        """The spec as `verify.spec.parser.parse_text` reads its text."""
+        return direct.read(self.lines, self.readers, file)
+
 
 def layout_text(encoding: str, stage_shape: list[int], offset_bases: list[list[int]]) -> str:
-    """The right-hand side of a ``layout`` statement for an encoding: Triton's own
-    notation with its tile, except on a rank-1 tile, which verify's Triton
-    notation does not take: there Triton's linear layout (offset bit k ->
-    coordinate) is written as the CuTe layout it is, ``N:1`` when bit k is
-    coordinate 2^k (Triton's swizzled_shared is the identity in one dimension)."""
+    """The right-hand side of a ``layout`` statement for an encoding (`layout_statement`)."""
+    return layout_statement("B", encoding, stage_shape, offset_bases)[0].removeprefix("layout B = ")
+
+
+def layout_statement(
+    name: str, encoding: str, stage_shape: list[int], offset_bases: list[list[int]]
+) -> tuple[str, direct.Reader | None]:
+    """``layout NAME = ...`` for an encoding: Triton's own notation with its tile,
+    except on a rank-1 tile, which verify's Triton notation does not take: there
+    Triton's linear layout (offset bit k -> coordinate) is written as the CuTe
+    layout it is, ``N:1`` when bit k is coordinate 2^k (Triton's swizzled_shared
+    is the identity in one dimension)."""
     if len(stage_shape) > 1:
-        return f"{encoding} shape ({', '.join(map(str, stage_shape))})"
+        return direct.encoded_layout(name, encoding, stage_shape)
     if [b[0] for b in offset_bases] != [1 << k for k in range(len(offset_bases))]:
         raise ValueError(f"a rank-1 {encoding} that is not the identity")
-    return f"{stage_shape[0]}:1"
+    return direct.cute_layout(name, stage_shape[0], 1)
 
 
 def header(
@@ -72,46 +95,54 @@ def header(
     align: int,
     stages: int,
     stage_bytes: int,
-    layout: str,
+    layout: tuple[str, direct.Reader | None],
     where: tuple[str, int],
     label: str,
 ):
-    buffer.add(f"# verify ttgir: buffer {label}")
-    buffer.add(f"dtype {lowering.VERIFY_DTYPE[bits]}")
-    staged = f" stages {stages} stage_bytes {stage_bytes}" if stages > 1 else ""
-    buffer.add(f"buffer align {align}{staged}")
-    buffer.add(f"layout B = {layout}", where, {"B": label})
-    buffer.add("check bijective B", where, {"B": label})
+    """The buffer's statements; `layout` is its ``layout B = ...`` (`layout_statement`)."""
+    buffer.add((f"# verify ttgir: buffer {label}", None))
+    buffer.add(direct.dtype(lowering.VERIFY_DTYPE[bits]))
+    buffer.add(direct.buffer_align(align, stages, stage_bytes))
+    buffer.add(layout, where, {"B": label})
+    buffer.add(direct.check_bijective("B"), where, {"B": label})
 
 
 def add_access(buffer: BufferSpec, name: str, access: Access, layout: str = "B"):
     """The op's access through `layout`: the buffer's own ``B``, or the view it
     sees the buffer through (a reinterpret: another encoding of the same bytes)."""
-    loops = ", ".join(f"{v} in 0..{n}" for v, n in access.loops)
-    source = f" from {access.source}" if access.source else ""
+    loops = [(v, Range(0, n)) for v, n in access.loops]
+    source = None
     names = {name: access.label}
     if access.source:
-        names[access.source.split("(", 1)[0]] = "global"
+        # ``G(address)``, as verify.ttgir.module's _add_source writes it
+        global_layout, address = access.source.removesuffix(")").split("(", 1)
+        source = (global_layout, [address])
+        names[global_layout] = "global"
     buffer.add(
-        f"access {name} = {access.instruction} {layout}({', '.join(access.coords)}){source}"
-        + (f" for {loops}" if loops else ""),
+        direct.written_access(name, access.instruction, layout, access.coords, source, loops),
         access.where,
         names,
     )
-    buffer.add(f"check conflict_free {name}", access.where, names)
+    buffer.add(direct.check_conflict_free(name), access.where, names)
 
 
 def add_equivalence(
     buffer: BufferSpec,
     name: str,
-    layout: str,
+    layout: tuple[str, direct.Reader | None],
     where: tuple[str, int],
     buffer_label: str,
     op_label: str,
 ):
+    """``layout NAME = ...`` (`layout`, the op's view) and its equivalence to B."""
     names = {"B": buffer_label, name: f"{buffer_label} as {op_label} sees it"}
-    buffer.add(f"layout {name} = {layout}", where, names)
-    buffer.add(f"check equivalent B, {name}", where, names)
+    buffer.add(layout, where, names)
+    buffer.add(direct.check_equivalent("B", name), where, names)
+
+
+def add_source_layout(buffer: BufferSpec, name: str, size: int, where: tuple[str, int]):
+    """``layout NAME = SIZE:1``: a copy's global side, which holds every address."""
+    buffer.add(direct.cute_layout(name, size, 1), where, {name: "global"})
 
 
 # -- a cp.async's global side ----------------------------------------------------------
