@@ -11,7 +11,8 @@
 
 each over random expressions, and all of them together against all of them
 off on every PTX sample (every result: line, property, status, figures, reason,
-counterexample)."""
+counterexample). And what is read once per opcode is what each instruction
+reads."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from test_ptx_memo import SAMPLES, SLOW, records
 
 from verify.errors import SpecError
 from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, bounds, compiled, free_vars
-from verify.ptx import values
+from verify.ptx import ir, memory, values
+from verify.ptx.parse import read_ptx
 
 RANGES = {"lane": Range(0, 32), "warp": Range(0, 4), "k": Range(3, 9)}
 
@@ -120,6 +122,16 @@ def test_a_lookup_not_built_would_not_be_taken(seed, monkeypatch):
     fast = [values.Context(RANGES).rebuild(e) for e in exprs]
     monkeypatch.setattr(values, "_may_beat", lambda found, e: True)
     assert [values.Context(RANGES).rebuild(e) for e in exprs] == fast
+
+
+def test_opcodes_read_once_read_as_each_instruction():
+    """`ir.Instr.parts`, split once, and `memory.is_memory`, once per opcode, on every
+    instruction of the samples: as the opcode split afresh."""
+    for path in (p for p in SAMPLES if os.path.basename(p) not in SLOW):
+        for item in read_ptx(path).functions[0].body:
+            if isinstance(item, ir.Instr):
+                assert item.parts == item.opcode.split(".")
+                assert memory.is_memory(item) == memory._memory_opcode.__wrapped__(item.opcode)
 
 
 def slow_paths(monkeypatch) -> None:

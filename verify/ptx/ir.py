@@ -5,6 +5,7 @@ instructions with their operands and source lines. Plain data, built by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,10 @@ class Instr:
     guard: tuple[str, bool] | None = None  # (predicate register, negated)
     source: Source = field(default=Source(), compare=False)
 
-    @property
+    @cached_property
     def parts(self) -> list[str]:
+        """The opcode's dot-separated parts, split once (the tracer reads them at each
+        step of each pass); no caller changes the list."""
         return self.opcode.split(".")
 
     @property

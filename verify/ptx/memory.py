@@ -12,6 +12,7 @@ this reader cannot place, an instruction not modelled yet (TMA, wgmma, atomics).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from verify.errors import SpecError
 from verify.model.expr import BinOp, Const, Expr, Var, free_vars
@@ -59,7 +60,14 @@ class Access:
 
 def is_memory(instr: ir.Instr) -> bool:
     """Instructions that may touch shared memory (generic ld/st are placed later)."""
-    parts = instr.parts
+    return _memory_opcode(instr.opcode)
+
+
+@lru_cache(maxsize=4096)
+def _memory_opcode(opcode: str) -> bool:
+    """`is_memory` by the opcode alone, which is all it reads: once per opcode, not
+    at each step of each pass of the trace."""
+    parts = opcode.split(".")
     head = parts[0]
     if head in ("fence", "membar", "bar", "barrier"):
         return False  # orders memory, reads and writes none

@@ -213,6 +213,8 @@ class Body:
     def _operands(self, args: str) -> tuple[ir.Operand, ...]:
         if not args.strip(_SPACE):
             return ()
+        if "{" not in args and "}" not in args and "(" not in args:
+            return tuple(map(self._one, args.split(",")))  # as `_split` splits them
         pieces = None if "(" in args or "[" in args and "{" in args else _split(args)
         if pieces is None:
             return _Operands(args).all()
@@ -224,12 +226,16 @@ class Body:
         )
 
     def _one(self, text: str) -> ir.Operand:
-        """One operand without braces or parentheses, read once per text."""
-        text = text.strip(_SPACE)
+        """One operand without braces or parentheses, read once per text (spaces
+        around it included: the same operand, found without stripping)."""
         found = self.operands.get(text)
         if found is None:
-            register = _REG_ONLY.fullmatch(text) is not None  # most operands are
-            found = ir.Reg(text) if register else _Operands(text).one_only()
+            bare = text.strip(_SPACE)
+            found = self.operands.get(bare)
+            if found is None:
+                register = _REG_ONLY.fullmatch(bare) is not None  # most operands are
+                found = ir.Reg(bare) if register else _Operands(bare).one_only()
+                self.operands[bare] = found
             self.operands[text] = found
         return found
 
