@@ -8,6 +8,7 @@
 * `values.Context._tabulated`: one table per (variable, range, values), against
   the table built afresh for each node, and no lookup built that `_rebuild` would
   not take (`values._may_beat`), against every lookup built;
+* `values.Context.nodes`: each node's count kept, against counting its tree;
 
 each over random expressions, and all of them together against all of them
 off on every PTX sample (every result: line, property, status, figures, reason,
@@ -120,7 +121,7 @@ def test_a_lookup_not_built_would_not_be_taken(seed, monkeypatch):
     rng = random.Random(seed)
     exprs = [random_expr(rng, 5) for _ in range(40)]
     fast = [values.Context(RANGES).rebuild(e) for e in exprs]
-    monkeypatch.setattr(values, "_may_beat", lambda found, e: True)
+    monkeypatch.setattr(values, "_may_beat", lambda found, most: True)
     assert [values.Context(RANGES).rebuild(e) for e in exprs] == fast
 
 
@@ -134,6 +135,29 @@ def test_opcodes_read_once_read_as_each_instruction():
                 assert memory.is_memory(item) == memory._memory_opcode.__wrapped__(item.opcode)
 
 
+def reference_nodes(e: Expr) -> int:
+    """The nodes of `e`, counted to MAX_NODES + 1 at most, by walking it."""
+    stack, count = [e], 0
+    while stack and count <= values.MAX_NODES:
+        x = stack.pop()
+        count += 1
+        if isinstance(x, BinOp):
+            stack += [x.a, x.b]
+    return count
+
+
+@pytest.mark.parametrize("most", [4, 30, values.MAX_NODES])
+def test_kept_counts_are_counts(most, monkeypatch):
+    monkeypatch.setattr(values, "MAX_NODES", most)
+    rng = random.Random(most)
+    ctx = values.Context(RANGES)
+    for _ in range(100):
+        parts = subtrees(random_expr(rng, 7))
+        rng.shuffle(parts)
+        for x in parts:
+            assert ctx.nodes(x) == reference_nodes(x), x
+
+
 def slow_paths(monkeypatch) -> None:
     """Every fast path of this file off: each value computed afresh."""
     tabulated = values.Context._tabulated
@@ -145,7 +169,8 @@ def slow_paths(monkeypatch) -> None:
     monkeypatch.setattr(values.Context, "_tabulated", afresh)
     monkeypatch.setattr(values.Context, "_operand", lambda self, e: bounds(e, self.ranges))
     monkeypatch.setattr(values._Points, "bounds", reference_bounds)
-    monkeypatch.setattr(values, "_may_beat", lambda found, e: True)
+    monkeypatch.setattr(values.Context, "nodes", lambda self, e: reference_nodes(e))
+    monkeypatch.setattr(values, "_may_beat", lambda found, most: True)
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from verify.errors import SpecError
 from verify.model.expr import BinOp, Const, Expr, Range, Var, evaluate, free_vars, substitute
 from verify.ptx import cfg, ir, loops
 from verify.ptx.ops import Machine, destinations
-from verify.ptx.values import MAX_NODES, Context, Unknown, Value, nodes
+from verify.ptx.values import MAX_NODES, Context, Unknown, Value
 
 MAX_TRIP = 1 << 16  # iterations simulated to find a trip count
 MAX_OUTER = 4096  # values of the variables a trip count reads that are run one by one
@@ -196,7 +196,7 @@ class Tracer:
             if isinstance(c, Unknown):
                 return Unknown(f"a value merged under an unknown branch ({c.reason})")
             out = self.ctx.op("+", out, self.ctx.op("*", c, v))
-        if nodes(out) > MAX_NODES:
+        if self.ctx.nodes(out) > MAX_NODES:
             return Unknown("a value merged from more branches than this reader follows")
         return out
 

@@ -52,17 +52,6 @@ class Unknown:
 Value = Expr | Unknown
 
 
-def nodes(e: Expr, limit: int = MAX_NODES) -> int:
-    """Nodes of `e`, counted up to `limit` (shared subtrees count each time)."""
-    stack, count = [e], 0
-    while stack and count <= limit:
-        x = stack.pop()
-        count += 1
-        if isinstance(x, BinOp):
-            stack += [x.a, x.b]
-    return count
-
-
 class Context:
     """The ranges of the variables the values are written over, and the
     arithmetic that keeps them exact under those ranges."""
@@ -77,6 +66,7 @@ class Context:
         self._intervals: dict[int, tuple] = {}
         self._tables: dict[tuple, object] = {}  # `_tabulated`'s, by its values
         self._domains: dict[tuple, _Points] = {}  # `exact_bounds`' evaluations
+        self._nodes: dict[int, tuple[BinOp, int]] = {}  # `nodes`' counts
 
     def _kept(self, memo: dict[int, tuple], e: BinOp, compute: Callable[[BinOp], object]):
         """``compute(e)``, a function of `e` and the ranges of its variables alone,
@@ -89,6 +79,26 @@ class Context:
         out = compute(e)
         memo[id(e)] = (e, names, ranges, out)  # `e` kept: its id is not reused
         return out
+
+    def nodes(self, e: Expr) -> int:
+        """The nodes of `e` (shared subtrees count each time), counted to MAX_NODES + 1
+        at most; each node's count kept: a value is built from counted ones, and
+        every wrap counts its whole tree."""
+        stack: list[tuple[Expr, bool]] = [(e, False)]
+        while stack:
+            x, ready = stack.pop()
+            if not isinstance(x, BinOp) or id(x) in self._nodes and self._nodes[id(x)][0] is x:
+                continue
+            if not ready:
+                stack += [(x, True), (x.b, False), (x.a, False)]
+                continue
+            # a sum of counts each capped, capped: the count capped
+            count = 1 + self._counted(x.a) + self._counted(x.b)
+            self._nodes[id(x)] = (x, min(count, MAX_NODES + 1))  # `x` kept: its id stays
+        return self._counted(e)
+
+    def _counted(self, e: Expr) -> int:
+        return self._nodes[id(e)][1] if isinstance(e, BinOp) else 1
 
     def _seen(self, memo: dict[int, tuple], e: Expr) -> object:
         """What `_kept` keeps for `e` under the current ranges, else _MISSING."""
@@ -339,7 +349,7 @@ class Context:
 
     def _rebuild(self, e: BinOp) -> Expr:
         table = self._tabulated(e)
-        if table is not None and nodes(table) < nodes(e):
+        if table is not None and self.nodes(table) < self.nodes(e):
             return table
         a, b = self.rebuild(e.a), self.rebuild(e.b)
         if e.op == "%" and isinstance(b, Const) and b.value >= 1 << 16 and self.below(a, b.value):
@@ -387,7 +397,7 @@ class Context:
             d = values[1] - values[0]
             if d > 0 and all(y - x == d for x, y in zip(values, values[1:])):
                 return self.op("+", Const(values[0]), self.op("*", v, Const(d)))
-        if not _may_beat(values, e):
+        if not _may_beat(values, self.nodes(e)):
             return _LARGER
         out: Expr = Const(0)
         for k, value in enumerate(values):
@@ -402,7 +412,7 @@ class Context:
 
     def wrap(self, e: Expr, width: int) -> Value:
         """`e` modulo 2^width: `e` itself where it provably fits."""
-        if nodes(e) > MAX_NODES:
+        if self.nodes(e) > MAX_NODES:
             return Unknown("an address expression larger than this reader follows")
         if self.below(e, 1 << width):
             return e
@@ -514,12 +524,13 @@ class _ByValue:
         self._by_id[id(e)] = (e, value)
 
 
-def _may_beat(values: list[int], e: Expr) -> bool:
-    """Whether `_from_values`' lookup of `values` may have fewer nodes than `e`: it
+def _may_beat(values: list[int], most: int) -> bool:
+    """Whether `_from_values`' lookup of `values` may have fewer nodes than `most`
+    (`nodes` of the node it would stand for): it
     has a term of a node at least for each value not 0 (its pick is not constant:
     v takes every k), the terms joined by a "+" each (no rule of `_simplify` joins
     two expressions that are not constants)."""
-    return 2 * sum(map(bool, values)) - 1 < nodes(e)
+    return 2 * sum(map(bool, values)) - 1 < most
 
 
 def _points(domains: list[range]):
