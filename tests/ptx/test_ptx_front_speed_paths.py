@@ -2,7 +2,8 @@
 
 * `values._Points`: every node's values at every point of a small domain, lists
   kept per node, against `compiled` evaluated at each point (the reference
-  `exact_bounds` used), failures included;
+  `exact_bounds` used) and, `checked`, against `evaluate` (the reference
+  `_tabulated` used), failures included;
 * `values.Context._operand`: a node's bounds from its operands' kept bounds,
   against `bounds` walking the whole tree;
 * `values.Context._tabulated`: one table per (variable, range, values), against
@@ -24,7 +25,18 @@ import pytest
 from test_ptx_memo import SAMPLES, SLOW, records
 
 from verify.errors import SpecError
-from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, bounds, compiled, free_vars
+from verify.model.expr import (
+    OPS,
+    BinOp,
+    Const,
+    Expr,
+    Range,
+    Var,
+    bounds,
+    compiled,
+    evaluate,
+    free_vars,
+)
 from verify.ptx import ir, memory, values
 from verify.ptx.parse import read_ptx
 
@@ -62,6 +74,14 @@ def reference_bounds(points: values._Points, e: Expr) -> tuple[int, int] | None:
     return (min(found), max(found)) if found else None
 
 
+def reference_values(points: values._Points, e: Expr):
+    """What `_tabulated` read before `_Points`: `evaluate` at each point."""
+    names = list(points.columns)
+    if not free_vars(e):
+        return evaluate(e, {})
+    return [evaluate(e, dict(zip(names, at))) for at in zip(*points.columns.values())]
+
+
 def reference_interval(e: Expr, ranges) -> tuple[int, int] | None:
     try:
         return bounds(e, ranges)
@@ -82,6 +102,25 @@ def test_points_give_compiled_values_at_every_point(seed):
             assert points.bounds(x) == expected, x
             failed += expected is None
     assert failed  # the failures (a zero divisor, a negative difference) are checked too
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_checked_points_give_evaluated_values(seed):
+    rng = random.Random(seed)
+    ctx = values.Context(RANGES)
+    failed = 0
+    for _ in range(20):
+        for x in reversed(subtrees(random_expr(rng, 5))):
+            points = ctx._points(sorted(free_vars(x)), checked=True)
+            try:
+                expected = reference_values(points, x)
+            except SpecError:
+                failed += 1
+                with pytest.raises(SpecError):
+                    points.values(x)
+                continue
+            assert points.values(x) == expected, x
+    assert failed
 
 
 def test_points_of_an_empty_range_bound_nothing():
@@ -169,6 +208,7 @@ def slow_paths(monkeypatch) -> None:
     monkeypatch.setattr(values.Context, "_tabulated", afresh)
     monkeypatch.setattr(values.Context, "_operand", lambda self, e: bounds(e, self.ranges))
     monkeypatch.setattr(values._Points, "bounds", reference_bounds)
+    monkeypatch.setattr(values._Points, "values", reference_values)
     monkeypatch.setattr(values.Context, "nodes", lambda self, e: reference_nodes(e))
     monkeypatch.setattr(values, "_may_beat", lambda found, most: True)
 

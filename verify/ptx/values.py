@@ -31,7 +31,6 @@ from verify.model.expr import (
     Var,
     bounds,
     compiled,
-    evaluate,
     free_vars,
 )
 from verify.model.expr import _interval as interval  # `bounds` of one node
@@ -195,13 +194,13 @@ class Context:
             self._exact.put(e, self._points(names).bounds(e))
         return self._exact.get(e)
 
-    def _points(self, names: list[str]) -> _Points:
+    def _points(self, names: list[str], checked: bool = False) -> _Points:
         """The points of `names` under their ranges, one `_Points` for each such
         domain: a value is built from values already bounded over it."""
-        key = tuple((n, self.ranges[n].lo, self.ranges[n].hi) for n in names)
+        key = (checked, *((n, self.ranges[n].lo, self.ranges[n].hi) for n in names))
         found = self._domains.get(key)
         if found is None:
-            found = self._domains[key] = _Points(names, self.ranges)
+            found = self._domains[key] = _Points(names, self.ranges, checked)
         return found
 
     def first_zero(
@@ -366,8 +365,8 @@ class Context:
         r = self.ranges.get(name)
         if r is None or r.size > MAX_TABLE:
             return None
-        try:
-            values = tuple(evaluate(e, {name: x}) for x in range(r.lo, r.hi))
+        try:  # as `evaluate` at each value, without generating code for each node
+            values = tuple(self._points([name], checked=True).values(e))
         except SpecError:
             return None
         # what follows reads only the values and the variable's range: different
@@ -547,16 +546,18 @@ def _points(domains: list[range]):
 def _period(values: list[int]) -> int:
     """The least p with values[k] == values[k + p] for every k (len(values) if none)."""
     n = len(values)
-    return next(p for p in range(1, n + 1) if all(values[k] == values[k + p] for k in range(n - p)))
+    return next(p for p in range(1, n + 1) if values[p:] == values[: n - p])
 
 
 class _Points:
     """Expressions evaluated at every point of a few variables' ranges (the first
     name slowest, as `itertools.product`), a list of values per node, operands'
-    lists kept: what `compiled` gives at each point, or a SpecError where it
-    fails at any point. Lists are kept for domains of at most MAX_KEPT points."""
+    lists kept: what `compiled` gives at each point (`evaluate` where `checked`),
+    or a SpecError where it fails at any point. Lists are kept for domains of at
+    most MAX_KEPT points."""
 
-    def __init__(self, names: list[str], ranges: Mapping[str, Range]):
+    def __init__(self, names: list[str], ranges: Mapping[str, Range], checked: bool):
+        self.checked = checked
         points = list(itertools.product(*(range(ranges[n].lo, ranges[n].hi) for n in names)))
         self.size = len(points)
         self.columns = {n: [p[k] for p in points] for k, n in enumerate(names)}
@@ -585,9 +586,9 @@ class _Points:
                 continue
             a, b = self._found(node.a, kept), self._found(node.b, kept)
             if type(a) is not list and type(b) is not list:
-                out = _combined(node, [a], [b])[0]
+                out = _combined(node, [a], [b], self.checked)[0]
             else:
-                out = _combined(node, _spread(a, self.size), _spread(b, self.size))
+                out = _combined(node, _spread(a, self.size), _spread(b, self.size), self.checked)
             kept[id(node)] = (node, out)  # `node` kept: its id is not reused
         return self._found(e, kept)
 
@@ -604,14 +605,15 @@ def _spread(x, size: int) -> list:
     return x if type(x) is list else [x] * size
 
 
-def _combined(e: BinOp, xs: list, ys: list) -> list:
+def _combined(e: BinOp, xs: list, ys: list, checked: bool) -> list:
     """`compiled`'s node `e` at each point: its checks (a zero divisor, a shift past
-    MAX_SHIFT, a negative result of an op that can give one) at any point fail."""
+    MAX_SHIFT, a negative result of an op that can give one, of any op where
+    `checked`, as `evaluate`) at any point fail."""
     op = e.op
     if ys and (op in ("/", "%") and 0 in ys or op in ("<<", ">>") and max(ys) > MAX_SHIFT):
         raise SpecError(f"'{op}' by zero or shifted too far", e.pos)
     out = list(map(CONCRETE_OPS[op], xs, ys))
-    if out and op not in ("+", "*", "&", "|", "^") and min(out) < 0:
+    if out and (checked or op not in ("+", "*", "&", "|", "^")) and min(out) < 0:
         raise SpecError(f"'{op}' gives a negative value", e.pos)
     return out
 
