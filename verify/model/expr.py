@@ -268,39 +268,22 @@ def _source(e: BinOp, checked: bool) -> tuple[str, list]:
     """The factory's text and its arguments after the first two: constants, names
     and positions are arguments, so trees of one shape share one compiled text."""
     lines: list[str] = []
-    names: dict[object, str] = {}  # ("var", name) or a subexpression's id -> its local
+    names: dict[object, str] = {}  # a variable's name or a subexpression's id -> its local
     cells: list = []
-    stack: list[tuple[Expr, bool]] = [(e, False)]
+    stack: list[Expr | None] = [e]  # None: the node below it has its operands named
     while stack:
-        node, ready = stack.pop()
-        if isinstance(node, Const):
-            continue
-        if isinstance(node, Var):
-            if ("var", node.name) not in names:
-                local = names[("var", node.name)] = f"v{len(names)}"
-                lines.append(f"{local} = env[c{len(cells)}]")
-                cells.append(node.name)
-            continue
-        if id(node) in names:
-            continue
-        if not ready:
-            stack.append((node, True))
-            stack.append((node.b, False))
-            stack.append((node.a, False))
-            continue
-        x, y, op = _operand(node.a, names, cells), _operand(node.b, names, cells), node.op
-        local = names[id(node)] = f"t{len(names)}"
-        call = f"_apply({op!r}, {x}, {y}, c{len(cells)})"
-        cells.append(node.pos)
-        if op in ("/", "%"):
-            lines.append(f"if {y} == 0: {call}")
-        if op in ("<<", ">>"):
-            lines.append(f"if {y} > {MAX_SHIFT}: {call}")
-        lines.append(f"{local} = {x} {_PYTHON_OPS.get(op, op)} {y}")
-        if checked or op not in _UNCHECKED:
-            lines.append(f"if {local} < 0: {call}")
+        node = stack.pop()
+        if node is None:
+            _emit(stack.pop(), names, cells, lines, checked)
+        elif isinstance(node, BinOp):
+            if id(node) not in names:
+                stack += (node, None, node.b, node.a)
+        elif isinstance(node, Var) and node.name not in names:
+            names[node.name] = f"v{len(names)}"
+            lines.append(f"v{len(names) - 1} = env[c{len(cells)}]")
+            cells.append(node.name)
     body = "\n            ".join(lines)
-    parameters = "".join(f", c{k}" for k in range(len(cells)))
+    parameters = "".join([f", c{k}" for k in range(len(cells))])
     source = f"""def factory(slow, _apply{parameters}):
     def generated(env):
         try:
@@ -313,15 +296,30 @@ def _source(e: BinOp, checked: bool) -> tuple[str, list]:
     return source, cells
 
 
+def _emit(node, names: dict[object, str], cells: list, lines: list[str], checked: bool):
+    """The lines of one subexpression whose operands have their locals."""
+    x, y, op = _operand(node.a, names, cells), _operand(node.b, names, cells), node.op
+    local = names[id(node)] = f"t{len(names)}"
+    cells.append(node.pos)
+    if not checked and op in _UNCHECKED:  # cannot fail: no check, no call to write
+        lines.append(f"{local} = {x} {op} {y}")
+        return
+    call = f"_apply({op!r}, {x}, {y}, c{len(cells) - 1})"
+    if op in ("/", "%"):
+        lines.append(f"if {y} == 0: {call}")
+    if op in ("<<", ">>"):
+        lines.append(f"if {y} > {MAX_SHIFT}: {call}")
+    lines.append(f"{local} = {x} {_PYTHON_OPS.get(op, op)} {y}")
+    lines.append(f"if {local} < 0: {call}")
+
+
 def _operand(e: Expr, names: dict[object, str], cells: list) -> str:
     if isinstance(e, Const):
         if type(e.value) is not int:
             raise _NotGenerated
         cells.append(e.value)
         return f"c{len(cells) - 1}"
-    if isinstance(e, Var):
-        return names[("var", e.name)]
-    return names[id(e)]
+    return names[e.name if isinstance(e, Var) else id(e)]
 
 
 def _interval(op: str, a: tuple[int, int], b: tuple[int, int], pos: Pos) -> tuple[int, int]:
