@@ -1,10 +1,14 @@
-"""Shortcuts of the cp.async rules against the definitions they stand for."""
+"""Shortcuts of the enumeration engine's bank and cp.async rules against the
+definitions they stand for, on plain integers (`verify.model.bank`)."""
 
 import numpy as np
+import pytest
 
-from verify.engines import copy_rules
-from verify.model.bank import hardware_copy_cost
+from verify.engines import copy_rules, enumeration
+from verify.model.bank import bank_cost, hardware_copy_cost, hardware_wavefronts
 from verify.model.instructions import parse_instruction
+from verify.model.program import Program
+from verify.spec.parser import parse_text
 
 CG = parse_instruction("cp.async.cg.shared.global.16")
 
@@ -48,3 +52,34 @@ def test_rule_s_by_sorted_lanes_is_the_bank_models_rule_s():
         for d, s, cost in zip(dst, src, costs):
             assert cost == hardware_copy_cost(CG, d.tolist(), s.tolist()).wavefronts
         assert exact.all()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ld.shared.b32", "ld.shared.b64", "ld.shared.v2.b32", "ld.shared.v4.b32", "ldmatrix.x4"],
+)
+@pytest.mark.parametrize("block", [enumeration.WAYS_BLOCK, 7])
+def test_grouped_phase_costs_and_rule_l_are_the_bank_models(name, block, monkeypatch):
+    """`enumeration.phase_costs` and `merged_pairs` (every phase, and every pair of
+    phases, of every instance in one call, counted in blocks of rows) against
+    `verify.model.bank` per instance, on addresses that merge (lanes in equal
+    pairs) and that do not."""
+    monkeypatch.setattr(enumeration, "WAYS_BLOCK", block)
+    instr = parse_instruction(name)
+    program = Program(parse_text(f"dtype b8\nlayout L = (4096):(1)\naccess a = {name} L(lane)\n"))
+    access = program.access("a", None)
+    rng = np.random.default_rng(31)
+    step = instr.bytes_per_address
+    addresses = rng.integers(0, 64, size=(300, instr.address_lanes)) * step
+    addresses[:100] %= 4 * step  # a few words: broadcasts
+    addresses[100:200:2] = np.repeat(addresses[100:200:2, ::2], 2, axis=1)  # equal pairs
+    addresses[200:] = np.arange(instr.address_lanes) // 2 * step  # pairs, no conflict
+    addresses[200:240, 0::2] = 0
+    addresses[200:240, 1::2] = rng.integers(1, 64, size=(40, 1)) * step  # alternating two
+    odd = rng.integers(0, instr.address_lanes, size=40)
+    addresses[240 + np.arange(40), odd] = rng.integers(0, 64, size=40) * step  # one odd lane
+    costs = enumeration.phase_costs(access, addresses)
+    waves = costs.sum(axis=1) - enumeration.merged_pairs(instr, addresses)
+    for row, cost, wavefronts in zip(addresses.tolist(), costs, waves):
+        assert list(cost) == [p.ways for p in bank_cost(instr, row).phases]
+        assert wavefronts == hardware_wavefronts(instr, row)

@@ -357,9 +357,17 @@ def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
 # -- bank conflicts ----------------------------------------------------------
 
 
+# Rows `_phase_ways` counts at once: their BANKS counts a row (256 KB) stay in cache,
+# where one count of 32768 instances' phases (32 MB) would not.
+WAYS_BLOCK = 1024
+
+
 def _phase_ways(words: np.ndarray) -> np.ndarray:
     """words: (instances, items) word indices of one phase -> per instance, the
     distinct words of its busiest bank."""
+    if len(words) > WAYS_BLOCK:
+        blocks = range(0, len(words), WAYS_BLOCK)
+        return np.concatenate([_phase_ways(words[i : i + WAYS_BLOCK]) for i in blocks])
     ordered = np.sort(words, axis=1)
     new = np.ones(ordered.shape, dtype=bool)
     new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
@@ -369,19 +377,22 @@ def _phase_ways(words: np.ndarray) -> np.ndarray:
     return counts.reshape(-1, BANKS).max(axis=1)
 
 
-def _lane_words(instr: Instruction, addresses: np.ndarray, lanes: range) -> np.ndarray:
-    """(instances, items): the words lanes `lanes` touch, a lane's words side by side."""
-    first = addresses[:, lanes.start : lanes.stop, None] // WORD_BYTES
-    words = first + np.arange(instr.words_per_address)
-    return words.reshape(words.shape[0], -1)
+def _group_ways(instr: Instruction, addresses: np.ndarray, lanes: int) -> np.ndarray:
+    """addresses: (instances, address lanes) -> (instances, groups): `_phase_ways` of
+    each group of `lanes` consecutive lanes, every group of every instance in one
+    call (a lane's words are side by side, so a group's words are consecutive)."""
+    assert addresses.shape[1] == instr.address_lanes, f"{instr.name}: {addresses.shape}"
+    words = addresses[:, :, None] // WORD_BYTES + np.arange(instr.words_per_address)
+    per_group = words.reshape(-1, lanes * instr.words_per_address)
+    return _phase_ways(per_group).reshape(addresses.shape[0], -1)
 
 
 def phase_costs(access: Access, addresses: np.ndarray) -> np.ndarray:
     """addresses: (instances, address lanes), naturally aligned -> (instances, phases)
-    of the bank model's per-phase cost (`verify.model.bank.phase_cost`'s ways)."""
+    of the bank model's per-phase cost (`verify.model.bank.phase_cost`'s ways).
+    Phases are consecutive runs of `phase_lanes` lanes (`Instruction.phases`)."""
     instr = access.instruction
-    per_phase = [_phase_ways(_lane_words(instr, addresses, lanes)) for lanes in instr.phases]
-    return np.stack(per_phase, axis=1)
+    return _group_ways(instr, addresses, instr.phase_lanes)
 
 
 def merged_pairs(instr: Instruction, addresses: np.ndarray) -> np.ndarray:
@@ -393,15 +404,12 @@ def merged_pairs(instr: Instruction, addresses: np.ndarray) -> np.ndarray:
     minus this count."""
     if not instr.merges_phases:
         return np.zeros(addresses.shape[0], dtype=np.int64)
-    phases = instr.phases
-    merged = []
-    for p, q in zip(phases[::2], phases[1::2]):
-        pair = addresses[:, p.start : q.stop]
-        in_pairs = (pair[:, 0::2] == pair[:, 1::2]).all(axis=1)
-        alternating = (pair == pair[:, [i % 2 for i in range(pair.shape[1])]]).all(axis=1)
-        union_ok = _phase_ways(_lane_words(instr, addresses, range(p.start, q.stop))) == 1
-        merged.append((in_pairs | alternating) & union_ok)
-    return np.stack(merged, axis=1).sum(axis=1)
+    span = 2 * instr.phase_lanes  # a pair of phases: (instances, pairs, its lanes)
+    pairs = addresses.reshape(addresses.shape[0], -1, span)
+    in_pairs = (pairs[:, :, 0::2] == pairs[:, :, 1::2]).all(axis=2)
+    alternating = (pairs == pairs[:, :, [i % 2 for i in range(span)]]).all(axis=2)
+    union_ok = _group_ways(instr, addresses, span) == 1
+    return ((in_pairs | alternating) & union_ok).sum(axis=1)
 
 
 class _Best:
