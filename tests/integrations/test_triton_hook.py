@@ -118,6 +118,9 @@ def test_a_second_session_answers_from_verify_s_cache(fresh_caches):
         run_program()
     assert [k.cached for k in first.kernels] == [False, False]
     assert [k.cached for k in second.kernels] == [True, True]
+    # the reading child's CPU counts as verify's where it read, and not from the cache
+    assert all(k.reader_cpu_seconds > 0 for k in first.kernels)
+    assert [k.reader_cpu_seconds for k in second.kernels] == [0.0, 0.0]
     assert [(r.file, r.line, r.property, r.status) for r in second.results] == [
         (r.file, r.line, r.property, r.status) for r in first.results
     ]

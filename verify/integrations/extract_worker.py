@@ -11,8 +11,9 @@ parent names. If the child dies on a kernel, that kernel gets the error (with
 Triton's first diagnostic) and the next kernel starts a new child.
 
 Protocol: one JSON line per request on the child's stdin, ``{"ttgir": PATH,
-"stderr": PATH}``; one JSON line per answer on its stdout, ``{"stdout": TEXT}``
-(what `extract.main` printed: its JSON document).
+"stderr": PATH}``; one JSON line per answer on its stdout, ``{"stdout": TEXT,
+"cpu": SECONDS}`` (what `extract.main` printed: its JSON document; the child's CPU
+seconds on the request, so that the parent can count them as verify's cost).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import select
 import subprocess
 import sys
 import tempfile
+import time
 
 from verify.errors import Pos, SpecError
 
@@ -43,6 +45,7 @@ class ExtractWorker:
 
     def __init__(self):
         self._child: subprocess.Popen | None = None
+        self.cpu_seconds = 0.0  # the child's CPU seconds on all the reads answered
         self._tmp = tempfile.TemporaryDirectory(prefix="verify-run-")
 
     def start(self):
@@ -98,7 +101,9 @@ class ExtractWorker:
                 child.kill()
                 raise WorkerDied(f"no answer in {READ_TIMEOUT_S:.0f} s")
             raise WorkerDied(f"exit status {child.wait()}")
-        return json.loads(line)["stdout"]
+        answer = json.loads(line)
+        self.cpu_seconds += answer["cpu"]
+        return answer["stdout"]
 
     def stop(self):
         """End the child (closing its stdin ends its loop)."""
@@ -156,9 +161,11 @@ def serve(requests, answers) -> None:
     for line in requests:
         request = json.loads(line)
         printed = io.StringIO()
+        started = time.process_time()
         with _stderr_to(request["stderr"]), contextlib.redirect_stdout(printed):
             extract.main(request["ttgir"])
-        answers.write(json.dumps({"stdout": printed.getvalue()}) + "\n")
+        spent = time.process_time() - started
+        answers.write(json.dumps({"stdout": printed.getvalue(), "cpu": spent}) + "\n")
         answers.flush()
 
 

@@ -62,7 +62,8 @@ class KernelCheck:
     error: ErrorRecord | None = None  # verify could not read it (located)
     cached: bool = False  # answered from verify's cache
     seconds: float = 0.0  # verify's time on it
-    cpu_seconds: float = 0.0  # verify's CPU time on it in this process (not the reading child's)
+    cpu_seconds: float = 0.0  # verify's CPU time on it in this process
+    reader_cpu_seconds: float = 0.0  # the reading child's CPU time on its TTGIR
     compile_seconds: float = 0.0  # Triton's, as its listener reports it
     # With `targets`: the hashes of this kernel compiled again for them (each
     # its own KernelCheck); this one is not checked itself.
@@ -202,6 +203,7 @@ class Session:
 
     def _check(self, src, metadata: dict, group: dict, compile_seconds: float):
         start, cpu_start = time.perf_counter(), time.process_time()
+        reader_start = self._worker.cpu_seconds
         kernel = self._record(src, metadata, compile_seconds)
         key = answer_key(f"triton-kernel {kernel.hash} {os.getcwd()}", self.options)
         cached = self.cache.get(key) if self.cache is not None else None
@@ -216,6 +218,7 @@ class Session:
                 self.cache.put(key, KernelOutcome.of(kernel))
         kernel.seconds = time.perf_counter() - start
         kernel.cpu_seconds = time.process_time() - cpu_start
+        kernel.reader_cpu_seconds = self._worker.cpu_seconds - reader_start
         self._tell(kernel)
 
     def _read_and_check(self, kernel: KernelCheck, group: dict, shared: int | None, meta=None):

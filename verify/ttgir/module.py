@@ -27,9 +27,6 @@ from verify.notation import triton_lowering as lowering
 from verify.results import CheckResult
 from verify.smt.solve import Status
 
-# Not called here since buffer specs are read by `specgen.BufferSpec.read`; kept
-# while benchmarks/speed/triton_hook.py's PHASES looks it up here to time it.
-from verify.spec.parser import parse_text  # noqa: F401
 from verify.ttgir import specgen
 
 MAX_TTGIR_BYTES = 16 << 20
