@@ -83,3 +83,22 @@ def test_grouped_phase_costs_and_rule_l_are_the_bank_models(name, block, monkeyp
     for row, cost, wavefronts in zip(addresses.tolist(), costs, waves):
         assert list(cost) == [p.ways for p in bank_cost(instr, row).phases]
         assert wavefronts == hardware_wavefronts(instr, row)
+
+
+@pytest.mark.parametrize("top", [200, 255, 1 << 16, (1 << 32) - 1, 1 << 32, 1 << 62])
+@pytest.mark.parametrize("negative", [False, True])
+def test_distinct_rows_in_a_narrower_type_are_the_distinct_rows(top, negative):
+    """`copy_rules._distinct_rows` compares rows in the narrowest type holding them
+    (`_narrowest`): rows that agree modulo 2^8, 2^16 or 2^32 but not as integers
+    stay apart, on each side of those widths, with and without a negative value."""
+    rng = np.random.default_rng(top % 1000)
+    base = rng.integers(0, 100, size=(5, 6))
+    moved = [base + (1 << k) for k in (8, 16, 32) if (1 << k) + 100 <= top]
+    patterns = np.unique(np.concatenate([base, *moved, np.full((1, 6), top)]), axis=0)
+    if negative:
+        patterns[0, 0] = -1
+    rows = patterns[rng.permutation(np.arange(300) % len(patterns))]
+    distinct, inverse = copy_rules._distinct_rows(rows)
+    assert distinct.dtype == rows.dtype
+    assert len(distinct) == len(patterns)
+    assert (distinct[inverse] == rows).all()

@@ -58,11 +58,25 @@ def rule_c_costs(instr: Instruction, dst: np.ndarray, src: np.ndarray) -> np.nda
 
 
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(n, k) integers -> (the distinct rows, each row's index among them)."""
-    rows = np.ascontiguousarray(rows)
-    keys = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
+    """(n, k) integers -> (the distinct rows, each row's index among them). Rows
+    are compared as bytes, in the narrowest integer type holding every value: the
+    same rows are equal, and sorting compares fewer bytes (line-relative addresses
+    fit in 16 bits, not 64)."""
+    narrow = np.ascontiguousarray(rows, _narrowest(rows))
+    keys = narrow.view(np.dtype((np.void, rows.shape[1] * narrow.itemsize))).ravel()
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     return rows[first], inverse.ravel()
+
+
+def _narrowest(values: np.ndarray) -> np.dtype:
+    """The narrowest unsigned integer type holding every value exactly, else the
+    values' own type (a negative value, or one of 2^32 or more)."""
+    if values.size and values.min() >= 0:
+        top = int(values.max())
+        for kind in (np.uint8, np.uint16, np.uint32):
+            if top <= np.iinfo(kind).max:
+                return np.dtype(kind)
+    return values.dtype
 
 
 # Instances whose rule S is evaluated at once: a block's (block, 32) arrays stay small.
