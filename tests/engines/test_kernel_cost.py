@@ -37,7 +37,7 @@ def test_rule_s_costs_each_instance_as_the_bank_model_does_when_instances_repeat
 
 def test_rule_s_of_sources_far_apart_is_the_bank_model_s(monkeypatch):
     """Sources up to 2^62 bytes apart: the lane keys rule S compares are too wide to pack
-    into one int64, and are compared by rank (`copy_rules._agree`)."""
+    into one int64, and are compared by rank (`copy_rules._ranks`)."""
     ranked = []
     real = copy_rules._ranks
 

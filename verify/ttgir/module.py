@@ -26,7 +26,6 @@ from verify.model import shared_memory
 from verify.notation import triton_lowering as lowering
 from verify.results import CheckResult
 from verify.smt.solve import Status
-
 from verify.ttgir import specgen
 
 MAX_TTGIR_BYTES = 16 << 20
