@@ -21,8 +21,10 @@ from __future__ import annotations
 import os
 import random
 
+import conftest
 import pytest
 from test_ptx_memo import SAMPLES, SLOW, records
+from test_ptx_scan import SMALL, outcome
 
 from verify.errors import SpecError
 from verify.model.expr import (
@@ -37,7 +39,7 @@ from verify.model.expr import (
     evaluate,
     free_vars,
 )
-from verify.ptx import ir, memory, values
+from verify.ptx import ir, memory, parse, scan, values
 from verify.ptx.parse import read_ptx
 
 RANGES = {"lane": Range(0, 32), "warp": Range(0, 4), "k": Range(3, 9)}
@@ -195,6 +197,54 @@ def test_kept_counts_are_counts(most, monkeypatch):
         rng.shuffle(parts)
         for x in parts:
             assert ctx.nodes(x) == reference_nodes(x), x
+
+
+def test_every_sample_header_is_read_without_lark():
+    """`scan.header` reads every sample's top level as lark reads it (with each body
+    a stand-in label): lark is not loaded for them. (tests/ptx/test_ptx_scan.py
+    checks whole modules, and edited texts, against lark's.)"""
+    for path in SAMPLES:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        spans = scan.bodies(text)
+        assert spans, path
+        skeleton = parse._skeleton(text, spans)
+        assert skeleton is not None and scan.header(text, spans) == read(skeleton), path
+
+
+@pytest.mark.parametrize(
+    "path",
+    [SMALL, os.path.join(conftest.DATA, "ptx", "triton_softmax_sm80.ptx")],
+    ids=os.path.basename,
+)
+def test_random_header_edits_read_as_lark_reads_them(path):
+    """test_ptx_scan's random edits, put where `scan.header` reads (before the
+    first body): the module or the error is lark's."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    spans = scan.bodies(text)
+    assert spans
+    first = spans[0][0]
+    rng = random.Random(29)
+    alphabet = ' \t\n;,:{}[]()<>%@!_|+-.$/*"0123456789abcfrx'
+    words = [".param", ".u64", ".ptr", ".align", ".b8", ".reqntid", ".func", ".extern", "= 1"]
+    for _ in range(150):
+        at = rng.randrange(first)
+        kind = rng.randrange(4)
+        if kind == 0:
+            edited = text[:at] + text[at + 1 :]
+        elif kind == 1:
+            edited = text[:at] + text[at] + text[at:]
+        else:
+            put = rng.choice(alphabet) if kind == 2 else f" {rng.choice(words)} "
+            edited = text[:at] + put + text[at:]
+        assert outcome(parse.parse_ptx, edited) == outcome(parse.parse_ptx_by_lark, edited), at
+
+
+def read(items: list) -> list:
+    """The items `parse._module` reads: lark's skipped sections (tokens) and pragmas
+    (None) left out."""
+    return [x for x in items if x is not None and not isinstance(x, str)]
 
 
 def slow_paths(monkeypatch) -> None:

@@ -9,9 +9,9 @@ is a `SpecError` at its line and column (``expected ..., found ...``), never a
 traceback. Input is bounded before lark sees it: size and brace nesting.
 
 Function bodies, nearly all of a kernel's tokens, are read by `verify.ptx.scan`
-where it can (`_scanned`), lark reading the rest; where the scanner is not sure,
-lark reads the whole text (`parse_ptx_by_lark`, the reference it is tested
-against).
+where it can (`_scanned`), and the rest by `scan.header` or else lark; where the
+scanner is not sure of a body, lark reads the whole text (`parse_ptx_by_lark`,
+the reference it is tested against).
 """
 
 from __future__ import annotations
@@ -359,22 +359,18 @@ def _lark_items(text: str, name: str) -> list:
 
 
 def _scanned(text: str) -> list | None:
-    """The module's items, each function body read by `verify.ptx.scan` and lark
-    reading the rest with a stand-in label for each body (lines kept); None where
-    either gives up, and lark then reads the whole text."""
+    """The module's items, each function body read by `verify.ptx.scan`, the rest
+    by `scan.header` or else by lark with a stand-in label for each body (lines
+    kept); None where lark gives up too, and lark then reads the whole text."""
     if scan.MARKER in text:
         return None
     spans = scan.bodies(text)
     if not spans:
         return None
-    pieces, at = [], 0
-    for k, (start, end, _) in enumerate(spans):
-        pieces += [text[at:start], f" {scan.MARKER}{k}: ", "\n" * text.count("\n", start, end)]
-        at = end
-    pieces.append(text[at:])
-    try:
-        items: list = _parser().parse("".join(pieces)).children
-    except UnexpectedInput:
+    items = scan.header(text, spans)
+    if items is None:
+        items = _skeleton(text, spans)
+    if items is None:
         return None
     files = {value[0]: value[1] for key, value in _directives(items) if key == "file"}
     filled = 0
@@ -385,6 +381,19 @@ def _scanned(text: str) -> list | None:
             _fill_body(item, spans[body][2], files)
             filled += 1
     return items if filled == len(spans) else None
+
+
+def _skeleton(text: str, spans: list) -> list | None:
+    """The top level's items as lark reads them, each body a stand-in label."""
+    pieces, at = [], 0
+    for k, (start, end, _) in enumerate(spans):
+        pieces += [text[at:start], f" {scan.MARKER}{k}: ", "\n" * text.count("\n", start, end)]
+        at = end
+    pieces.append(text[at:])
+    try:
+        return _parser().parse("".join(pieces)).children
+    except UnexpectedInput:
+        return None
 
 
 def _stand_in(item) -> int | None:

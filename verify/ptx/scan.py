@@ -17,9 +17,12 @@ Between the tokens of one statement it takes only spaces and tabs, and newlines
 among an instruction's operands (lark also takes comments anywhere, and newlines
 in declarations and .loc: such a statement is left to lark).
 
-`verify.ptx.parse` has lark read the rest of the file (headers, parameters,
-global variables, the DWARF sections, which lark's SECTION terminal skips whole)
-with each body replaced by a stand-in label, lines kept.
+The rest of the file (headers, parameters, global variables, the DWARF sections,
+which lark's SECTION terminal skips whole) is read by `header`, as lark reads it
+with each body replaced by a stand-in label, lines kept; where `header` is not
+sure, `verify.ptx.parse` has lark read that text. Lark is then not loaded at all
+for a kernel both read (13 ms of a process's first kernel, and its lexer's
+scanners built on first use).
 """
 
 from __future__ import annotations
@@ -401,3 +404,188 @@ class _Operands:
         offset = int_value(self._next("INT")) if self._take("+") else 0
         self._expect("]")
         return ir.Addr(base, offset)
+
+
+# The top level's tokens, as far as `header` reads them (ptx.lark's SECTION,
+# STRING, VERSION, INT, NAME, REG, directives and punctuation); each stands alone
+# (a name, number or directive runs on into no name character).
+_HEAD_TOKEN = re.compile(
+    rf"(\.section[^{{]*\{{[^}}]*\}})|({_STRING})|(\.[A-Za-z_][\w$]*(?![\w$]))"
+    rf"|(\d+\.\d+(?![\w$.]))|({_INT})|({_NAME})|({_REG})|([(),;{{}}\[\]<>])"
+)
+_HEAD_KINDS = ("", "SECTION", "STRING", "DIRECTIVE", "VERSION", "INT", "NAME", "REG", "")
+_INITIALIZED = re.compile(
+    _DECL.pattern.removesuffix(";")
+    + rf"={_S}(?:{_INT}|\{{{_S}{_INT}(?:{_S},{_S}{_INT})*{_S}\}}){_S};"
+)
+_LINKAGES = (".visible", ".extern", ".weak", ".common")
+_STATES = (".reg", ".shared", ".local", ".global", ".const", ".param", ".sreg")
+_TYPES = re.compile(_TYPE)
+_PERFS = (
+    *(".maxntid", ".reqntid", ".maxnreg", ".minnctapersm", ".maxnctapersm"),
+    *(".reqnctapercluster", ".maxclusterrank", ".explicitcluster"),
+)
+
+
+def header(text: str, spans: list[tuple[int, int, list]]) -> list | None:
+    """The top level's items as lark's rules give them for the text with each body
+    of `spans` replaced by a stand-in label (`verify.ptx.parse._scanned`): a
+    function's body is ``[Label(MARKER + k)]``; None where this reader is not sure
+    (lark reads it then): a top-level declaration over several lines, a pragma, a
+    directive it does not know."""
+    try:
+        return _Header(text, spans).items()
+    except _GiveUp:
+        return None
+
+
+class _Header:
+    """The tokens between the bodies, read one item at a time."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int, list]]):
+        self.text, self.spans = text, spans
+        self.pos, self.body = 0, 0  # the next token's search start; the next span
+        self._at, self._line = 0, 1
+
+    def _line_of(self, pos: int) -> int:
+        self._line += self.text.count("\n", self._at, pos)
+        self._at = pos
+        return self._line
+
+    def _peek(self) -> tuple[str, str, int]:
+        """(kind, text, start) of the next token; ("END", "", end) after the last."""
+        pos = _GAP.match(self.text, self.pos).end()  # type: ignore[union-attr]
+        if pos >= len(self.text):
+            return "END", "", pos
+        m = _HEAD_TOKEN.match(self.text, pos)
+        if m is None:
+            raise _GiveUp
+        return _HEAD_KINDS[m.lastindex or 0], m.group(), pos
+
+    def _next(self, *kinds: str) -> tuple[str, int]:
+        """The next token's text and line, where it is of one of `kinds` (a kind, or
+        a punctuation's or a directive's own text)."""
+        kind, value, start = self._peek()
+        if kind not in kinds and not (kind in ("DIRECTIVE", "") and value in kinds):
+            raise _GiveUp
+        self.pos = start + len(value)
+        return value, self._line_of(start)
+
+    def _take(self, punct: str) -> bool:
+        if self._peek()[1] == punct:
+            self._next(punct)
+            return True
+        return False
+
+    def items(self) -> list | None:
+        out: list = []
+        while True:
+            kind, value, start = self._peek()
+            if kind == "END":
+                return out if self.body == len(self.spans) else None
+            if kind == "SECTION" or value == ";":
+                self.pos = start + len(value)
+            elif value in (".version", ".target", ".address_size", ".file"):
+                out.append(self._directive())
+            elif value in _LINKAGES or value in (".entry", ".func"):
+                out.append(self._function_or_declaration(start))
+            elif value in _STATES:
+                out.append(self._declaration(start))
+            else:
+                raise _GiveUp
+
+    def _directive(self) -> tuple:
+        word = self._next(".version", ".target", ".address_size", ".file")[0]
+        if word == ".version":
+            return ("version", self._next("VERSION")[0])
+        if word == ".target":
+            names = [self._next("NAME")[0]]
+            while self._take(","):
+                names.append(self._next("NAME")[0])
+            return ("target", tuple(names))
+        if word == ".address_size":
+            return ("address_size", int_value(self._next("INT")[0]))
+        number, path = int_value(self._next("INT")[0]), self._next("STRING")[0][1:-1]
+        while self._take(","):
+            self._next("INT")
+        return ("file", (number, path))
+
+    def _function_or_declaration(self, start: int):
+        while self._peek()[1] in _LINKAGES:
+            self._next(*_LINKAGES)
+        if self._peek()[1] in _STATES:
+            return self._declaration(start)
+        entry = self._next(".entry", ".func")[0] == ".entry"
+        if self._take("("):
+            self._heads()  # the return parameters: read, not kept (as `_Build.function`)
+        name, line = self._next("NAME")
+        params = self._heads() if self._take("(") else []
+        perf: dict[str, tuple[int, ...]] = {}
+        while self._peek()[1] in (*_PERFS, ".noreturn"):
+            word = self._next(*_PERFS, ".noreturn")[0]
+            values: list[int] = []
+            if word != ".noreturn" and self._peek()[0] == "INT":
+                values.append(int_value(self._next("INT")[0]))
+                while self._take(","):
+                    values.append(int_value(self._next("INT")[0]))
+            perf[word[1:]] = tuple(values)
+        fn = ir.Function(name, entry, params, line, perf=perf)
+        if self._take(";"):
+            return fn
+        kind, value, at = self._peek()
+        if value != "{" or self.body >= len(self.spans) or self.spans[self.body][0] != at + 1:
+            raise _GiveUp
+        fn.body.append(ir.Label(f"{MARKER}{self.body}", self._line_of(at)))
+        self.pos = self.spans[self.body][1] + 1  # past the body's closing brace
+        self.body += 1
+        return fn
+
+    def _heads(self) -> list[ir.Variable]:
+        """``decl_head ("," decl_head)* ")"`` (the "(" taken), or just ")"."""
+        if self._take(")"):
+            return []
+        heads = [self._head()]
+        while self._take(","):
+            heads.append(self._head())
+        self._next(")")
+        return heads
+
+    def _head(self) -> ir.Variable:
+        """``STATE attr* var_name`` as `verify.ptx.parse._variable` builds it."""
+        space = self._next(*_STATES)[0][1:]
+        type_name, align = "", None
+        while True:
+            kind, value, _ = self._peek()
+            if value == ".align":
+                self._next(".align")
+                align = int_value(self._next("INT")[0])
+            elif kind == "DIRECTIVE" and (_TYPES.fullmatch(value) or value == ".ptr"):
+                self._next(value)
+                type_name = value[1:] if value != ".ptr" else type_name
+            elif value in _STATES:
+                self._next(value)
+            else:
+                break
+        name, line = self._next("NAME", "REG")
+        regs = None
+        if self._take("<"):
+            regs = int_value(self._next("INT")[0])
+            self._next(">")
+        arrays: list[int | None] = []
+        while self._take("["):
+            arrays.append(None if self._take("]") else int_value(self._next("INT")[0]))
+            if arrays[-1] is not None:
+                self._next("]")
+        count = None
+        for n in arrays:
+            count = None if n is None else (count or 1) * n
+        return ir.Variable(space, name, type_name, align, count, bool(arrays), False, regs, line)
+
+    def _declaration(self, start: int) -> list[ir.Variable]:
+        """A top-level declaration on one line, as a body's (`declared`), maybe with
+        integers to start it (Triton's message strings), which lark reads and drops."""
+        m = _DECL.match(self.text, start) or _INITIALIZED.match(self.text, start)
+        if m is None:
+            raise _GiveUp
+        self.pos = m.end()
+        return declared(m, self._line_of(start))
