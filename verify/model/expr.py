@@ -369,6 +369,55 @@ def bounds(e: Expr, ranges: Mapping[str, Range]) -> tuple[int, int]:
     return _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
 
 
+# The most trailing zero bits `trailing_zeros` claims: a value of 0 has every bit
+# clear, and no address or coordinate needs more than this to be aligned.
+MAX_ZEROS = 64
+
+
+def trailing_zeros(e: Expr, ranges: Mapping[str, Range]) -> int:
+    """A k such that every value `e` takes over `ranges` is a multiple of 2^k (at
+    most MAX_ZEROS): known low zero bits, from constants and from what each operator
+    keeps of its operands' (a variable of more than one value keeps none). The
+    aligned check proves from it without enumerating; 0 is always a correct answer.
+
+    Raises SpecError where `bounds` would (a variable without a range, a shift
+    past MAX_SHIFT, a division by a range holding 0).
+    """
+    if isinstance(e, Const):
+        return _zeros(e.value)
+    if isinstance(e, Var):
+        r = ranges.get(e.name)
+        if r is None:
+            raise SpecError(f"unknown variable '{e.name}'", e.pos)
+        return _zeros(r.lo) if r.size == 1 else 0
+    a = trailing_zeros(e.a, ranges)
+    if e.op in ("*", "<<", ">>", "/"):
+        return _scaled_zeros(e, a, ranges)
+    b = trailing_zeros(e.b, ranges)
+    if e.op == "&":  # a bit of a & b is set only where both have it
+        return max(a, b)
+    # + - | ^ keep the zeros both have; a % b = a - (a / b) * b likewise
+    return min(a, b)
+
+
+def _scaled_zeros(e: BinOp, a: int, ranges: Mapping[str, Range]) -> int:
+    """`trailing_zeros` of a product, a shift or a division, its left side's `a`."""
+    if e.op == "*":
+        return min(MAX_ZEROS, a + trailing_zeros(e.b, ranges))
+    lo, hi = bounds(e.b, ranges)
+    if e.op == "<<":
+        return min(MAX_ZEROS, a + lo)
+    if e.op == ">>":
+        return max(0, a - hi)
+    # floor division keeps zeros only when it divides by one power of two
+    exact = lo == hi and lo > 0 and lo & (lo - 1) == 0
+    return max(0, a - (lo.bit_length() - 1)) if exact else 0
+
+
+def _zeros(value: int) -> int:
+    return min(MAX_ZEROS, (value & -value).bit_length() - 1) if value else MAX_ZEROS
+
+
 def max_intermediate(e: Expr, ranges: Mapping[str, Range]) -> int:
     """Largest value any subexpression of `e` can take (for choosing a width)."""
     return _bounds_and_top(e, ranges)[1]
