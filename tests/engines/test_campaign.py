@@ -142,7 +142,11 @@ def test_copy_specs_agree_with_the_oracle(name):
     assert counts["comparisons"] >= 4
 
 
-@pytest.mark.parametrize("case", range(FAST_SLICE))
+# The first 16 copy cases in the default run, all FAST_SLICE in the `exhaustive` set.
+@pytest.mark.parametrize(
+    "case",
+    [c if c < 16 else pytest.param(c, marks=pytest.mark.exhaustive) for c in range(FAST_SLICE)],
+)
 def test_copy_family_slice_agrees_with_the_oracle(case):
     text = spec_generator.copy_family(random.Random(f"copy:{case}"))
     disagreements, counts = differential.compare(text, BUDGET)

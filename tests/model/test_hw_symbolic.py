@@ -176,6 +176,13 @@ def drawn(kind, seed: int) -> tuple[str, Program, Access]:
     return text, program, access
 
 
+def sampled_seeds(seeds, count: int, name: str) -> list:
+    """`seeds` as parameters: a fixed sample of `count` of them (drawn by `name`) in
+    the default run, the rest in the marked `exhaustive` set only."""
+    kept = set(random.Random(name).sample(list(seeds), count))
+    return [pytest.param(s, marks=[] if s in kept else [pytest.mark.exhaustive]) for s in seeds]
+
+
 # -- the maxima: both engines equal brute force --------------------------------------
 
 
@@ -196,7 +203,7 @@ def test_rule_l_in_both_engines_equals_brute_force(seed):
         )
 
 
-@pytest.mark.parametrize("seed", range(CASES))
+@pytest.mark.parametrize("seed", sampled_seeds(range(CASES), 10, "copy figures"))
 def test_copy_figures_in_both_engines_equal_brute_force_and_the_oracle(seed):
     """Both engines: rule C, or rule S, as brute force and the oracle give them."""
     text, program, access = drawn(copy_spec, seed)
@@ -245,13 +252,6 @@ def pinned_copy(program: Program, access: Access, values: dict[str, int], n: int
     if access.instruction.cache == "cg":
         return rule_s_counts(properties.RuleSQuery(program, access), values, n)
     return pinned_wavefronts(properties.CopyQuery(access), values) == n
-
-
-def sampled_seeds(seeds, count: int, name: str) -> list:
-    """`seeds` as parameters: a fixed sample of `count` of them (drawn by `name`) in
-    the default run, the rest in the marked `exhaustive` set only."""
-    kept = set(random.Random(name).sample(list(seeds), count))
-    return [pytest.param(s, marks=[] if s in kept else [pytest.mark.exhaustive]) for s in seeds]
 
 
 @pytest.mark.parametrize("seed", sampled_seeds(range(0, CASES, 3), 4, "pinned counts"))
