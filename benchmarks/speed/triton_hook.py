@@ -44,6 +44,7 @@ from triton.experimental.gluon._runtime import GluonASTSource
 from benchmarks.campaigns.triton_kernels import CATALOG, source
 from benchmarks.speed.catalog import machine
 from benchmarks.speed.ptx_front import record
+from verify.engines import enumeration
 from verify.engines.runner import ACCESS_CHECKS, Runner
 from verify.integrations.triton_hook import Session
 
@@ -59,7 +60,10 @@ def compile_seconds(src, options) -> float:
 
 def compile_times(src, options) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one ``triton.compile``; its CPU time counts
-    this process and the children it waited for (ptxas)."""
+    this process and the children it waited for (ptxas). Verify's bank searches kept
+    from earlier kernels (and rounds) are forgotten first: each kernel is checked as
+    if it were the program's first."""
+    enumeration.forget_bank_searches()
     started, cpu = time.perf_counter(), cpu_seconds()
     triton.compile(src, target=TARGET, options=options)
     return time.perf_counter() - started, cpu_seconds() - cpu

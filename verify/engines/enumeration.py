@@ -65,7 +65,9 @@ from verify.model.expr import (
     Range,
     Var,
     bounds,
+    free_vars,
     max_intermediate,
+    render,
     trailing_zeros,
 )
 from verify.model.instructions import Instruction
@@ -456,9 +458,26 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
     Requires: the access is naturally aligned (checked before any bank figure).
     """
     instance = Domain.of({n: access.ranges[n] for n in access.instance_vars})
+    question = bank_question(access)
+    if question in _BANK_SEARCHES:
+        checked([access.address], dict(access.ranges))  # the errors a search raises
+        return _replayed_figures(access, instance, *_BANK_SEARCHES[question], "")
+    ways, waves, stopped = _bank_search(access)(access, budget)
+    if not stopped:  # a search cut short by its budget is not kept
+        if len(_BANK_SEARCHES) >= MAX_BANK_SEARCHES:
+            _BANK_SEARCHES.clear()
+        _BANK_SEARCHES[question] = (ways, waves)
+    return _replayed_figures(access, instance, ways, waves, stopped)
+
+
+def _bank_search(access: Access):
     domain, _ = _access_domain(access, access.ranges[BASE])
-    if domain.points <= plain.limit(bank=True):
-        return _plain_bank_figures(access, instance, domain, budget)
+    return _plain_bank_search if domain.points <= plain.limit(bank=True) else _numpy_bank_search
+
+
+def _numpy_bank_search(access: Access, budget: Budget) -> tuple[_Best, _Best, str]:
+    """Both maxima's first instances over every instance, and why it stopped early."""
+    domain, _ = _access_domain(access, access.ranges[BASE])
     evaluate = Vectorised([access.address], dict(access.ranges))
     lanes = access.instruction.address_lanes
     ways, waves = _Best(), _Best()
@@ -468,13 +487,12 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
             merged = merged_pairs(access.instruction, addresses)
             ways.offer(costs.max(axis=1), first)
             waves.offer(costs.sum(axis=1) - merged, first)
-    return _replayed_figures(access, instance, ways, waves, clock.stopped)
+    return ways, waves, clock.stopped
 
 
-def _plain_bank_figures(
-    access: Access, instance: Domain, domain: Domain, budget: Budget
-) -> BankFigures:
-    """`bank_figures` of a small domain, by `verify.engines.plain`."""
+def _plain_bank_search(access: Access, budget: Budget) -> tuple[_Best, _Best, str]:
+    """`_numpy_bank_search` of a small domain, by `verify.engines.plain`."""
+    domain, _ = _access_domain(access, access.ranges[BASE])
     checked([access.address], dict(access.ranges))
     ways, waves = _Best(), _Best()
     with _Clock(budget) as clock:
@@ -490,7 +508,71 @@ def _plain_bank_figures(
                 LANE,
                 range(lane.lo, lane.hi),
             )
-    return _replayed_figures(access, instance, ways, waves, clock.stopped)
+    return ways, waves, clock.stopped
+
+
+# -- one bank search for accesses that differ by a constant placement -----------------
+#
+# Both bank figures of an instance depend on its lanes' addresses only through which
+# lanes share a byte, a word or a bank (`verify.model.bank`: words per bank, rule L's
+# equal and alternating addresses, its union's words per bank). A map g applied to
+# every lane's address alike keeps all three when it is one-to-one, keeps bytes of one
+# word together and moves banks alike: adding c, or XOR with k, where c and k are
+# multiples of m = max(4, access width) (XOR: bits below m untouched, the bank bits
+# moved the same for every word; a wide access's words stay its aligned run). So an
+# address P + T(X), T a chain of such + c and ^ k around the one lane-dependent term X,
+# has at every instance the figures of P + X, provided (for ^ k) P is a multiple of m
+# and the same for every lane: g(y) = P + ((y - P) ^ k). The question below is the
+# address with those constants taken out; the figures, and the first instance reaching
+# each maximum, are the stripped address's. Each access still replays its own
+# witness on plain integers (`_replayed_figures`), so a wrong lemma would be an
+# InternalError, never a wrong figure.
+
+# Searches by question (instruction, stripped address, every range in order).
+_BANK_SEARCHES: dict[tuple, tuple[_Best, _Best]] = {}
+MAX_BANK_SEARCHES = 4096
+
+
+def forget_bank_searches() -> None:
+    """Empty the searches kept (a benchmark measuring each kernel as if first)."""
+    _BANK_SEARCHES.clear()
+
+
+def bank_question(access: Access) -> tuple:
+    """What a bank search of `access` depends on, constant placements taken out."""
+    instr = access.instruction
+    unit = max(WORD_BYTES, instr.bytes_per_address)
+    terms = _sum_terms(access.address)
+    moving = [t for t in terms if LANE in free_vars(t)]
+    fixed = [t for t in terms if LANE not in free_vars(t) and not _is_multiple_const(t, unit)]
+    xor_ok = len(moving) == 1 and all(
+        (1 << trailing_zeros(t, access.ranges)) % unit == 0 for t in fixed
+    )
+    stripped = [_stripped(t, unit, xor_ok) for t in moving]
+    shown = tuple(sorted(render(t) for t in fixed)) + tuple(render(t) for t in stripped)
+    return (instr, shown, tuple(access.ranges.items()))
+
+
+def _sum_terms(e: Expr) -> list[Expr]:
+    if isinstance(e, BinOp) and e.op == "+":
+        return _sum_terms(e.a) + _sum_terms(e.b)
+    return [e]
+
+
+def _is_multiple_const(e: Expr, unit: int) -> bool:
+    return isinstance(e, Const) and e.value % unit == 0
+
+
+def _stripped(e: Expr, unit: int, xor_ok: bool) -> Expr:
+    """`e` without its outer chain of + c (and ^ k where `xor_ok`), c, k multiples of unit."""
+    while isinstance(e, BinOp) and (e.op == "+" or (e.op == "^" and xor_ok)):
+        if _is_multiple_const(e.b, unit):
+            e = e.a
+        elif _is_multiple_const(e.a, unit):
+            e = e.b
+        else:
+            break
+    return e
 
 
 def _replayed_figures(
