@@ -264,12 +264,9 @@ def _decided(results):
 def test_small_domains_walked_in_plain_python_decide_as_numpy_does(spec, monkeypatch):
     """`verify.engines.plain` (domains up to PLAIN_POINTS, bank figures up to
     PLAIN_BANK_POINTS, raised here so that more of each spec takes it) against the
-    numpy path alone: every verdict, figure, fact and counterexample alike. The
-    proofs without enumeration are off, so that both paths enumerate."""
+    numpy path alone: every verdict, figure, fact and counterexample alike."""
     parsed = parse_file(spec)
     walked = []
-    monkeypatch.setattr(enumeration, "_known_multiple", lambda *args: False)
-    monkeypatch.setattr(enumeration, "_known_inside", lambda *args: False)
     monkeypatch.setattr(plain, "PLAIN_POINTS", 1 << 14)
     monkeypatch.setattr(plain, "PLAIN_BANK_POINTS", 1 << 11)
     monkeypatch.setattr(plain, "LOADED_POINTS", 1 << 14)  # numpy is imported here

@@ -1,21 +1,16 @@
-"""`trailing_zeros` (known low zero bits) checked over whole domains, and the
-enumeration engine's proofs without enumeration (`_known_multiple`,
-`_known_inside`) checked against the enumeration they skip, on every bundled spec."""
+"""`trailing_zeros` (known low zero bits, which decide when one bank search may serve
+accesses placed by XOR: `verify.engines.enumeration.bank_question`) checked over
+whole domains."""
 
 from __future__ import annotations
 
-import glob
 import itertools
 import random
 
 import pytest
 
-from verify.engines import enumeration
-from verify.engines.options import RunOptions
-from verify.engines.runner import run_spec
 from verify.errors import SpecError
 from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, bounds, trailing_zeros
-from verify.spec.parser import parse_file
 
 RANGES = {"x": Range(0, 8), "y": Range(0, 6), "k": Range(4, 5)}  # k: one value
 CONSTS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256)
@@ -97,34 +92,3 @@ def test_known_zeros_of_typical_addresses(expr, zeros):
 def test_a_variable_without_a_range_is_the_error_bounds_gives():
     with pytest.raises(SpecError, match="unknown variable 'z'"):
         trailing_zeros(BinOp("+", Var("x"), Var("z")), RANGES)
-
-
-def _statuses(path: str) -> list[tuple]:
-    results = run_spec(parse_file(path), RunOptions(engine="enumeration", seconds=None))
-    return [(r.line, r.property, r.status, str(r.counterexample)) for r in results]
-
-
-def test_proofs_without_enumeration_agree_with_enumeration_on_every_bundled_spec(monkeypatch):
-    """Every bundled spec, by enumeration with the shortcuts and without them: the
-    same results; and the shortcuts decide a good share of the implicit checks."""
-    specs = sorted(glob.glob("specs/**/*.spec", recursive=True))
-    known = {"multiple": 0, "inside": 0}
-
-    def counting(name, real):
-        def shortcut(*args):
-            hit = real(*args)
-            known[name] += hit
-            return hit
-
-        return shortcut
-
-    monkeypatch.setattr(
-        enumeration, "_known_multiple", counting("multiple", enumeration._known_multiple)
-    )
-    monkeypatch.setattr(enumeration, "_known_inside", counting("inside", enumeration._known_inside))
-    fast = {p: _statuses(p) for p in specs}
-    monkeypatch.setattr(enumeration, "_known_multiple", lambda *args: False)
-    monkeypatch.setattr(enumeration, "_known_inside", lambda *args: False)
-    slow = {p: _statuses(p) for p in specs}
-    assert fast == slow
-    assert known["multiple"] > 50 and known["inside"] > 50, known

@@ -64,7 +64,6 @@ from verify.model.expr import (
     Expr,
     Range,
     Var,
-    bounds,
     free_vars,
     max_intermediate,
     render,
@@ -290,26 +289,6 @@ def _find(
     return Verdict(Status.PROVED)
 
 
-# Proofs without enumeration: known zero bits or intervals that hold at every point
-# decide the property; where they do not, every point is enumerated (they are
-# sufficient, never necessary). Each first raises what `_find` would (`checked`).
-
-
-def _known_multiple(address: Expr, n: int, domain: Domain) -> bool:
-    """Every value of `address` over `domain` is a multiple of n (a power of two)."""
-    ranges = dict(zip(domain.names, domain.ranges))
-    checked([address], ranges)
-    return (1 << trailing_zeros(address, ranges)) % n == 0
-
-
-def _known_inside(coords: list[Expr], limits: list[Range], domain: Domain) -> bool:
-    """Every coordinate lies in its limit at every point of `domain`, by intervals."""
-    ranges = dict(zip(domain.names, domain.ranges))
-    checked(coords, ranges)
-    spans = [bounds(c, ranges) for c in coords]
-    return all(r.lo <= lo and hi < r.hi for (lo, hi), r in zip(spans, limits))
-
-
 def _misaligned(n: int):
     return lambda address: address % n != 0
 
@@ -334,8 +313,6 @@ def aligned(program: Program, access: Access, n: int, budget: Budget) -> Verdict
     if n <= 0 or n & (n - 1):
         raise SpecError(f"aligned: expected a power of two, found {n}")
     domain, order = _access_domain(access, program.base_range(access.layout, n))
-    if _known_multiple(access.address, n, domain):
-        return Verdict(Status.PROVED)
     return _find(
         domain,
         [access.address],
@@ -364,8 +341,6 @@ def in_bounds(program: Program, access: Access, budget: Budget) -> Verdict:
     """Every coordinate an access names lies inside its layout's domain."""
     coords, limits = list(access.definition.coords), access.coordinate_ranges
     domain, order = _access_domain(access, access.ranges[BASE])
-    if _known_inside(coords, limits, domain):
-        return Verdict(Status.PROVED)
 
     def outside(*values):  # on numpy arrays, or on plain integers (`verify.engines.plain`)
         hit = False

@@ -377,8 +377,9 @@ MAX_ZEROS = 64
 def trailing_zeros(e: Expr, ranges: Mapping[str, Range]) -> int:
     """A k such that every value `e` takes over `ranges` is a multiple of 2^k (at
     most MAX_ZEROS): known low zero bits, from constants and from what each operator
-    keeps of its operands' (a variable of more than one value keeps none). The
-    aligned check proves from it without enumerating; 0 is always a correct answer.
+    keeps of its operands' (a variable of more than one value keeps none); 0 is
+    always a correct answer. `verify.engines.enumeration.bank_question` reads it to
+    know that the lane-independent part of an address is aligned.
 
     Raises SpecError where `bounds` would (a variable without a range, a shift
     past MAX_SHIFT, a division by a range holding 0).
