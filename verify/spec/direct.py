@@ -422,52 +422,31 @@ def encoded_layout(name: str, encoding: str, shape: Sequence[int]) -> tuple[str,
 
 
 def check_bijective(target: str) -> tuple[str, Reader | None]:
-    text = f"check bijective {target}"
-    if not plain_name(target):
-        return text, None
-
-    def reader(spec: Spec, line: int):
-        spec.checks.append(
-            CheckDef(kind="bijective", pos=Pos(line, 1), target=target, text=text[6:])
-        )
-
-    return text, reader
+    return _check(f"bijective {target}", [target], kind="bijective", target=target)
 
 
 def check_equivalent(first: str, second: str) -> tuple[str, Reader | None]:
-    text = f"check equivalent {first}, {second}"
-    if not (plain_name(first) and plain_name(second)):
-        return text, None
-
-    def reader(spec: Spec, line: int):
-        spec.checks.append(
-            CheckDef(
-                kind="equivalent_layouts",
-                pos=Pos(line, 1),
-                target=first,
-                second=second,
-                text=text[6:],
-            )
-        )
-
-    return text, reader
+    return _check(
+        f"equivalent {first}, {second}",
+        [first, second],
+        kind="equivalent_layouts",
+        target=first,
+        second=second,
+    )
 
 
 def check_conflict_free(target: str) -> tuple[str, Reader | None]:
-    text = f"check conflict_free {target}"
-    if not plain_name(target):
+    return _check(f"conflict_free {target}", [target], kind="max_ways", target=target, bound=1)
+
+
+def _check(rest: str, names: list[str], **fields) -> tuple[str, Reader | None]:
+    """``check REST`` naming `names`, read as the CheckDef of `fields`."""
+    text = f"check {rest}"
+    if not all(plain_name(n) for n in names):
         return text, None
 
     def reader(spec: Spec, line: int):
-        spec.checks.append(
-            CheckDef(
-                kind="max_ways",
-                pos=Pos(line, 1),
-                target=target,
-                bound=1,
-                text=f"conflict_free {target}",
-            )
-        )
+        spec.checks.append(CheckDef(pos=Pos(line, 1), text=rest, **fields))
 
     return text, reader
 
