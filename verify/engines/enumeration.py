@@ -437,7 +437,9 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
     if question in _BANK_SEARCHES:
         checked([access.address], dict(access.ranges))  # the errors a search raises
         return _replayed_figures(access, instance, *_BANK_SEARCHES[question], "")
-    ways, waves, stopped = _bank_search(access)(access, budget)
+    domain, _ = _access_domain(access, access.ranges[BASE])
+    search = _plain_bank_search if domain.points <= plain.limit(bank=True) else _numpy_bank_search
+    ways, waves, stopped = search(access, domain, budget)
     if not stopped:  # a search cut short by its budget is not kept
         if len(_BANK_SEARCHES) >= MAX_BANK_SEARCHES:
             _BANK_SEARCHES.clear()
@@ -445,14 +447,9 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
     return _replayed_figures(access, instance, ways, waves, stopped)
 
 
-def _bank_search(access: Access):
-    domain, _ = _access_domain(access, access.ranges[BASE])
-    return _plain_bank_search if domain.points <= plain.limit(bank=True) else _numpy_bank_search
-
-
-def _numpy_bank_search(access: Access, budget: Budget) -> tuple[_Best, _Best, str]:
-    """Both maxima's first instances over every instance, and why it stopped early."""
-    domain, _ = _access_domain(access, access.ranges[BASE])
+def _numpy_bank_search(access: Access, domain: Domain, budget: Budget) -> tuple[_Best, _Best, str]:
+    """Both maxima's first instances over `domain` (`_access_domain`'s), and why the
+    search stopped early."""
     evaluate = Vectorised([access.address], dict(access.ranges))
     lanes = access.instruction.address_lanes
     ways, waves = _Best(), _Best()
@@ -465,9 +462,8 @@ def _numpy_bank_search(access: Access, budget: Budget) -> tuple[_Best, _Best, st
     return ways, waves, clock.stopped
 
 
-def _plain_bank_search(access: Access, budget: Budget) -> tuple[_Best, _Best, str]:
+def _plain_bank_search(access: Access, domain: Domain, budget: Budget) -> tuple[_Best, _Best, str]:
     """`_numpy_bank_search` of a small domain, by `verify.engines.plain`."""
-    domain, _ = _access_domain(access, access.ranges[BASE])
     checked([access.address], dict(access.ranges))
     ways, waves = _Best(), _Best()
     with _Clock(budget) as clock:
