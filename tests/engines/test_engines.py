@@ -69,6 +69,30 @@ def test_vectorised_evaluation_equals_evaluate_at_every_point(e):
         assert int(got) == evaluate(e, domain.values_at(start + i)), e
 
 
+@settings(
+    max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.lists(expression(), min_size=1, max_size=4), st.lists(st.integers(0, 15), max_size=6))
+def test_values_kept_over_a_domain_are_each_expressions_own(parts, picks):
+    """Over one small domain each subexpression's values are kept by its shape, for
+    every later evaluation (int64 and Python integers apart): trees built of shared
+    and repeated parts, evaluated in turn, each equal `evaluate` at every point."""
+    trees = list(parts)
+    for k in picks:  # sums of earlier trees: their parts again, and copies of them
+        trees.append(BinOp("+", trees[k % len(trees)], trees[(k // 3) % len(trees)]))
+    domain = enumeration.Domain.of(RANGES)
+    enumeration.forget_bank_searches()  # nothing kept from other tests
+    for e in trees:
+        try:
+            vectorised = enumeration.Vectorised([e], RANGES, domain)
+        except SpecError:
+            continue
+        ((start, env),) = list(domain.chunks())
+        values = vectorised(e, env, domain.shape_of(env)).ravel()
+        for i, got in enumerate(values):
+            assert int(got) == evaluate(e, domain.values_at(start + i)), e
+
+
 def test_domain_chunks_walk_every_point_once_in_order(monkeypatch):
     monkeypatch.setattr(enumeration, "CHUNK", 6)
     domain = enumeration.Domain.of({"a": Range(0, 3), "b": Range(2, 7), "c": Range(0, 2)})

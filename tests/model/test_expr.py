@@ -14,12 +14,15 @@ from verify.model.expr import (
     Var,
     _closures,
     _evaluate_tree,
+    _interval,
     bounds,
     compiled,
     evaluate,
     free_vars,
+    keep_structure,
     max_intermediate,
     render,
+    shape,
 )
 
 
@@ -177,3 +180,88 @@ def test_bounds_kept_on_a_node_follow_the_ranges_they_are_asked_under():
         bounds(tree, {"x": Range(0, 4)})
     with pytest.raises(SpecError, match="subtraction may be negative"):
         bounds(e("-", tree, X), ranges)
+
+
+# Bounds kept by shape (`verify.model.expr.shape`): a front end writes one
+# subexpression many times at other positions, and each copy is bounded once. The
+# reference walks every node with no table; copies must give its values, and its
+# errors at their own positions.
+
+
+def _moved(tree, rng, keep):
+    """`tree` rebuilt at other positions (with `keep`, as `verify.spec.direct` does)."""
+    if isinstance(tree, Var):
+        return Var(tree.name, Pos(rng.randint(100, 199), 1))
+    if isinstance(tree, Const):
+        return Const(tree.value, Pos(rng.randint(100, 199), 1))
+    copy = BinOp(
+        tree.op, _moved(tree.a, rng, keep), _moved(tree.b, rng, keep), Pos(rng.randint(100, 199), 2)
+    )
+    if keep:
+        keep_structure(copy, tree)
+    return copy
+
+
+def _walked_bounds(tree, ranges):
+    if isinstance(tree, Const):
+        return tree.value, tree.value
+    if isinstance(tree, Var):
+        if tree.name not in ranges:
+            raise SpecError(f"unknown variable '{tree.name}'", tree.pos)
+        return ranges[tree.name].lo, ranges[tree.name].hi - 1
+    return _interval(
+        tree.op, _walked_bounds(tree.a, ranges), _walked_bounds(tree.b, ranges), tree.pos
+    )
+
+
+def _bounds_outcome(fn, tree, ranges):
+    try:
+        return ("value", fn(tree, ranges))
+    except SpecError as err:
+        return ("SpecError", str(err), err.pos)
+
+
+def test_bounds_kept_by_shape_give_each_copy_its_own_values_and_errors():
+    rng = random.Random(7)
+    range_sets = [
+        {"x": Range(0, 8), "y": Range(1, 4), "z": Range(2, 3)},
+        {"x": Range(0, 65), "y": Range(0, 2), "z": Range(0, 70)},
+        {"x": Range(5, 6), "z": Range(1, 9)},
+    ]
+    for _ in range(300):
+        tree = _random_tree(rng, rng.randint(1, 5), [])
+        if not isinstance(tree, BinOp) or any(
+            isinstance(c, Const) and c.value < 0 for c in _nodes(tree)
+        ):
+            continue
+        copies = [tree, _moved(tree, rng, True), _moved(tree, rng, False)]
+        for ranges in rng.sample(range_sets, len(range_sets)):
+            for copy in rng.sample(copies, len(copies)):
+                want = _bounds_outcome(_walked_bounds, copy, ranges)
+                assert _bounds_outcome(bounds, copy, ranges) == want, render(copy)
+                if want[0] == "value":
+                    assert max_intermediate(copy, ranges) >= want[1][1]
+
+
+def _nodes(tree):
+    yield tree
+    if isinstance(tree, BinOp):
+        yield from _nodes(tree.a)
+        yield from _nodes(tree.b)
+
+
+def test_shape_names_equal_trees_alike_and_unequal_trees_apart():
+    rng = random.Random(11)
+    trees = [_random_tree(rng, rng.randint(0, 4), []) for _ in range(400)]
+    trees += [_moved(t, rng, rng.random() < 0.5) for t in trees[:100]]
+    trees += [Const(True), Const(1), Var("x"), Var("x", Pos(3, 3))]
+    for a in trees:
+        for b in trees[:120] + trees[-4:]:
+            assert (shape(a) == shape(b)) == (a == b and type(_value(a)) is type(_value(b))), (
+                render(a),
+                render(b),
+            )
+
+
+def _value(tree):
+    return tree.value if isinstance(tree, Const) else None

@@ -66,9 +66,9 @@ from verify.model.expr import (
     Var,
     free_vars,
     max_intermediate,
-    render,
     trailing_zeros,
 )
+from verify.model.expr import shape as shape_of_expr
 from verify.model.instructions import Instruction
 from verify.model.layout import coordinate_vars
 from verify.model.program import BASE, GBASE, LANE, STAGE, Access, Program
@@ -185,29 +185,56 @@ def _along(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
 
 
 class Vectorised:
-    """Expressions evaluated over a domain's chunks, as `evaluate` would at each point."""
+    """Expressions evaluated over a domain's chunks, as `evaluate` would at each point.
 
-    def __init__(self, exprs: list[Expr], ranges: dict[str, Range]):
+    Given the `domain` the chunks come from, a domain of one chunk of at most
+    SHARED_POINTS points keeps each subexpression's values by its `shape`, for
+    every evaluation over that domain: a kernel's accesses repeat most of their
+    address (an access's in_bounds, aligned and bank search evaluate it again), and
+    a value is a function of the expression's structure and the points alone."""
+
+    def __init__(self, exprs: list[Expr], ranges: dict[str, Range], domain: Domain | None = None):
         self.exact_ints = max(checked(exprs, ranges), default=0) >= INT64_SAFE
+        self._kept = _kept_values(domain, self.exact_ints) if domain is not None else None
 
     def __call__(self, e: Expr, env: dict, shape: tuple[int, ...]) -> np.ndarray:
         if self.exact_ints:
             env = {n: np.asarray(a).astype(object) for n, a in env.items()}
-        value = self._eval(e, env, {})
+        value = self._eval(e, env, {} if self._kept is None else self._kept)
         return np.broadcast_to(np.asarray(value), shape)
 
     def _eval(self, e: Expr, env: dict, memo: dict):
-        if id(e) in memo:
-            return memo[id(e)]
         if isinstance(e, Const):
-            value = e.value if self.exact_ints else np.int64(e.value)
-        elif isinstance(e, Var):
-            value = env[e.name]
-        else:
-            assert isinstance(e, BinOp)
+            return e.value if self.exact_ints else np.int64(e.value)
+        if isinstance(e, Var):
+            return env[e.name]
+        assert isinstance(e, BinOp)
+        key = shape_of_expr(e)
+        value = memo.get(key)
+        if value is None:
             value = CONCRETE_OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
-        memo[id(e)] = value
+            memo[key] = value
         return value
+
+
+# Values kept by (domain, exact ints), for domains of one chunk of at most this many
+# points; all of them hold at most KEPT_VALUES values before they are forgotten.
+SHARED_POINTS = 1 << 12
+KEPT_VALUES = 1 << 22
+_VALUES: dict[tuple[Domain, bool], dict[int, object]] = {}
+_KEPT_COUNT = [0]
+
+
+def _kept_values(domain: Domain, exact_ints: bool) -> dict[int, object] | None:
+    """The values kept over `domain` (a new table if none), None when it is too large."""
+    points = domain.points
+    if points > SHARED_POINTS:
+        return None
+    _KEPT_COUNT[0] += points
+    if _KEPT_COUNT[0] > KEPT_VALUES:
+        _VALUES.clear()
+        _KEPT_COUNT[0] = points
+    return _VALUES.setdefault((domain, exact_ints), {})
 
 
 def checked(exprs: list[Expr], ranges: dict[str, Range]) -> list[int]:
@@ -277,7 +304,7 @@ def _find(
         if hit is not None:
             return Verdict(Status.REFUTED, replay(domain.values_at(hit)))
         return Verdict(Status.PROVED)
-    evaluate = Vectorised(exprs, ranges)
+    evaluate = Vectorised(exprs, ranges, domain)
     with _Clock(budget) as clock:
         for start, env in domain.chunks():
             if clock.out_of_time():
@@ -450,7 +477,7 @@ def bank_figures(access: Access, budget: Budget) -> BankFigures:
 def _numpy_bank_search(access: Access, domain: Domain, budget: Budget) -> tuple[_Best, _Best, str]:
     """Both maxima's first instances over `domain` (`_access_domain`'s), and why the
     search stopped early."""
-    evaluate = Vectorised([access.address], dict(access.ranges))
+    evaluate = Vectorised([access.address], dict(access.ranges), domain)
     lanes = access.instruction.address_lanes
     ways, waves = _Best(), _Best()
     with _Clock(budget) as clock:
@@ -505,8 +532,10 @@ MAX_BANK_SEARCHES = 4096
 
 
 def forget_bank_searches() -> None:
-    """Empty the searches kept (a benchmark measuring each kernel as if first)."""
+    """Empty the searches and values kept (a benchmark measuring each kernel as if first)."""
     _BANK_SEARCHES.clear()
+    _VALUES.clear()
+    _KEPT_COUNT[0] = 0
 
 
 def bank_question(access: Access) -> tuple:
@@ -520,7 +549,10 @@ def bank_question(access: Access) -> tuple:
         (1 << trailing_zeros(t, access.ranges)) % unit == 0 for t in fixed
     )
     stripped = [_stripped(t, unit, xor_ok) for t in moving]
-    shown = tuple(sorted(render(t) for t in fixed)) + tuple(render(t) for t in stripped)
+    # shapes name equal trees alike (and unequal ones apart): the sum's terms in any order
+    shown = tuple(sorted(shape_of_expr(t) for t in fixed)) + tuple(
+        shape_of_expr(t) for t in stripped
+    )
     return (instr, shown, tuple(access.ranges.items()))
 
 

@@ -16,6 +16,7 @@ the unsigned bit-vector operations are exact (no wrap-around).
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -97,6 +98,11 @@ def free_vars(e: Expr) -> set[str]:
     return set(_free(e))
 
 
+def free_vars_within(e: Expr, names: set[str] | frozenset[str]) -> bool:
+    """Every variable of `e` is in `names` (no new set: the variables are kept)."""
+    return _free(e) <= names
+
+
 _NO_VARS: frozenset[str] = frozenset()
 
 
@@ -112,6 +118,43 @@ def _free(e: Expr) -> frozenset[str]:
             found = _free(e.a) | _free(e.b)
         e.__dict__["_free"] = found
     return found
+
+
+def shape(e: Expr) -> int:
+    """A number naming e's structure (operators, constants, variable names; not
+    positions): two nodes have one number only if they are equal trees, so what is
+    derived from a tree's structure alone can be kept by it across the many copies a
+    front end writes of one subexpression (each placed at its own position). Kept
+    on each node; numbers are never reused, so a forgotten table only costs misses."""
+    found = e.__dict__.get("_shape")
+    if found is None:
+        if isinstance(e, Const):
+            parts: tuple = ("c", type(e.value), e.value)
+        elif isinstance(e, Var):
+            parts = ("v", e.name)
+        else:
+            parts = (e.op, shape(e.a), shape(e.b))
+        found = _SHAPES.get(parts)
+        if found is None:
+            if len(_SHAPES) >= _MAX_KEPT:
+                _SHAPES.clear()
+            found = _SHAPES[parts] = next(_NUMBERS)
+        e.__dict__["_shape"] = found
+    return found
+
+
+# Structure -> its number (`shape`); tables derived by shape hold at most _MAX_KEPT.
+_SHAPES: dict[tuple, int] = {}
+_NUMBERS = itertools.count()
+_MAX_KEPT = 1 << 18
+
+
+def keep_structure(copy: BinOp, original: BinOp) -> None:
+    """Give `copy`, a tree equal to `original` at other positions, what `original`
+    keeps of its structure alone (its `shape` and its variables), so a front end
+    writing many copies of one subexpression derives them once."""
+    copy.__dict__["_shape"] = shape(original)
+    copy.__dict__["_free"] = _free(original)
 
 
 def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
@@ -359,14 +402,18 @@ def bounds(e: Expr, ranges: Mapping[str, Range]) -> tuple[int, int]:
     Postcondition: every subexpression of `e` lies in [0, max of its own bound],
     so a bit-vector of `width_for` bits evaluates `e` without overflow.
     """
+    if isinstance(e, BinOp):
+        return _bounds_and_top(e, _ranges_key(e, ranges), ranges)[0]
+    return _leaf_bounds(e, ranges)
+
+
+def _leaf_bounds(e: Const | Var, ranges: Mapping[str, Range]) -> tuple[int, int]:
     if isinstance(e, Const):
         return e.value, e.value
-    if isinstance(e, Var):
-        r = ranges.get(e.name)
-        if r is None:
-            raise SpecError(f"unknown variable '{e.name}'", e.pos)
-        return r.lo, r.hi - 1
-    return _interval(e.op, bounds(e.a, ranges), bounds(e.b, ranges), e.pos)
+    r = ranges.get(e.name)
+    if r is None:
+        raise SpecError(f"unknown variable '{e.name}'", e.pos)
+    return r.lo, r.hi - 1
 
 
 # The most trailing zero bits `trailing_zeros` claims: a value of 0 has every bit
@@ -421,18 +468,54 @@ def _zeros(value: int) -> int:
 
 def max_intermediate(e: Expr, ranges: Mapping[str, Range]) -> int:
     """Largest value any subexpression of `e` can take (for choosing a width)."""
-    return _bounds_and_top(e, ranges)[1]
+    if isinstance(e, BinOp):
+        return _bounds_and_top(e, _ranges_key(e, ranges), ranges)[1]
+    return _leaf_bounds(e, ranges)[1]
 
 
-def _bounds_and_top(e: Expr, ranges: Mapping[str, Range]) -> tuple[tuple[int, int], int]:
+def _bounds_and_top(e: Expr, key: int, ranges: Mapping[str, Range]) -> tuple[tuple[int, int], int]:
     """`bounds` of `e` and the largest upper bound of its subexpressions, in one walk
-    (calling `bounds` at every node re-walked each subtree once per ancestor)."""
+    (calling `bounds` at every node re-walked each subtree once per ancestor).
+
+    Both are functions of e's shape and the ranges alone, so what a subtree gave
+    under ranges `key` (`_ranges_key`) is kept by its `shape`: a kernel's accesses
+    repeat most of their address (one thread index term in 64 accesses), and each is
+    bounded once. Only answers are kept: a subtree that raises is walked again, and
+    raises at its own position."""
     if not isinstance(e, BinOp):
-        interval = bounds(e, ranges)
+        interval = _leaf_bounds(e, ranges)
         return interval, interval[1]
-    (a, top_a), (b, top_b) = _bounds_and_top(e.a, ranges), _bounds_and_top(e.b, ranges)
+    memo = (shape(e), key)
+    found = _BOUNDED.get(memo)
+    if found is not None:
+        return found
+    (a, top_a), (b, top_b) = _bounds_and_top(e.a, key, ranges), _bounds_and_top(e.b, key, ranges)
     interval = _interval(e.op, a, b, e.pos)
-    return interval, max(interval[1], top_a, top_b)
+    found = interval, max(interval[1], top_a, top_b)
+    if len(_BOUNDED) >= _MAX_KEPT:
+        _BOUNDED.clear()
+    _BOUNDED[memo] = found
+    return found
+
+
+# (shape, ranges key) -> (interval, top) of `_bounds_and_top`; bounded as `_SHAPES`.
+_BOUNDED: dict[tuple[int, int], tuple[tuple[int, int], int]] = {}
+_RANGES: dict[tuple, int] = {}
+
+
+def _ranges_key(e: BinOp, ranges: Mapping[str, Range]) -> int:
+    """One number per distinct ranges of e's variables, never reused (a variable
+    without a range is named by None: bounding raises, and nothing is kept)."""
+    names = e.__dict__.get("_names")
+    if names is None:
+        names = e.__dict__["_names"] = tuple(sorted(_free(e)))
+    items = tuple((n, r.lo, r.hi) if (r := ranges.get(n)) is not None else (n,) for n in names)
+    found = _RANGES.get(items)
+    if found is None:
+        if len(_RANGES) >= _MAX_KEPT:
+            _RANGES.clear()
+        found = _RANGES[items] = next(_NUMBERS)
+    return found
 
 
 def render(e: Expr) -> str:
@@ -441,4 +524,7 @@ def render(e: Expr) -> str:
         return str(e.value)
     if isinstance(e, Var):
         return e.name
-    return f"({render(e.a)} {e.op} {render(e.b)})"
+    text = e.__dict__.get("_text")  # kept: a front end renders shared subtrees often
+    if text is None:
+        text = e.__dict__["_text"] = f"({render(e.a)} {e.op} {render(e.b)})"
+    return text

@@ -26,7 +26,7 @@ from importlib import resources
 
 from verify.errors import Pos, SpecError
 from verify.model.dtypes import DTYPE_BYTES
-from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, render
+from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, keep_structure, render
 from verify.model.layout import CuteLayout, Formula
 from verify.notation import triton
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec
@@ -67,10 +67,21 @@ def _plain_instruction(text: str) -> bool:
     return _DOTTED.fullmatch(text) is not None or plain_name(text)
 
 
+# The walks below are kept on each node (`_kept`): a front end's accesses share
+# most of their subexpressions, so each shared node is walked once.
+
+
+def _kept(e: BinOp, name: str, walk: Callable[[BinOp], object]):
+    found = e.__dict__.get(name)
+    if found is None:
+        found = e.__dict__[name] = walk(e)
+    return found
+
+
 def _depth(e: Expr) -> int:
     """Parentheses `render` nests around e's innermost leaf."""
     if isinstance(e, BinOp):
-        return 1 + max(_depth(e.a), _depth(e.b))
+        return _kept(e, "_depth", lambda n: 1 + max(_depth(n.a), _depth(n.b)))
     return 0
 
 
@@ -81,13 +92,13 @@ def plain_expr(e: Expr) -> bool:
         return 0 <= e.value < MAX_LITERAL
     if isinstance(e, Var):
         return plain_name(e.name)
-    return e.op in OPS and plain_expr(e.a) and plain_expr(e.b)
+    return _kept(e, "_plain", lambda n: n.op in OPS and plain_expr(n.a) and plain_expr(n.b))
 
 
 def _tokens(e: Expr) -> int:
     """The lexer's tokens in `render(e)`."""
     if isinstance(e, BinOp):
-        return 3 + _tokens(e.a) + _tokens(e.b)
+        return _kept(e, "_tokens", lambda n: 3 + _tokens(n.a) + _tokens(n.b))
     return 1
 
 
@@ -97,14 +108,18 @@ def _plain_range(r: Range) -> bool:
 
 def placed(e: Expr, line: int, col: int) -> tuple[Expr, int]:
     """`e` with the positions the parser gives `render(e)` written from `col` of
-    `line`, and the column after it."""
+    `line`, and the column after it. What `e` keeps of its structure alone (its
+    `shape`, its variables) the copy keeps too: a front end's accesses share most
+    of their subexpressions, and what is derived by shape is then found at once."""
     if isinstance(e, Const):
         return Const(e.value, Pos(line, col)), col + len(str(e.value))
     if isinstance(e, Var):
         return Var(e.name, Pos(line, col)), col + len(e.name)
     a, after_a = placed(e.a, line, col + 1)
     b, after_b = placed(e.b, line, after_a + len(e.op) + 2)
-    return BinOp(e.op, a, b, Pos(line, col + 1)), after_b + 1
+    node = BinOp(e.op, a, b, Pos(line, col + 1))
+    keep_structure(node, e)
+    return node, after_b + 1
 
 
 def dtype(name: str) -> tuple[str, Reader | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from verify.errors import Pos, SpecError
-from verify.model.expr import BinOp, Expr, Var
+from verify.model.expr import BinOp, Expr, Var, free_vars_within
 from verify.model.instructions import parse_instruction
 from verify.model.program import LANE, Program
 from verify.spec.ast import AccessDef, CheckDef, Spec
@@ -188,6 +188,6 @@ def first_var(e: Expr, bound: set[str]) -> Var | None:
     """The first variable of `e`, in source order, that is not in `bound`."""
     if isinstance(e, Var):
         return None if e.name in bound else e
-    if isinstance(e, BinOp):
+    if isinstance(e, BinOp) and not free_vars_within(e, bound):
         return first_var(e.a, bound) or first_var(e.b, bound)
     return None
