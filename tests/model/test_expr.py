@@ -8,6 +8,7 @@ from verify.errors import Pos, SpecError
 from verify.model.expr import (
     GENERATE_AFTER,
     OPS,
+    SUBCALL_NODES,
     BinOp,
     Const,
     Range,
@@ -23,6 +24,7 @@ from verify.model.expr import (
     max_intermediate,
     render,
     shape,
+    size,
 )
 
 
@@ -265,3 +267,25 @@ def test_shape_names_equal_trees_alike_and_unequal_trees_apart():
 
 def _value(tree):
     return tree.value if isinstance(tree, Const) else None
+
+
+def test_compiled_trees_calling_a_shared_subtree_keep_their_own_values_and_errors():
+    """`compiled` computes a large subtree of a shape compiled before by a call to
+    that shape's function (generated from another copy): each tree still gives its
+    own walk's value, or its error at its own position."""
+    rng = random.Random(5)
+    envs = [
+        {"x": x, "y": y, "z": z} for x in (0, 1, 7, 64) for y in (0, 2, 65) for z in (-3, 5)
+    ] + [{"x": 3}, {"y": 1, "z": 2}]
+    tried = 0
+    while tried < 60:
+        inner = _random_tree(rng, 5, [])
+        if size(inner) < SUBCALL_NODES:
+            continue
+        tried += 1
+        for k in range(4):
+            part = _moved(inner, rng, keep=k % 2 == 0) if k else inner
+            tree = BinOp(rng.choice(OPS), part, _random_tree(rng, 2, []), Pos(200 + k, 1))
+            fast, walk = compiled(tree), _closures(tree)
+            for env in envs:
+                assert _outcome(fast, env) == _outcome(walk, env), render(tree)

@@ -155,6 +155,17 @@ def keep_structure(copy: BinOp, original: BinOp) -> None:
     writing many copies of one subexpression derives them once."""
     copy.__dict__["_shape"] = shape(original)
     copy.__dict__["_free"] = _free(original)
+    copy.__dict__["_size"] = size(original)
+
+
+def size(e: Expr) -> int:
+    """Nodes in `e` as a tree (a shared subtree counted at each use); kept per node."""
+    if not isinstance(e, BinOp):
+        return 1
+    found = e.__dict__.get("_size")
+    if found is None:
+        found = e.__dict__["_size"] = 1 + size(e.a) + size(e.b)
+    return found
 
 
 def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
@@ -238,7 +249,7 @@ def compiled(e: Expr) -> Callable[[Mapping[str, int]], int]:
         return _closures(e)
     fn = e.__dict__.get("_compiled")
     if fn is None:
-        fn = e.__dict__["_compiled"] = _generated(e, checked=False)
+        fn = e.__dict__["_compiled"] = _generated(e, checked=False, calls=True)
     return fn
 
 
@@ -275,22 +286,53 @@ class _NotGenerated(Exception):
     """A constant that is not a plain int: such a tree is walked instead."""
 
 
-def _generated(e: BinOp, checked: bool) -> Callable[[Mapping[str, int]], int]:
+def _generated(e: BinOp, checked: bool, calls: bool = False) -> Callable[[Mapping[str, int]], int]:
     """Straight-line Python for `e`, one local per distinct subexpression, in the
     order the tree walk takes them, so the first failure is the same one: each check
     is `_apply`'s, and a failing one calls `_apply` itself to raise its error. A
     missing variable falls back to the tree walk (`checked`: `_evaluate_tree`, else
     `_closures`) for the located error. `checked` checks every result for a
-    negative value as `evaluate` does; else only the operators `compiled` checks."""
+    negative value as `evaluate` does; else only the operators `compiled` checks.
+    With `calls` (`compiled`'s), a large subtree of a shape compiled before is a
+    call to that shape's function (`_subcall`)."""
     if checked:
         slow = lambda env: _evaluate_tree(e, env)  # noqa: E731
     else:
         slow = lambda env: _closures(e)(env)  # noqa: E731
     try:
-        source, cells = _source(e, checked)
+        source, cells = _source(e, checked, calls)
     except _NotGenerated:
         return slow if checked else _closures(e)
-    return generated_factory(source, "<verify.model.expr>")(slow, _apply, *cells)
+    return generated_factory(source, "<verify.model.expr>")(slow, _apply, SpecError, *cells)
+
+
+# A subtree of at least this many nodes, of a shape another tree's code computed
+# before, is computed by a call to that shape's own function: a kernel's accesses
+# share most of their address (transpose's 64 differ in a constant or two), and
+# each new tree's code is then written for its few nodes of its own. The function
+# was generated from another copy, at other positions: a failure inside it makes the
+# tree fall back to its own walk, which raises the error at its own position.
+SUBCALL_NODES = 8
+_SEEN: set[int] = set()  # shapes of the subtrees `compiled`'s code has computed
+_FLAT: dict[int, Callable] = {}  # shape -> its function without calls
+
+
+def _subcall(node: BinOp, root: BinOp) -> Callable | None:
+    """The function computing `node` inside `root`'s code, if it is called."""
+    if node is root or size(node) < SUBCALL_NODES:
+        return None
+    key = shape(node)
+    if key not in _SEEN:
+        if len(_SEEN) >= _MAX_KEPT:
+            _SEEN.clear()
+        _SEEN.add(key)
+        return None
+    fn = _FLAT.get(key)
+    if fn is None:
+        if len(_FLAT) >= _MAX_FACTORIES:
+            _FLAT.clear()
+        fn = _FLAT[key] = _generated(node, checked=False)
+    return fn
 
 
 def generated_factory(source: str, filename: str) -> Callable:
@@ -307,31 +349,41 @@ def generated_factory(source: str, filename: str) -> Callable:
     return factory
 
 
-def _source(e: BinOp, checked: bool) -> tuple[str, list]:
-    """The factory's text and its arguments after the first two: constants, names
-    and positions are arguments, so trees of one shape share one compiled text."""
+def _source(e: BinOp, checked: bool, calls: bool) -> tuple[str, list]:
+    """The factory's text and its arguments after the first three: constants, names,
+    positions and called functions are arguments, so trees of one shape share one
+    compiled text."""
     lines: list[str] = []
     names: dict[object, str] = {}  # a variable's name or a subexpression's id -> its local
     cells: list = []
     stack: list[Expr | None] = [e]  # None: the node below it has its operands named
+    caught = "KeyError"
     while stack:
         node = stack.pop()
         if node is None:
             _emit(stack.pop(), names, cells, lines, checked)
         elif isinstance(node, BinOp):
-            if id(node) not in names:
+            if id(node) in names:
+                continue
+            called = _subcall(node, e) if calls else None
+            if called is None:
                 stack += (node, None, node.b, node.a)
+                continue
+            names[id(node)] = f"t{len(names)}"
+            lines.append(f"t{len(names) - 1} = c{len(cells)}(env)")
+            cells.append(called)
+            caught = "(KeyError, _located)"  # a call's failure: the walk's own error
         elif isinstance(node, Var) and node.name not in names:
             names[node.name] = f"v{len(names)}"
             lines.append(f"v{len(names) - 1} = env[c{len(cells)}]")
             cells.append(node.name)
     body = "\n            ".join(lines)
     parameters = "".join([f", c{k}" for k in range(len(cells))])
-    source = f"""def factory(slow, _apply{parameters}):
+    source = f"""def factory(slow, _apply, _located{parameters}):
     def generated(env):
         try:
             {body}
-        except KeyError:
+        except {caught}:
             return slow(env)
         return {names[id(e)]}
     return generated
