@@ -93,6 +93,18 @@ def test_values_kept_over_a_domain_are_each_expressions_own(parts, picks):
             assert int(got) == evaluate(e, domain.values_at(start + i)), e
 
 
+@pytest.mark.parametrize("chunk", [6, 1 << 20])
+def test_a_chunks_shape_is_numpys_broadcast_and_its_dict_the_callers_own(monkeypatch, chunk):
+    monkeypatch.setattr(enumeration, "CHUNK", chunk)
+    domain = enumeration.Domain.of({"a": Range(0, 3), "b": Range(2, 7), "c": Range(0, 2)})
+    for _ in range(2):  # a domain of one chunk: its arrays are kept, its dict is new
+        for _, env in domain.chunks():
+            assert domain.shape_of(env) == np.broadcast_shapes(*(np.shape(a) for a in env.values()))
+            env["$base"] = np.int64(4)  # bijective adds a name to the dict it is given
+            assert domain.shape_of(env) == np.broadcast_shapes(*(np.shape(a) for a in env.values()))
+    assert all("$base" not in env for _, env in domain.chunks())
+
+
 def test_domain_chunks_walk_every_point_once_in_order(monkeypatch):
     monkeypatch.setattr(enumeration, "CHUNK", 6)
     domain = enumeration.Domain.of({"a": Range(0, 3), "b": Range(2, 7), "c": Range(0, 2)})

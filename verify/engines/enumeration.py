@@ -155,14 +155,14 @@ class Domain:
         while split > 0 and inner * sizes[split - 1] <= CHUNK:
             split -= 1
             inner *= sizes[split]
+        if split == 0:  # one chunk: its arrays made once per domain (read-only), a new dict
+            yield 0, dict(_whole_domain(self))
+            return
         rank = len(sizes)
         whole = {
             self.names[i]: _along(np.arange(self.ranges[i].lo, self.ranges[i].hi), i, rank)
             for i in range(split, rank)
         }
-        if split == 0:
-            yield 0, whole
-            return
         cut, step = split - 1, max(1, CHUNK // inner)
         fixed_axes = [range(r.lo, r.hi) for r in self.ranges[:cut]]
         position = 0
@@ -175,7 +175,28 @@ class Domain:
                 position += piece.size * inner
 
     def shape_of(self, env: dict) -> tuple[int, ...]:
-        return np.broadcast_shapes(*(np.shape(a) for a in env.values()))
+        """The broadcast shape of a chunk's arrays (each of the domain's rank, or a
+        scalar): along each axis, the length of the arrays that are not 1 long there."""
+        shapes = [np.shape(a) for a in env.values()]
+        return tuple(0 if 0 in axis else max(axis) for axis in zip(*(s for s in shapes if s)))
+
+
+# Each domain of one chunk -> its arrays (`Domain.chunks`); bounded like _VALUES.
+_WHOLE: dict[Domain, dict[str, np.ndarray]] = {}
+
+
+def _whole_domain(domain: Domain) -> dict[str, np.ndarray]:
+    found = _WHOLE.get(domain)
+    if found is None:
+        rank = len(domain.names)
+        found = {}
+        for i, (name, r) in enumerate(zip(domain.names, domain.ranges)):
+            found[name] = _along(np.arange(r.lo, r.hi), i, rank)
+            found[name].flags.writeable = False
+        if len(_WHOLE) >= MAX_BANK_SEARCHES:
+            _WHOLE.clear()
+        _WHOLE[domain] = found
+    return found
 
 
 def _along(values: np.ndarray, axis: int, rank: int) -> np.ndarray:
@@ -201,6 +222,8 @@ class Vectorised:
         if self.exact_ints:
             env = {n: np.asarray(a).astype(object) for n, a in env.items()}
         value = self._eval(e, env, {} if self._kept is None else self._kept)
+        if isinstance(value, np.ndarray) and value.shape == shape:
+            return value  # as broadcast_to would give it, and no caller writes to it
         return np.broadcast_to(np.asarray(value), shape)
 
     def _eval(self, e: Expr, env: dict, memo: dict):
@@ -213,6 +236,8 @@ class Vectorised:
         value = memo.get(key)
         if value is None:
             value = CONCRETE_OPS[e.op](self._eval(e.a, env, memo), self._eval(e.b, env, memo))
+            if memo is self._kept and isinstance(value, np.ndarray):
+                value.flags.writeable = False  # read by every later evaluation
             memo[key] = value
         return value
 
@@ -535,6 +560,7 @@ def forget_bank_searches() -> None:
     """Empty the searches and values kept (a benchmark measuring each kernel as if first)."""
     _BANK_SEARCHES.clear()
     _VALUES.clear()
+    _WHOLE.clear()
     _KEPT_COUNT[0] = 0
 
 

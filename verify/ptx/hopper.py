@@ -150,6 +150,8 @@ def moved(at0: MatrixDescriptor, atb: MatrixDescriptor, base: int, op: Operand) 
 def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[CheckResult]:
     """Every wgmma operand and TMA copy of the trace, checked (module doc)."""
     maps = [parse_tma_map(t) for t in kernel.options.tma_maps]
+    if not any(handles(event.instr) for event in trace.events):
+        return []  # nothing to check: the writers' graph below costs an sm_80 kernel ms
     copies: list[tuple[Copy, Points]] = []
     written: dict[tuple, Generations | str] = {}  # per allocation and writers: their sources
     blocks: Blocks = {}  # the matrix blocks cp.async-written operands were proved to be
