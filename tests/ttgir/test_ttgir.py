@@ -785,3 +785,37 @@ def test_with_target_writes_the_attribute_as_triton_prints_it():
 
     with pytest.raises(NotLowered, match='no module op to write ttg.target = "cuda:80" into'):
         lower("tt.func @f() {\n}", "f.mlir", "cuda:80")
+
+
+def test_a_reused_mlir_context_reads_each_kernel_as_a_fresh_one(tmp_path):
+    """The long-lived reader parses every kernel into one MLIR context
+    (`extract.main(reuse_context=True)`): after a kernel MLIR refuses, the next
+    kernels give the documents a fresh context gives (buffers are named by the
+    pointers MLIR hands out, so they are compared by order of first use)."""
+    import contextlib
+    import io
+    import re
+
+    from verify.ttgir import extract
+
+    def read(path, reuse):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            extract.main(str(path), reuse_context=reuse)
+        ids: dict[str, int] = {}
+        number = lambda m: f'"{m[1]}": {ids.setdefault(m[2], len(ids))}'  # noqa: E731
+        return json.loads(re.sub(r'"(buffer|id)": (\d+)', number, printed.getvalue()))
+
+    broken = tmp_path / "broken.ttgir"
+    broken.write_text("module {\n  tt.func @f( {\n}\n")
+    import glob
+    import os
+
+    kernels = sorted(
+        glob.glob(os.path.join(conftest.ROOT, "tests", "data", "ttgir_ptx", "*.ttgir"))
+    )
+    assert kernels
+    assert read(broken, True)["error"] == "parse"
+    for path in kernels:
+        reused = read(path, True)
+        assert reused == read(path, False) and reused["ops"], path

@@ -163,7 +163,7 @@ def serve(requests, answers) -> None:
         printed = io.StringIO()
         started = time.process_time()
         with _stderr_to(request["stderr"]), contextlib.redirect_stdout(printed):
-            extract.main(request["ttgir"])
+            extract.main(request["ttgir"], reuse_context=True)
         spent = time.process_time() - started
         answers.write(json.dumps({"stdout": printed.getvalue(), "cpu": spent}) + "\n")
         answers.flush()

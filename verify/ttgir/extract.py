@@ -78,14 +78,36 @@ _PARAM = re.compile(r"%(?P<name>[\w$.-]+): (?:[^\s{,()<]|<[^>]*>)+(?: \{(?P<attr
 _DIVISIBILITY = re.compile(r"\btt\.divisibility = (\d+)")
 
 
-def main(path: str) -> int:
+# One context for a long-lived reader's calls, made again after this many reads
+# (types and attributes it has uniqued stay in it until then).
+CONTEXT_READS = 256
+_CONTEXT: list = [None, 0]  # the context, reads in it
+
+
+def _new_context(ir):
+    context = ir.context()
+    ir.load_dialects(context)
+    return context
+
+
+def _context(ir):
+    if _CONTEXT[0] is None or _CONTEXT[1] >= CONTEXT_READS:
+        _CONTEXT[:] = [_new_context(ir), 0]
+    _CONTEXT[1] += 1
+    return _CONTEXT[0]
+
+
+def main(path: str, reuse_context: bool = False) -> int:
+    """Print the JSON document of what `path`'s TTGIR holds. With `reuse_context`
+    (a long-lived reader: `verify.integrations.extract_worker`), the MLIR context
+    of an earlier call is parsed into again: making one and loading Triton's
+    dialects costs a millisecond, a third of reading a small kernel."""
     try:
         from triton._C.libtriton import gluon_ir, ir
     except ImportError as e:
         print(json.dumps({"error": "missing_triton", "detail": str(e)}))
         return 0
-    context = ir.context()
-    ir.load_dialects(context)
+    context = _context(ir) if reuse_context else _new_context(ir)
     try:
         module = ir.parse_mlir_module(path, context)
     except RuntimeError as e:
