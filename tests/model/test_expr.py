@@ -20,7 +20,6 @@ from verify.model.expr import (
     compiled,
     evaluate,
     free_vars,
-    keep_structure,
     max_intermediate,
     render,
     shape,
@@ -184,14 +183,15 @@ def test_bounds_kept_on_a_node_follow_the_ranges_they_are_asked_under():
         bounds(e("-", tree, X), ranges)
 
 
-# Bounds kept by shape (`verify.model.expr.shape`): a front end writes one
-# subexpression many times at other positions, and each copy is bounded once. The
+# Bounds kept by shape (`verify.model.expr.shape`): a kernel's accesses repeat one
+# subexpression many times, as one node or as copies, and each is bounded once. The
 # reference walks every node with no table; copies must give its values, and its
 # errors at their own positions.
 
 
 def _moved(tree, rng, keep):
-    """`tree` rebuilt at other positions (with `keep`, as `verify.spec.direct` does)."""
+    """`tree` rebuilt at other positions; with `keep`, its shape is taken from
+    `tree` (kept on the copy before any walk of it)."""
     if isinstance(tree, Var):
         return Var(tree.name, Pos(rng.randint(100, 199), 1))
     if isinstance(tree, Const):
@@ -200,7 +200,7 @@ def _moved(tree, rng, keep):
         tree.op, _moved(tree.a, rng, keep), _moved(tree.b, rng, keep), Pos(rng.randint(100, 199), 2)
     )
     if keep:
-        keep_structure(copy, tree)
+        copy.__dict__["_shape"] = shape(tree)
     return copy
 
 

@@ -149,15 +149,6 @@ _NUMBERS = itertools.count()
 _MAX_KEPT = 1 << 18
 
 
-def keep_structure(copy: BinOp, original: BinOp) -> None:
-    """Give `copy`, a tree equal to `original` at other positions, what `original`
-    keeps of its structure alone (its `shape` and its variables), so a front end
-    writing many copies of one subexpression derives them once."""
-    copy.__dict__["_shape"] = shape(original)
-    copy.__dict__["_free"] = _free(original)
-    copy.__dict__["_size"] = size(original)
-
-
 def size(e: Expr) -> int:
     """Nodes in `e` as a tree (a shared subtree counted at each use); kept per node."""
     if not isinstance(e, BinOp):

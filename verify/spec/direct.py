@@ -6,7 +6,14 @@ and its reader (the TTGIR's coordinates come as text, read by `_Expressions`): t
 reader applies to a `Spec` exactly what `verify.spec.parser.parse_text` makes
 of that text at that line -- the same objects at the same positions (lark's:
 a token's line and column; a binary operation's, its left operand's first
-character, its opening parenthesis when it is one). `read` builds a whole spec
+character, its opening parenthesis when it is one), but for the expressions an
+`access` is given as objects (`verify.ptx.specgen`'s): the access keeps those very
+nodes, equal to the parser's and at the writer's positions. Placing a copy of every
+node cost a fifth of checking a Triton kernel's PTX (its 64 accesses repeat one
+traced thread index term), and kept the copies from sharing what is derived from
+each node once; the positions inside a generated statement are never shown (a
+generated spec that verify refuses is reported at each of its PTX instructions,
+with the message alone: `verify.ptx.check`). `read` builds a whole spec
 from the readers and falls back to `parse_text` of the text whenever a line has
 no reader (a statement edited since, or written outside the plain forms here:
 a negative literal, a name the lexer reads as a keyword, deeper nesting than the
@@ -26,7 +33,7 @@ from importlib import resources
 
 from verify.errors import Pos, SpecError
 from verify.model.dtypes import DTYPE_BYTES
-from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, keep_structure, render
+from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, render
 from verify.model.layout import CuteLayout, Formula
 from verify.notation import triton
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec
@@ -104,22 +111,6 @@ def _tokens(e: Expr) -> int:
 
 def _plain_range(r: Range) -> bool:
     return 0 <= r.lo < r.hi < MAX_LITERAL
-
-
-def placed(e: Expr, line: int, col: int) -> tuple[Expr, int]:
-    """`e` with the positions the parser gives `render(e)` written from `col` of
-    `line`, and the column after it. What `e` keeps of its structure alone (its
-    `shape`, its variables) the copy keeps too: a front end's accesses share most
-    of their subexpressions, and what is derived by shape is then found at once."""
-    if isinstance(e, Const):
-        return Const(e.value, Pos(line, col)), col + len(str(e.value))
-    if isinstance(e, Var):
-        return Var(e.name, Pos(line, col)), col + len(e.name)
-    a, after_a = placed(e.a, line, col + 1)
-    b, after_b = placed(e.b, line, after_a + len(e.op) + 2)
-    node = BinOp(e.op, a, b, Pos(line, col + 1))
-    keep_structure(node, e)
-    return node, after_b + 1
 
 
 def dtype(name: str) -> tuple[str, Reader | None]:
@@ -217,22 +208,21 @@ def access(
     if not plain:
         return text, None
 
+    instr_col = 8 + len(name) + 3
+    layout_col = instr_col + len(instruction) + 1
+    source_col = len(parts[0]) + len(parts[1]) + len(") from ") + 1
+
     def reader(spec: Spec, line: int):
         if name in spec.accesses:
             raise _Unread
-        instr_col = 8 + len(name) + 3
-        layout_col = instr_col + len(instruction) + 1
-        read, col = _placed_list(coords, line, layout_col + len(layout) + 1)
         from_def = None
         if source is not None:
-            source_col = col + len(") from ")
-            read_source, col = _placed_list(source[1], line, source_col + len(source[0]) + 1)
-            from_def = SourceDef(source[0], tuple(read_source), Pos(line, source_col))
+            from_def = SourceDef(source[0], tuple(source[1]), Pos(line, source_col))
         spec.accesses[name] = AccessDef(
             name,
             instruction,
             layout,
-            tuple(read),
+            tuple(coords),
             tuple(loops),
             Pos(line, 8),
             Pos(line, instr_col),
@@ -378,17 +368,6 @@ class _Expressions:
             self._at += 1
             return e, pos
         raise _Unread
-
-
-def _placed_list(exprs: Sequence[Expr], line: int, col: int) -> tuple[list[Expr], int]:
-    """Comma-separated expressions from `col`; the column after the last."""
-    out = []
-    for i, e in enumerate(exprs):
-        if i:
-            col += 2  # ", "
-        e, col = placed(e, line, col)
-        out.append(e)
-    return out, col
 
 
 def cute_layout(name: str, shape: int, stride: int) -> tuple[str, Reader | None]:
