@@ -50,7 +50,7 @@ from verify.integrations.triton_hook import Session
 
 RESULTS = "benchmarks/results/triton_hook"
 TARGET = GPUTarget("cuda", 80, 32)
-ROUNDS = 3
+ROUNDS = 5
 TUTORIALS = {"matmul", "softmax", "attention", "transpose"}
 
 
