@@ -210,6 +210,30 @@ def test_one_copy_asked_twice_under_two_names_is_searched_once(monkeypatch):
     assert (one.value, other.value) == (18, 6)
 
 
+@pytest.mark.parametrize("rows", [1, 64, enumeration.BASE_ROWS])
+def test_copies_costed_at_several_bases_at_once_are_each_bases_own(monkeypatch, rows):
+    """`copy_wavefronts` costs a chunk at a group of global bases in one call: with
+    one base per call (rows 1), a few, or all, every figure and its first (instance,
+    base) is the same."""
+    spec = COPIES_TWICE + (
+        "access ca = cp.async.ca.8 S(lane / 16 + r * 2, lane % 16 * 2) "
+        "from G(r, lane % 16 * 2 + 4) for r in 0..16\n"
+    )
+    monkeypatch.setattr(enumeration, "BASE_ROWS", rows)
+    program = Program(parse_text(spec, "bases.spec"))
+    got = [
+        enumeration.copy_wavefronts(program, program.access(name, None), Budget())
+        for name in ("one", "other", "ca")
+    ]
+    monkeypatch.setattr(enumeration, "BASE_ROWS", 1)
+    alone = Program(parse_text(spec, "bases.spec"))
+    expected = [
+        enumeration.copy_wavefronts(alone, alone.access(name, None), Budget())
+        for name in ("one", "other", "ca")
+    ]
+    assert got == expected and len(program.global_bases(program.access("one", None))) == 8
+
+
 def test_an_enumerated_maximum_that_does_not_replay_is_an_internal_error(monkeypatch):
     program = Program(
         parse_text(

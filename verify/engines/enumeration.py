@@ -662,8 +662,6 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
     Requires: destinations and sources naturally aligned (checked before)."""
     source = access.source
     assert source is not None, f"{access.name}: a copy without its global source"
-    from verify.engines import copy_rules  # numpy, for copies only
-
     instr, bases = access.instruction, program.global_bases(access)
     rule_s = program.copy_rule_s(access)
     exprs = [access.address, source.address]
@@ -676,13 +674,36 @@ def copy_wavefronts(program: Program, access: Access, budget: Budget) -> copies.
         with _Clock(budget) as clock:
             lanes = instr.address_lanes
             for first, (dst, src) in clock.lane_chunks(domain, evaluate, exprs, lanes):
-                for base in bases:
-                    costs, exact = copy_rules.copy_costs(instr, dst, src + base, rule_s)
-                    best.offer(costs, exact, first, base)
+                for group in _base_groups(bases, len(dst)):
+                    _offer_bases(best, instr, dst, src, group, rule_s, first)
         if clock.stopped:  # a search cut short by its budget is not kept
             return _copy_figures(program, access, best, clock.stopped)
         searched[question] = best
     return _copy_figures(program, access, searched[question], "")
+
+
+# Instances costed in one call at most: a chunk's instances are costed at several
+# global bases at once, each base's copy of them one block of rows (every rule costs
+# each instance, a row, on its own), so numpy's per-call work is paid once for all.
+BASE_ROWS = 1 << 14
+
+
+def _base_groups(bases: range, instances: int) -> list[range]:
+    """`bases` in consecutive groups of at most BASE_ROWS instances in all (one base at least)."""
+    size = max(1, BASE_ROWS // max(1, instances))
+    return [bases[i : i + size] for i in range(0, len(bases), size)]
+
+
+def _offer_bases(best: _CopyBest, instr, dst, src, bases: range, rule_s: bool, first: int):
+    """Each base's costs of one chunk offered to `best`, the bases in order."""
+    from verify.engines import copy_rules  # numpy, for copies only
+
+    n = len(dst)
+    costs, exact = copy_rules.copy_costs(
+        instr, np.tile(dst, (len(bases), 1)), np.concatenate([src + b for b in bases]), rule_s
+    )
+    for k, base in enumerate(bases):
+        best.offer(costs[k * n : (k + 1) * n], exact[k * n : (k + 1) * n], first, base)
 
 
 # Each Program's copy searches, by the exact question (instruction, destination and
