@@ -285,21 +285,17 @@ def _costliest_group(access: Access, values: dict[str, int]) -> tuple[list[int],
 
 
 def _rows(access: Access, lanes: list[int], values: dict[str, int]) -> tuple[LaneRow, ...]:
-    """Each lane's destination row, its global source row beneath it."""
-    source, rows = _source(access), []
-    sources = global_addresses(access, values)
-    coords = source.lane_coordinates(values)
+    """Each lane's destination row, its global source row beneath it (every lane's
+    addresses and coordinates evaluated once for all)."""
+    source, rows, instr = _source(access), [], access.instruction
+    destinations, places = access.lane_addresses(values), access.lane_coordinates(values)
+    sources, coords = global_addresses(access, values), source.lane_coordinates(values)
     for lane in lanes:
         rows += [
-            _lane_row(access, lane, values),
-            _row(None, coords[lane], sources[lane], access.instruction, f"{source.layout.name} <-"),
+            _row(lane, places[lane], destinations[lane], instr),
+            _row(None, coords[lane], sources[lane], instr, f"{source.layout.name} <-"),
         ]
     return tuple(rows)
-
-
-def _lane_row(access: Access, lane: int, values: dict[str, int]) -> LaneRow:
-    address = access.lane_addresses(values)[lane]
-    return _row(lane, access.lane_coordinates(values)[lane], address, access.instruction)
 
 
 def _row(lane, coord, address: int, instr: Instruction, label: str = "") -> LaneRow:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import combinations
 
 from verify.errors import SpecError
@@ -324,6 +324,13 @@ def sector_units(copies: list[tuple[int, int]]) -> list[list[tuple[int, int, int
 def fewest_symmetries(units: list[tuple[int, int, int]]) -> int:
     """Wavefronts for one class of units: the fewest (sector symmetry, half swap)
     pairs that between them map every unit's source sector to its destination."""
+    return _fewest_symmetries(tuple(units))
+
+
+# A pure function of its units, searched over subsets: kept, since a copy's replays
+# (every instance of a refuted cp.async, its counterexample's group) repeat a few.
+@lru_cache(maxsize=4096)
+def _fewest_symmetries(units: tuple[tuple[int, int, int], ...]) -> int:
     carried = {
         frozenset(i for i, (t, u, swap) in enumerate(units) if sym[t] == u and swap == s)
         for sym in SECTOR_SYMMETRIES
