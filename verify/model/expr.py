@@ -57,6 +57,15 @@ class BinOp(_Node):
     b: Expr
     pos: Pos = field(default=Pos(), compare=False)
 
+    def __hash__(self) -> int:
+        """The dataclass's own hash, ``hash((op, a, b))``, kept: each operand keeps
+        its own, so hashing a tree costs one step, not a walk (the PTX tracer keys
+        its tables by value)."""
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash((self.op, self.a, self.b))
+        return found
+
 
 Expr = Const | Var | BinOp
 
