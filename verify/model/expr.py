@@ -155,7 +155,7 @@ def shape(e: Expr) -> int:
 # Structure -> its number (`shape`); tables derived by shape hold at most _MAX_KEPT.
 _SHAPES: dict[tuple, int] = {}
 _NUMBERS = itertools.count()
-_MAX_KEPT = 1 << 18
+_MAX_KEPT = 1 << 16  # such a table holds some 20 MB at most
 
 
 def size(e: Expr) -> int:
