@@ -74,6 +74,19 @@ def test_vectorised_evaluation_equals_evaluate_at_every_point(e):
 )
 @given(st.lists(expression(), min_size=1, max_size=4), st.lists(st.integers(0, 15), max_size=6))
 def test_values_kept_over_a_domain_are_each_expressions_own(parts, picks):
+    _kept_values_are_each_expressions_own(parts, picks)
+
+
+@pytest.mark.parametrize("chunk", [6, 20])
+def test_values_are_not_kept_over_a_domain_walked_in_chunks(monkeypatch, chunk):
+    """A domain of more than one chunk keeps no values: each chunk's are its own."""
+    monkeypatch.setattr(enumeration, "CHUNK", chunk)
+    x, y = Var("x"), Var("y")
+    shared = BinOp("*", BinOp("+", x, y), Const(3))
+    _kept_values_are_each_expressions_own([shared, BinOp("^", shared, x)], [0, 1, 2])
+
+
+def _kept_values_are_each_expressions_own(parts, picks):
     """Over one small domain each subexpression's values are kept by its shape, for
     every later evaluation (int64 and Python integers apart): trees built of shared
     and repeated parts, evaluated in turn, each equal `evaluate` at every point."""
@@ -87,10 +100,10 @@ def test_values_kept_over_a_domain_are_each_expressions_own(parts, picks):
             vectorised = enumeration.Vectorised([e], RANGES, domain)
         except SpecError:
             continue
-        ((start, env),) = list(domain.chunks())
-        values = vectorised(e, env, domain.shape_of(env)).ravel()
-        for i, got in enumerate(values):
-            assert int(got) == evaluate(e, domain.values_at(start + i)), e
+        for start, env in domain.chunks():
+            values = vectorised(e, env, domain.shape_of(env)).ravel()
+            for i, got in enumerate(values):
+                assert int(got) == evaluate(e, domain.values_at(start + i)), e
 
 
 @pytest.mark.parametrize("chunk", [6, 1 << 20])

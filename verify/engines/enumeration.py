@@ -251,9 +251,10 @@ _KEPT_COUNT = [0]
 
 
 def _kept_values(domain: Domain, exact_ints: bool) -> dict[int, object] | None:
-    """The values kept over `domain` (a new table if none), None when it is too large."""
+    """The values kept over `domain` (a new table if none), None when it is too large
+    or is walked in more than one chunk (the values are the one chunk's)."""
     points = domain.points
-    if points > SHARED_POINTS:
+    if points > min(SHARED_POINTS, CHUNK):
         return None
     _KEPT_COUNT[0] += points
     if _KEPT_COUNT[0] > KEPT_VALUES:
