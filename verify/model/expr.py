@@ -132,8 +132,8 @@ def _free(e: Expr) -> frozenset[str]:
 def shape(e: Expr) -> int:
     """A number naming e's structure (operators, constants, variable names; not
     positions): two nodes have one number only if they are equal trees, so what is
-    derived from a tree's structure alone can be kept by it across the many copies a
-    front end writes of one subexpression (each placed at its own position). Kept
+    derived from a tree's structure alone can be kept by it across the many trees
+    that repeat one subexpression (as one node, or as copies at other positions). Kept
     on each node; numbers are never reused, so a forgotten table only costs misses."""
     found = e.__dict__.get("_shape")
     if found is None:
@@ -557,7 +557,7 @@ _RANGES: dict[tuple, int] = {}
 
 def _ranges_key(e: BinOp, ranges: Mapping[str, Range]) -> int:
     """One number per distinct ranges of e's variables, never reused (a variable
-    without a range is named by None: bounding raises, and nothing is kept)."""
+    without a range stands alone in it: bounding raises, and nothing is kept)."""
     names = e.__dict__.get("_names")
     if names is None:
         names = e.__dict__["_names"] = tuple(sorted(_free(e)))
