@@ -181,7 +181,8 @@ class Domain:
         return tuple(0 if 0 in axis else max(axis) for axis in zip(*(s for s in shapes if s)))
 
 
-# Each domain of one chunk -> its arrays (`Domain.chunks`); bounded like _VALUES.
+# Each domain of one chunk -> its arrays (`Domain.chunks`), of MAX_BANK_SEARCHES
+# domains at most (an array per name, as long as its range).
 _WHOLE: dict[Domain, dict[str, np.ndarray]] = {}
 
 

@@ -158,14 +158,20 @@ _NUMBERS = itertools.count()
 _MAX_KEPT = 1 << 16  # such a table holds some 20 MB at most
 
 
+def kept(e: BinOp, name: str, derive: Callable[[BinOp], object]):
+    """``derive(e)``, a function of e's structure alone, kept on the node under
+    `name` (a ``_``-name: see `_Node`), so a shared subtree is derived once."""
+    found = e.__dict__.get(name)
+    if found is None:
+        found = e.__dict__[name] = derive(e)
+    return found
+
+
 def size(e: Expr) -> int:
-    """Nodes in `e` as a tree (a shared subtree counted at each use); kept per node."""
+    """Nodes in `e` as a tree (a shared subtree counted at each use)."""
     if not isinstance(e, BinOp):
         return 1
-    found = e.__dict__.get("_size")
-    if found is None:
-        found = e.__dict__["_size"] = 1 + size(e.a) + size(e.b)
-    return found
+    return kept(e, "_size", lambda n: 1 + size(n.a) + size(n.b))
 
 
 def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
@@ -576,7 +582,5 @@ def render(e: Expr) -> str:
         return str(e.value)
     if isinstance(e, Var):
         return e.name
-    text = e.__dict__.get("_text")  # kept: a front end renders shared subtrees often
-    if text is None:
-        text = e.__dict__["_text"] = f"({render(e.a)} {e.op} {render(e.b)})"
-    return text
+    # kept: a front end renders shared subtrees often
+    return kept(e, "_text", lambda n: f"({render(n.a)} {n.op} {render(n.b)})")

@@ -33,7 +33,7 @@ from importlib import resources
 
 from verify.errors import Pos, SpecError
 from verify.model.dtypes import DTYPE_BYTES
-from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, render
+from verify.model.expr import OPS, BinOp, Const, Expr, Range, Var, kept, render, size
 from verify.model.layout import CuteLayout, Formula
 from verify.notation import triton
 from verify.spec.ast import AccessDef, Buffer, CheckDef, LayoutDef, SourceDef, Spec
@@ -74,21 +74,14 @@ def _plain_instruction(text: str) -> bool:
     return _DOTTED.fullmatch(text) is not None or plain_name(text)
 
 
-# The walks below are kept on each node (`_kept`): a front end's accesses share
-# most of their subexpressions, so each shared node is walked once.
-
-
-def _kept(e: BinOp, name: str, walk: Callable[[BinOp], object]):
-    found = e.__dict__.get(name)
-    if found is None:
-        found = e.__dict__[name] = walk(e)
-    return found
+# The walks below are kept on each node (`verify.model.expr.kept`): a front end's
+# accesses share most of their subexpressions, so each shared node is walked once.
 
 
 def _depth(e: Expr) -> int:
     """Parentheses `render` nests around e's innermost leaf."""
     if isinstance(e, BinOp):
-        return _kept(e, "_depth", lambda n: 1 + max(_depth(n.a), _depth(n.b)))
+        return kept(e, "_depth", lambda n: 1 + max(_depth(n.a), _depth(n.b)))
     return 0
 
 
@@ -99,14 +92,13 @@ def plain_expr(e: Expr) -> bool:
         return 0 <= e.value < MAX_LITERAL
     if isinstance(e, Var):
         return plain_name(e.name)
-    return _kept(e, "_plain", lambda n: n.op in OPS and plain_expr(n.a) and plain_expr(n.b))
+    return kept(e, "_plain", lambda n: n.op in OPS and plain_expr(n.a) and plain_expr(n.b))
 
 
 def _tokens(e: Expr) -> int:
-    """The lexer's tokens in `render(e)`."""
-    if isinstance(e, BinOp):
-        return _kept(e, "_tokens", lambda n: 3 + _tokens(n.a) + _tokens(n.b))
-    return 1
+    """The lexer's tokens in `render(e)`: "(", the operator and ")" of each of its
+    k operations and one per leaf, of which there are k + 1, so 2 * `size` - 1."""
+    return 2 * size(e) - 1
 
 
 def _plain_range(r: Range) -> bool:
