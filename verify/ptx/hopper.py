@@ -150,31 +150,36 @@ def moved(at0: MatrixDescriptor, atb: MatrixDescriptor, base: int, op: Operand) 
 def check(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> list[CheckResult]:
     """Every wgmma operand and TMA copy of the trace, checked (module doc)."""
     maps = [parse_tma_map(t) for t in kernel.options.tma_maps]
-    if not any(handles(event.instr) for event in trace.events):
-        return []  # nothing to check: the writers' graph below costs an sm_80 kernel ms
     copies: list[tuple[Copy, Points]] = []
     written: dict[tuple, Generations | str] = {}  # per allocation and writers: their sources
     blocks: Blocks = {}  # the matrix blocks cp.async-written operands were proved to be
     results: list[CheckResult] = []
-    # the thread writers TMA copies overwrite (overwritten_by_tma), and the filter of
-    # those that cannot reach or do not meet what a wgmma reads (hopper_writers)
-    writer_filter = WriterFilter.of(kernel, trace)
-    orders: dict = {
-        "graph": writer_filter.graph,
-        "writers": writer_filter,
-        "unplaced": _unplaced_stores(trace, placed),
-    }
+    orders: dict | None = None  # `_orders`, made at the first wgmma
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "cp":
             results += copy_results(kernel, trace, event, placed, maps, copies)
     for event in trace.events:
         if handles(event.instr) and event.instr.parts[0] == "wgmma":
+            orders = orders or _orders(kernel, trace, placed)
             results += _wgmma_results(
                 kernel, trace, event, placed, maps, copies, written, blocks, orders
             )
         elif blackwell(event.instr):
             results.append(unknown_result(kernel, event, "not modelled", BLACKWELL))
     return results + k_blocks(kernel, trace, blocks)
+
+
+def _orders(kernel, trace: Trace, placed: dict[str, list[memory.Access]]) -> dict:
+    """The thread writers TMA copies overwrite (overwritten_by_tma), and the filter of
+    those that cannot reach or do not meet what a wgmma reads (hopper_writers): a
+    control-flow graph of the kernel, made only for a kernel with a wgmma (it cost
+    every sm_80 kernel milliseconds)."""
+    writer_filter = WriterFilter.of(kernel, trace)
+    return {
+        "graph": writer_filter.graph,
+        "writers": writer_filter,
+        "unplaced": _unplaced_stores(trace, placed),
+    }
 
 
 def decoded(kernel, trace: Trace, read: Read):
