@@ -564,9 +564,7 @@ _RANGES: dict[tuple, int] = {}
 def _ranges_key(e: BinOp, ranges: Mapping[str, Range]) -> int:
     """One number per distinct ranges of e's variables, never reused (a variable
     without a range stands alone in it: bounding raises, and nothing is kept)."""
-    names = e.__dict__.get("_names")
-    if names is None:
-        names = e.__dict__["_names"] = tuple(sorted(_free(e)))
+    names = kept(e, "_names", lambda n: tuple(sorted(_free(n))))
     items = tuple((n, r.lo, r.hi) if (r := ranges.get(n)) is not None else (n,) for n in names)
     found = _RANGES.get(items)
     if found is None:
